@@ -1,0 +1,94 @@
+//! What prompt templates can refer to. Built only from visible information.
+
+use serde::Serialize;
+
+use crate::dataset::{AgentView, TaskKind, TestCase};
+use crate::sandbox::{RunReport, TestOutcome, TestStatus};
+
+/// One visible test and what the code did on it, as prompts show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptTestResult {
+    pub test: String,
+    pub status: String,
+    pub expected: Option<String>,
+    /// RGD's "real execution output": the value the asserted call actually returned.
+    pub got: Option<String>,
+    pub error: Option<String>,
+    pub stdout: Option<String>,
+}
+
+impl PromptTestResult {
+    pub fn from_report(tests: &[TestCase], report: &RunReport) -> Vec<PromptTestResult> {
+        tests
+            .iter()
+            .zip(&report.tests)
+            .map(|(test, outcome)| Self::one(test, outcome))
+            .collect()
+    }
+
+    fn one(test: &TestCase, o: &TestOutcome) -> PromptTestResult {
+        let status = match o.status {
+            TestStatus::Passed => "passed",
+            TestStatus::Failed => "failed",
+            TestStatus::Error => "error",
+            TestStatus::Timeout => "timeout",
+            TestStatus::Memory => "out of memory",
+            TestStatus::NotRun => "not run",
+        };
+        let error = o.exc_type.as_ref().map(|t| {
+            let mut s = t.clone();
+            if let Some(m) = o.exc_msg.as_deref().filter(|m| !m.is_empty()) {
+                s.push_str(": ");
+                s.push_str(m);
+            }
+            if let Some(line) = o.line {
+                s.push_str(&format!(" (line {line})"));
+            }
+            s
+        });
+        PromptTestResult {
+            test: test.label(),
+            status: status.into(),
+            expected: o.expected.clone().or_else(|| test.expected().map(str::to_string)),
+            got: o.got.clone(),
+            error: error.filter(|_| o.status != TestStatus::Passed),
+            stdout: o.stdout.clone(),
+        }
+    }
+}
+
+/// A past task's guidance offered to the Guide agent (from the memory pool).
+#[derive(Debug, Clone, Serialize)]
+pub struct Retrieved {
+    pub question: String,
+    pub guidance: String,
+}
+
+/// Every value any prompt template may use. Fields a purpose does not need stay empty.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct TurnContext {
+    pub question: String,
+    pub entry_point: String,
+    pub call_based: bool,
+    pub visible_tests: Vec<String>,
+    pub guidance: String,
+    pub code: String,
+    pub problem: Option<String>,
+    pub results: Vec<PromptTestResult>,
+    pub passed: usize,
+    pub hidden_failed: bool,
+    pub analysis: String,
+    pub retrieved: Option<Retrieved>,
+}
+
+impl TurnContext {
+    pub fn for_task(view: &AgentView<'_>) -> TurnContext {
+        TurnContext {
+            question: view.prompt.to_string(),
+            entry_point: view.entry_point.to_string(),
+            call_based: *view.kind == TaskKind::CallBased,
+            visible_tests: view.visible.iter().map(TestCase::label).collect(),
+            ..Default::default()
+        }
+    }
+}

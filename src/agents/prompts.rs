@@ -1,0 +1,142 @@
+//! Prompt files: `# system` and `# user` sections, each a minijinja template.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::{Purpose, TurnContext};
+use crate::llm::Message;
+
+/// The prompt files compiled into the binary, so an installed rgd works without its source tree.
+const BUILTIN: &[(&str, &str)] = &[
+    ("guide_init", include_str!("../../assets/prompts/guide_init.md")),
+    ("guide_refine", include_str!("../../assets/prompts/guide_refine.md")),
+    ("debug_init", include_str!("../../assets/prompts/debug_init.md")),
+    ("debug_fix", include_str!("../../assets/prompts/debug_fix.md")),
+    ("feedback", include_str!("../../assets/prompts/feedback.md")),
+    ("keywords", include_str!("../../assets/prompts/keywords.md")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("prompt {name}: {message}")]
+    Invalid { name: String, message: String },
+    #[error("cannot read prompt file {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub struct Prompts {
+    env: minijinja::Environment<'static>,
+    /// sha256 of each prompt file, recorded in run manifests.
+    hashes: BTreeMap<String, String>,
+    /// Where the prompts came from ("builtin" or a directory).
+    source: String,
+}
+
+impl Prompts {
+    pub fn builtin() -> Prompts {
+        Self::from_sources(
+            BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect(),
+            "builtin".into(),
+        )
+        .expect("the bundled prompts are valid templates")
+    }
+
+    /// Loads every prompt from `dir` (same file names as `assets/prompts/`), so prompts can be
+    /// edited without rebuilding; the manifest records their hashes.
+    pub fn from_dir(dir: &Path) -> Result<Prompts, PromptError> {
+        let mut sources = Vec::new();
+        for (name, _) in BUILTIN {
+            let path = dir.join(format!("{name}.md"));
+            let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            sources.push((name.to_string(), text));
+        }
+        Self::from_sources(sources, dir.display().to_string())
+    }
+
+    fn from_sources(sources: Vec<(String, String)>, source: String) -> Result<Prompts, PromptError> {
+        let mut env = minijinja::Environment::new();
+        env.set_syntax(
+            minijinja::syntax::SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .build()
+                .expect("default delimiters are valid"),
+        );
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let mut hashes = BTreeMap::new();
+        for (name, text) in sources {
+            hashes.insert(name.clone(), hex::encode(Sha256::digest(text.as_bytes())));
+            let (system, user) = split_sections(&text).ok_or_else(|| PromptError::Invalid {
+                name: name.clone(),
+                message: "needs a `# system` line followed later by a `# user` line".into(),
+            })?;
+            for (part, body) in [("system", system), ("user", user)] {
+                env.add_template_owned(format!("{name}.{part}"), body)
+                    .map_err(|e| PromptError::Invalid {
+                        name: name.clone(),
+                        message: e.to_string(),
+                    })?;
+            }
+        }
+        Ok(Prompts { env, hashes, source })
+    }
+
+    pub fn hashes(&self) -> &BTreeMap<String, String> {
+        &self.hashes
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The system and user messages for one agent call.
+    pub fn render(&self, purpose: Purpose, ctx: &TurnContext) -> Result<Vec<Message>, PromptError> {
+        let name = purpose.prompt_name();
+        let render = |part: &str| -> Result<String, PromptError> {
+            let tmpl = self.env.get_template(&format!("{name}.{part}")).map_err(|e| PromptError::Invalid {
+                name: name.into(),
+                message: e.to_string(),
+            })?;
+            let text = tmpl.render(minijinja::value::Serde(ctx)).map_err(|e| PromptError::Invalid {
+                name: name.into(),
+                message: format!("{e:#}"),
+            })?;
+            Ok(tidy(&text))
+        };
+        Ok(vec![Message::system(render("system")?), Message::user(render("user")?)])
+    }
+}
+
+fn split_sections(text: &str) -> Option<(String, String)> {
+    let body = text.strip_prefix("# system\n")?;
+    let at = body.find("\n# user\n")?;
+    Some((body[..at].to_string(), body[at + "\n# user\n".len()..].to_string()))
+}
+
+/// Collapses the blank-line runs that optional template sections leave behind.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.trim().lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

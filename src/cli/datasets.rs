@@ -1,0 +1,206 @@
+//! `rgd datasets list | verify`.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Subcommand;
+use futures::StreamExt;
+
+use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, resolve_dataset};
+use crate::engine::{Suite, suite_tests};
+use crate::sandbox::{Executor, Job, Limits, NativeExecutor, RunReport, TestStatus};
+
+#[derive(Debug, Subcommand)]
+pub enum DatasetsCommand {
+    /// Known datasets, where they were found and how many tasks they hold
+    List,
+    /// Run every canonical solution against its hidden (and visible) tests: the harness checking itself
+    Verify {
+        /// Dataset name or JSONL path
+        name: String,
+        /// Only the first N tasks
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Programs run at once (default: one per core)
+        #[arg(long)]
+        concurrency: Option<usize>,
+        #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
+        split_seed: u64,
+        /// Print every task that does not pass
+        #[arg(long)]
+        verbose: bool,
+    },
+}
+
+pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        DatasetsCommand::List => {
+            for entry in CATALOG {
+                match resolve_dataset(entry.name, data_dir) {
+                    Ok((_, path)) => match load_dataset(entry.name, &path, DEFAULT_SPLIT_SEED) {
+                        Ok(ds) => {
+                            let no_visible = ds.tasks.iter().filter(|t| t.visible.is_empty()).count();
+                            println!("{:<17} {:>4} tasks  {}", entry.name, ds.tasks.len(), path.display());
+                            println!(
+                                "{:<17} {}{}",
+                                "",
+                                entry.about,
+                                if no_visible > 0 {
+                                    format!("; {no_visible} tasks have no visible tests")
+                                } else {
+                                    String::new()
+                                }
+                            );
+                        }
+                        Err(e) => println!("{:<17} error: {e}", entry.name),
+                    },
+                    Err(_) => println!("{:<17}    - not found   {}", entry.name, entry.about),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DatasetsCommand::Verify {
+            name,
+            limit,
+            concurrency,
+            split_seed,
+            verbose,
+        } => {
+            let (name, path) = resolve_dataset(&name, data_dir)?;
+            let ds = load_dataset(&name, &path, split_seed)?;
+            let mut tasks: Vec<Arc<Task>> = ds.tasks.into_iter().map(Arc::new).collect();
+            if let Some(n) = limit {
+                tasks.truncate(n);
+            }
+            let with_solution: Vec<Arc<Task>> = tasks.iter().filter(|t| t.canonical.is_some()).cloned().collect();
+            if with_solution.is_empty() {
+                println!("{name}: {} tasks, none has a canonical solution; nothing to verify", tasks.len());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let executor: Arc<dyn Executor> = Arc::new(NativeExecutor::discover()?);
+            let parallel = concurrency.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+            let started = Instant::now();
+            let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
+                .map(|task| {
+                    let executor = executor.clone();
+                    async move {
+                        let hidden = verify_suite(&*executor, &task, Suite::Hidden).await;
+                        let visible = verify_suite(&*executor, &task, Suite::Visible).await;
+                        Checked { task, hidden, visible }
+                    }
+                })
+                .buffer_unordered(parallel)
+                .collect()
+                .await;
+            let count = |pick: fn(&Checked) -> Verdict, v: Verdict| outcomes.iter().filter(|o| pick(o) == v).count();
+            let hidden = |o: &Checked| o.hidden.0;
+            let visible = |o: &Checked| o.visible.0;
+            println!(
+                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s",
+                outcomes.len(),
+                tasks.len() - outcomes.len(),
+                started.elapsed().as_secs_f64()
+            );
+            println!(
+                "  hidden tests:  {} passed, {} failed, {} errored",
+                count(hidden, Verdict::Passed),
+                count(hidden, Verdict::Failed),
+                count(hidden, Verdict::Errored)
+            );
+            println!(
+                "  visible tests: {} passed, {} failed, {} errored",
+                count(visible, Verdict::Passed),
+                count(visible, Verdict::Failed),
+                count(visible, Verdict::Errored)
+            );
+            let mut bad: Vec<String> = outcomes
+                .iter()
+                .filter(|o| o.hidden.0 != Verdict::Passed || o.visible.0 != Verdict::Passed)
+                .map(
+                    |Checked {
+                         task: t,
+                         hidden: h,
+                         visible: v,
+                     }| {
+                        let mut line = format!("{} (hidden {:?}, visible {:?})", t.id, h.0, v.0);
+                        if verbose {
+                            let detail = if h.0 != Verdict::Passed { &h.1 } else { &v.1 };
+                            line.push_str(&format!(": {detail}"));
+                        }
+                        line
+                    },
+                )
+                .collect();
+            bad.sort();
+            if !bad.is_empty() {
+                if verbose {
+                    for b in &bad {
+                        println!("  not passing: {b}");
+                    }
+                } else {
+                    println!("  not passing: {}", bad.join(", "));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// One task's canonical solution against both suites: verdict and the first problem seen.
+struct Checked {
+    task: Arc<Task>,
+    hidden: (Verdict, String),
+    visible: (Verdict, String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Passed,
+    Failed,
+    Errored,
+}
+
+async fn verify_suite(executor: &dyn Executor, task: &Task, suite: Suite) -> (Verdict, String) {
+    let code = task.canonical.as_deref().unwrap_or_default();
+    let tests = suite_tests(task, suite);
+    let limits = Limits::default();
+    let job = Job {
+        code,
+        kind: &task.kind,
+        entry_point: &task.entry_point,
+        tests,
+        limits: &limits,
+    };
+    match executor.run(job).await {
+        Ok(report) => (classify(&report), first_problem(&report, tests)),
+        Err(e) => (Verdict::Errored, e.to_string()),
+    }
+}
+
+/// The first test that did not pass, as one line.
+fn first_problem(report: &RunReport, tests: &[crate::dataset::TestCase]) -> String {
+    let Some(t) = report.tests.iter().find(|t| t.status != TestStatus::Passed) else {
+        return String::new();
+    };
+    let label = tests.get(t.index).map(|c| c.label()).unwrap_or_default();
+    let mut s = format!("{:?} `{}`", t.status, label.chars().take(120).collect::<String>());
+    if let Some(g) = &t.got {
+        s.push_str(&format!(" got {g}"));
+    }
+    if let Some(x) = &t.exc_type {
+        s.push_str(&format!(" {x}: {}", t.exc_msg.as_deref().unwrap_or("")));
+    }
+    s
+}
+
+fn classify(report: &RunReport) -> Verdict {
+    if report.all_passed() {
+        Verdict::Passed
+    } else if report.tests.iter().any(|t| t.status == TestStatus::Failed) {
+        Verdict::Failed
+    } else {
+        Verdict::Errored
+    }
+}

@@ -1,0 +1,87 @@
+//! Command-line interface. Every command is a thin layer over the library: it builds the parts,
+//! starts the engine and subscribes a printer to the event stream.
+
+mod datasets;
+mod print;
+mod run;
+mod runs;
+mod sandbox_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::LlmArgs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rgd",
+    version,
+    about = "Three LLM agents write, test and debug Python code (RGD), headless or in a terminal UI"
+)]
+pub struct Cli {
+    /// State directory (runs, memory); default $RGD_HOME or the platform data dir
+    #[arg(long, global = true)]
+    pub home: Option<PathBuf>,
+    /// Directory holding datasets (searched before $RGD_DATA, ./datasets and ../shared/datasets)
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file (default ./rgd.toml, then $RGD_HOME/rgd.toml)
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run RGD on one task, printing every step as it happens
+    Run(run::RunArgs),
+    /// Run RGD on a whole dataset (or a subset), with a progress bar; resumable
+    Sweep(run::SweepArgs),
+    /// Recorded runs
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
+    /// Datasets: list what is available, check canonical solutions against hidden tests
+    #[command(subcommand)]
+    Datasets(datasets::DatasetsCommand),
+    /// Run a Python program in the sandbox and print the JSON verdict
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let home = crate::store::Home::resolve(cli.home.as_deref());
+    match cli.command {
+        Command::Run(args) => run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
+        Command::Sweep(args) => run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
+        Command::Runs(cmd) => runs::execute(&home, cmd),
+        Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
+        Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
+    }
+}

@@ -1,0 +1,185 @@
+//! The headless printer: a subscriber of the event stream, like the recorder and the TUI.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinHandle;
+
+use crate::engine::{Envelope, Event, Suite, TaskStatus};
+use crate::sandbox::TestStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrinterMode {
+    /// Every event as one JSON line on stdout.
+    Json,
+    /// Every step as text, answers streamed as they arrive (one task).
+    Detailed,
+    /// A progress bar and one line per finished task (sweeps).
+    Progress,
+    /// Only the final line.
+    Quiet,
+}
+
+pub struct Printer {
+    handle: JoinHandle<()>,
+}
+
+impl Printer {
+    pub fn spawn(mode: PrinterMode, mut events: UnboundedReceiver<Arc<Envelope>>, tasks: usize) -> Printer {
+        let handle = tokio::spawn(async move {
+            let bar = (mode == PrinterMode::Progress).then(|| {
+                let bar = ProgressBar::new(tasks as u64);
+                bar.set_style(
+                    ProgressStyle::with_template("{bar:30} {pos}/{len} tasks  {msg}  [{elapsed_precise}, eta {eta}]")
+                        .expect("template is valid"),
+                );
+                bar
+            });
+            let mut solved = 0usize;
+            let mut done = 0usize;
+            while let Some(envelope) = events.recv().await {
+                match mode {
+                    PrinterMode::Json => println!("{}", serde_json::to_string(&*envelope).expect("events serialise")),
+                    PrinterMode::Detailed => detailed(&envelope.event),
+                    PrinterMode::Quiet => {}
+                    PrinterMode::Progress => {
+                        let bar = bar.as_ref().expect("progress mode has a bar");
+                        match &envelope.event {
+                            Event::RunResumed { finished } => {
+                                done = finished.len();
+                                bar.set_position(done as u64);
+                                bar.println(format!("resumed: {} tasks already finished", finished.len()));
+                            }
+                            Event::TaskFinished { result } => {
+                                done += 1;
+                                solved += usize::from(result.passed);
+                                bar.set_position(done as u64);
+                                bar.set_message(format!("solved {solved} ({:.1}%)", 100.0 * solved as f64 / done.max(1) as f64));
+                                bar.println(task_line(result));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            if let Some(bar) = bar {
+                bar.finish();
+            }
+        });
+        Printer { handle }
+    }
+
+    /// Waits until every event sent before the bus closed has been printed.
+    pub async fn finish(self) {
+        let _ = self.handle.await;
+    }
+}
+
+fn task_line(r: &crate::engine::TaskResult) -> String {
+    let what = match (r.status, r.first_pass_iteration) {
+        (TaskStatus::Solved, Some(k)) => format!("solved at iteration {k}"),
+        (TaskStatus::Solved, None) => "solved".into(),
+        (TaskStatus::Failed, _) => format!("failed after {} iterations", r.iterations),
+        (TaskStatus::Error, _) => format!("error: {}", r.error.as_deref().unwrap_or("?")),
+    };
+    format!("{:<14} {what} ({:.1}s)", r.task_id, r.seconds)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn detailed(event: &Event) {
+    let mut out = std::io::stdout().lock();
+    let _ = match event {
+        Event::RunStarted { manifest } => writeln!(
+            out,
+            "run {} · {} · {} · max {} iterations",
+            manifest.run_id,
+            manifest.dataset.name,
+            manifest.model_label(),
+            manifest.max_iters
+        ),
+        Event::TaskStarted {
+            task_id,
+            visible_tests,
+            hidden_tests,
+            ..
+        } => {
+            writeln!(out, "\n▶ {task_id}: {} visible tests, {hidden_tests} hidden", visible_tests.len())
+        }
+        Event::IterationStarted { iteration, .. } => writeln!(out, "\n── iteration {iteration}"),
+        Event::AgentRequest {
+            agent, purpose, params, ..
+        } => write!(out, "\n[{agent} · {purpose:?} · {}]\n", params.model),
+        Event::AgentTokens { text, .. } => write!(out, "{text}"),
+        Event::AgentRetry {
+            attempt, error, wait_ms, ..
+        } => writeln!(out, "\n  ↻ attempt {attempt} failed ({error}); retrying in {wait_ms} ms"),
+        Event::AgentResponse {
+            usage,
+            latency_ms,
+            attempts,
+            ..
+        } => writeln!(
+            out,
+            "\n  ({} tokens in, {} out{}, {:.1}s{})",
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            if usage.reported { "" } else { " estimated" },
+            *latency_ms as f64 / 1000.0,
+            if *attempts > 1 {
+                format!(", {attempts} attempts")
+            } else {
+                String::new()
+            }
+        ),
+        Event::AgentFailed { agent, error, .. } => writeln!(out, "\n  ✗ {agent} agent failed: {error}"),
+        Event::CodeExtracted { problem, diff, .. } => {
+            if let Some(p) = problem {
+                let _ = writeln!(out, "  code problem: {p:?}");
+            }
+            match diff {
+                Some(d) => writeln!(out, "  change from the previous iteration:\n{}", indent(d)),
+                None => Ok(()),
+            }
+        }
+        Event::TestsStarted { .. } => Ok(()),
+        Event::TestsRun {
+            suite: Suite::Hidden,
+            passed,
+            total,
+            ..
+        } => writeln!(out, "  hidden tests: {passed}/{total} passed"),
+        Event::TestsRun {
+            suite: Suite::Visible,
+            passed,
+            total,
+            report,
+            ..
+        } => {
+            let _ = writeln!(out, "  visible tests: {passed}/{total} passed");
+            for t in &report.tests {
+                let mark = if t.status == TestStatus::Passed { "✓" } else { "✗" };
+                let mut line = format!("    {mark} #{} {:?}", t.index + 1, t.status);
+                if let Some(g) = &t.got {
+                    line.push_str(&format!(" got {g}"));
+                }
+                if let Some(e) = &t.expected {
+                    line.push_str(&format!(" expected {e}"));
+                }
+                if let Some(x) = &t.exc_type {
+                    line.push_str(&format!(" {x}: {}", t.exc_msg.as_deref().unwrap_or("")));
+                }
+                let _ = writeln!(out, "{line}");
+            }
+            Ok(())
+        }
+        Event::MemoryQuery { .. } => Ok(()),
+        Event::TaskFinished { result } => writeln!(out, "\n■ {}", task_line(result)),
+        Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
+    };
+    let _ = out.flush();
+}

@@ -1,0 +1,373 @@
+//! `rgd run` and `rgd sweep`: build the parts, start the engine, subscribe a printer.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::print::{Printer, PrinterMode};
+use crate::agents::Prompts;
+use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
+use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, Recorder, Sweep, TaskRunner};
+use crate::llm::{ChatModel, OpenAiChat};
+use crate::sandbox::{Executor, NativeExecutor};
+use crate::store::{Home, RunStore, export_run};
+
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Most code attempts per task
+    #[arg(long)]
+    pub max_iters: Option<u32>,
+    /// Where programs run (native: a python3 subprocess with rlimits)
+    #[arg(long, value_enum, default_value_t = SandboxKind::Native)]
+    pub sandbox: SandboxKind,
+    /// Seed of the 6:4 visible:hidden split of -ET datasets
+    #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
+    pub split_seed: u64,
+    /// Directory with prompt files overriding the built-in ones
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Seconds each test may run
+    #[arg(long)]
+    pub test_timeout: Option<f64>,
+    /// Print every event as a JSON line instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Write samples.jsonl, results.jsonl and summary.json here when done
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxKind {
+    Native,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Dataset name (see `rgd datasets list`) or path to a JSONL file
+    #[arg(long)]
+    pub dataset: String,
+    /// Task id, e.g. HumanEval/0
+    #[arg(long)]
+    pub task: String,
+    /// Only print the outcome
+    #[arg(long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Dataset name or JSONL path (not needed with --resume)
+    #[arg(long, required_unless_present = "resume")]
+    pub dataset: Option<String>,
+    /// Comma-separated task ids
+    #[arg(long, value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    /// Only the first N tasks
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Tasks worked on at once
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Continue a killed or interrupted run: finished tasks are kept, the rest run
+    #[arg(long, conflicts_with_all = ["dataset", "tasks", "limit"])]
+    pub resume: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+pub async fn run_one(
+    home: &Home,
+    data_dir: Option<&Path>,
+    config: Option<&Path>,
+    llm: &LlmArgs,
+    args: RunArgs,
+) -> anyhow::Result<ExitCode> {
+    let dataset = load(&args.dataset, data_dir, args.common.split_seed)?;
+    let task = dataset
+        .tasks
+        .iter()
+        .find(|t| t.id == args.task)
+        .with_context(|| {
+            format!(
+                "no task {:?} in {} (ids look like {:?})",
+                args.task,
+                dataset.path.display(),
+                dataset.tasks.first().map(|t| t.id.as_str()).unwrap_or("")
+            )
+        })?
+        .clone();
+    let mode = if args.common.json {
+        PrinterMode::Json
+    } else if args.quiet {
+        PrinterMode::Quiet
+    } else {
+        PrinterMode::Detailed
+    };
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
+    start(home, &settings, &args.common, dataset, vec![task], mode).await
+}
+
+pub async fn sweep(
+    home: &Home,
+    data_dir: Option<&Path>,
+    config: Option<&Path>,
+    llm: &LlmArgs,
+    args: SweepArgs,
+) -> anyhow::Result<ExitCode> {
+    let mode = if args.common.json {
+        PrinterMode::Json
+    } else {
+        PrinterMode::Progress
+    };
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    if let Some(prefix) = &args.resume {
+        return resume(home, file, file_path, llm, &args, prefix, mode).await;
+    }
+    let name = args.dataset.as_deref().expect("clap requires --dataset without --resume");
+    let dataset = load(name, data_dir, args.common.split_seed)?;
+    let mut tasks: Vec<Task> = if args.tasks.is_empty() {
+        dataset.tasks.clone()
+    } else {
+        let mut picked = Vec::new();
+        for id in &args.tasks {
+            picked.push(
+                dataset
+                    .tasks
+                    .iter()
+                    .find(|t| &t.id == id)
+                    .with_context(|| format!("no task {id:?} in {}", dataset.path.display()))?
+                    .clone(),
+            );
+        }
+        picked
+    };
+    if let Some(n) = args.limit {
+        tasks.truncate(n);
+    }
+    let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
+    start(home, &settings, &args.common, dataset, tasks, mode).await
+}
+
+fn load(name: &str, data_dir: Option<&Path>, seed: u64) -> anyhow::Result<LoadedDataset> {
+    let (name, path) = resolve_dataset(name, data_dir)?;
+    let dataset = load_dataset(&name, &path, seed)?;
+    for note in &dataset.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(dataset)
+}
+
+/// The parts every run needs, from settings.
+struct Parts {
+    model: Arc<dyn ChatModel>,
+    executor: Arc<dyn Executor>,
+    prompts: Arc<Prompts>,
+}
+
+fn parts(settings: &Settings, common: &CommonArgs) -> anyhow::Result<Parts> {
+    let openai = settings.openai.clone().context(
+        "no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server needs one), pass --base-url, or add [llm] base_url to rgd.toml",
+    )?;
+    let model: Arc<dyn ChatModel> = Arc::new(OpenAiChat::new(openai));
+    let executor: Arc<dyn Executor> = match common.sandbox {
+        SandboxKind::Native => Arc::new(NativeExecutor::discover()?),
+    };
+    let prompts = Arc::new(match &common.prompts {
+        Some(dir) => Prompts::from_dir(dir)?,
+        None => Prompts::builtin(),
+    });
+    Ok(Parts { model, executor, prompts })
+}
+
+async fn start(
+    home: &Home,
+    settings: &Settings,
+    common: &CommonArgs,
+    dataset: LoadedDataset,
+    tasks: Vec<Task>,
+    mode: PrinterMode,
+) -> anyhow::Result<ExitCode> {
+    if tasks.is_empty() {
+        bail!("no tasks selected");
+    }
+    let parts = parts(settings, common)?;
+    let mut limits = settings.limits.clone();
+    if let Some(secs) = common.test_timeout {
+        limits.per_test = std::time::Duration::from_secs_f64(secs);
+    }
+    let run_id = ulid::Ulid::generate().to_string();
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        created_at: chrono::Utc::now(),
+        rgd_version: env!("CARGO_PKG_VERSION").into(),
+        command: std::env::args().collect(),
+        strategy: "rgd".into(),
+        dataset: DatasetInfo {
+            name: dataset.name.clone(),
+            path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
+            format: dataset.format,
+            sha256: dataset.sha256.clone(),
+            split_seed: dataset.split_seed,
+            tasks_in_file: dataset.tasks.len(),
+            selected: tasks.iter().map(|t| t.id.clone()).collect(),
+        },
+        endpoint: parts.model.endpoint(),
+        agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
+        prompts_source: parts.prompts.source().into(),
+        prompts: parts.prompts.hashes().clone(),
+        max_iters: settings.max_iters,
+        concurrency: settings.concurrency,
+        sandbox: parts.executor.name().into(),
+        limits,
+        memory: MemoryInfo {
+            enabled: false,
+            note: "no memory pool yet: the paper's no-memory ablation".into(),
+        },
+    };
+    let store = Arc::new(RunStore::create(home, &manifest)?);
+    execute(store, parts, settings.concurrency, tasks, mode, common.out.as_deref(), false).await
+}
+
+async fn resume(
+    home: &Home,
+    file: FileConfig,
+    file_path: Option<PathBuf>,
+    llm: &LlmArgs,
+    args: &SweepArgs,
+    prefix: &str,
+    mode: PrinterMode,
+) -> anyhow::Result<ExitCode> {
+    let run_id = home.find_run(prefix)?;
+    let store = Arc::new(RunStore::open(home, &run_id)?);
+    let manifest = store.manifest()?;
+    let path = PathBuf::from(&manifest.dataset.path);
+    let dataset = load_dataset(
+        &manifest.dataset.name,
+        &path,
+        manifest.dataset.split_seed.unwrap_or(DEFAULT_SPLIT_SEED),
+    )
+    .with_context(|| format!("run {run_id} used {}", path.display()))?;
+    if dataset.sha256 != manifest.dataset.sha256 {
+        bail!(
+            "{} changed since run {run_id} started (sha256 {} now, {} then); resuming would mix task versions",
+            path.display(),
+            dataset.sha256,
+            manifest.dataset.sha256
+        );
+    }
+    let tasks: Vec<Task> = manifest
+        .dataset
+        .selected
+        .iter()
+        .map(|id| {
+            dataset
+                .tasks
+                .iter()
+                .find(|t| &t.id == id)
+                .cloned()
+                .with_context(|| format!("task {id} is gone from {}", path.display()))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    // The run keeps its recorded agent settings and limits; only the endpoint (and its key, which
+    // is never recorded) comes from the current environment.
+    let mut settings = Settings::resolve(
+        file,
+        file_path,
+        llm,
+        args.concurrency.or(Some(manifest.concurrency)),
+        Some(manifest.max_iters),
+    );
+    settings.agents = crate::agents::Agent::ALL
+        .iter()
+        .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
+        .collect();
+    settings.limits = manifest.limits.clone();
+    let parts = parts(&settings, &args.common)?;
+    if parts.prompts.hashes() != &manifest.prompts {
+        eprintln!("warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes");
+    }
+    eprintln!("resuming run {run_id}");
+    execute(store, parts, settings.concurrency, tasks, mode, args.common.out.as_deref(), true).await
+}
+
+async fn execute(
+    store: Arc<RunStore>,
+    parts: Parts,
+    concurrency: usize,
+    tasks: Vec<Task>,
+    mode: PrinterMode,
+    out: Option<&Path>,
+    resumed: bool,
+) -> anyhow::Result<ExitCode> {
+    let manifest = store.manifest()?;
+    let recorder: Arc<dyn Recorder> = store.clone();
+    let next_seq = store.next_seq()?;
+    let bus = EventBus::new(Some(recorder), next_seq);
+    let config = Arc::new(LoopConfig {
+        max_iters: manifest.max_iters,
+        params: crate::agents::Agent::ALL
+            .iter()
+            .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
+            .collect(),
+        memory: manifest.memory.enabled,
+    });
+    let runner = Arc::new(TaskRunner::new(
+        parts.model,
+        parts.executor,
+        None,
+        parts.prompts,
+        config,
+        manifest.limits.clone(),
+        bus.clone(),
+        next_seq,
+    ));
+    let printer = Printer::spawn(mode, bus.subscribe(), tasks.len());
+    let run_id = store.run_id.clone();
+    let sweep = Sweep {
+        store: store.clone(),
+        bus: bus.clone(),
+        runner,
+        tasks: tasks.into_iter().map(Arc::new).collect(),
+        concurrency,
+    };
+    let summary = tokio::select! {
+        summary = sweep.run(resumed) => summary?,
+        _ = tokio::signal::ctrl_c() => {
+            bus.close();
+            printer.finish().await;
+            eprintln!("\ninterrupted: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
+            return Ok(ExitCode::from(130));
+        }
+    };
+    bus.close();
+    printer.finish().await;
+    if let Some(dir) = out {
+        export_run(&store, dir)?;
+        eprintln!("wrote {}/{{samples.jsonl,results.jsonl,summary.json}}", dir.display());
+    }
+    if mode != PrinterMode::Json {
+        eprintln!(
+            "run {run_id}: {}/{} solved (pass@1 {:.1}%), {} failed, {} errors{}",
+            summary.solved,
+            summary.tasks,
+            summary.pass_at_1 * 100.0,
+            summary.failed,
+            summary.errors,
+            if summary.unfinished.is_empty() {
+                String::new()
+            } else {
+                format!(", {} unfinished (rgd sweep --resume {run_id})", summary.unfinished.len())
+            }
+        );
+        eprintln!("recorded in {}", store.dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

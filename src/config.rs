@@ -1,0 +1,199 @@
+//! Settings from `rgd.toml`, environment and flags (flags win, then environment, then the file).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::agents::Agent;
+use crate::llm::{CallParams, OpenAiSettings};
+use crate::sandbox::Limits;
+
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// `rgd.toml`. Every field is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileConfig {
+    pub llm: Option<LlmSection>,
+    pub agents: BTreeMap<Agent, AgentSection>,
+    pub sandbox: SandboxSection,
+    pub run: RunSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSection {
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key (keys do not belong in files).
+    pub api_key_env: Option<String>,
+    pub model: Option<String>,
+    pub stream: Option<bool>,
+    pub timeout_secs: Option<f64>,
+    pub retries: Option<usize>,
+    pub max_in_flight: Option<usize>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    pub model: Option<String>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSection {
+    pub per_test_timeout_secs: Option<f64>,
+    pub max_total_secs: Option<f64>,
+    pub memory_mb: Option<u64>,
+    pub output_cap: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunSection {
+    pub max_iters: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub seed: Option<i64>,
+}
+
+impl FileConfig {
+    /// `--config FILE`, else `./rgd.toml`, else `$RGD_HOME/rgd.toml`; none is fine.
+    pub fn load(explicit: Option<&Path>, home: &Path) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
+        let candidates: Vec<PathBuf> = match explicit {
+            Some(p) => vec![p.to_path_buf()],
+            None => vec![PathBuf::from("rgd.toml"), home.join("rgd.toml")],
+        };
+        for path in candidates {
+            if path.is_file() {
+                let text = std::fs::read_to_string(&path)?;
+                let cfg = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                return Ok((cfg, Some(path)));
+            } else if explicit.is_some() {
+                anyhow::bail!("config file {} not found", path.display());
+            }
+        }
+        Ok((FileConfig::default(), None))
+    }
+}
+
+/// Command-line overrides for the LLM side.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct LlmArgs {
+    /// OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+    #[arg(long, env = "OPENAI_BASE_URL", global = true)]
+    pub base_url: Option<String>,
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+    /// Model for all agents (per-agent flags override)
+    #[arg(long, env = "RGD_MODEL", global = true)]
+    pub model: Option<String>,
+    #[arg(long, global = true)]
+    pub guide_model: Option<String>,
+    #[arg(long, global = true)]
+    pub debug_model: Option<String>,
+    #[arg(long, global = true)]
+    pub feedback_model: Option<String>,
+    /// Ask for whole answers instead of token streams
+    #[arg(long, global = true)]
+    pub no_stream: bool,
+    /// Seconds one LLM attempt may take
+    #[arg(long, global = true)]
+    pub llm_timeout: Option<f64>,
+    /// Retries after a failed LLM attempt (429, 5xx, timeout, garbage)
+    #[arg(long, global = true)]
+    pub llm_retries: Option<usize>,
+    /// LLM requests in flight at once (default: the sweep's concurrency)
+    #[arg(long, global = true)]
+    pub llm_concurrency: Option<usize>,
+}
+
+/// Everything resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub openai: Option<OpenAiSettings>,
+    pub agents: BTreeMap<Agent, CallParams>,
+    pub limits: Limits,
+    pub max_iters: u32,
+    pub concurrency: usize,
+    pub config_file: Option<PathBuf>,
+}
+
+impl Settings {
+    pub fn resolve(
+        file: FileConfig,
+        config_file: Option<PathBuf>,
+        llm: &LlmArgs,
+        concurrency: Option<usize>,
+        max_iters: Option<u32>,
+    ) -> Settings {
+        let section = file.llm.unwrap_or_default();
+        let api_key = llm
+            .api_key
+            .clone()
+            .or_else(|| section.api_key_env.as_ref().and_then(|name| std::env::var(name).ok()))
+            .filter(|k| !k.is_empty());
+        let base_url = llm.base_url.clone().or(section.base_url.clone()).filter(|u| !u.is_empty());
+        let concurrency = concurrency.or(file.run.concurrency).unwrap_or(1).max(1);
+        let openai = (base_url.is_some() || api_key.is_some()).then(|| {
+            let defaults = OpenAiSettings::default();
+            OpenAiSettings {
+                base_url: base_url.unwrap_or(defaults.base_url),
+                api_key: api_key.unwrap_or_default(),
+                stream: !llm.no_stream && section.stream.unwrap_or(true),
+                timeout_secs: llm.llm_timeout.or(section.timeout_secs).unwrap_or(defaults.timeout_secs),
+                retries: llm.llm_retries.or(section.retries).unwrap_or(defaults.retries),
+                max_in_flight: llm.llm_concurrency.or(section.max_in_flight).unwrap_or(concurrency.max(1)),
+                ..defaults
+            }
+        });
+        let model = llm.model.clone().or(section.model.clone()).unwrap_or_else(|| DEFAULT_MODEL.into());
+        let seed = file.run.seed;
+        let mut agents = BTreeMap::new();
+        for agent in Agent::ALL {
+            // The RGD reference: guidance and analysis sample at 0.7, code is greedy.
+            let (temperature, max_tokens) = match agent {
+                Agent::Guide => (0.7, 1024),
+                Agent::Debug => (0.0, 2048),
+                Agent::Feedback => (0.7, 1024),
+            };
+            let from_file = file.agents.get(&agent).cloned().unwrap_or_default();
+            let flag = match agent {
+                Agent::Guide => &llm.guide_model,
+                Agent::Debug => &llm.debug_model,
+                Agent::Feedback => &llm.feedback_model,
+            };
+            agents.insert(
+                agent,
+                CallParams {
+                    model: flag.clone().or(from_file.model).unwrap_or_else(|| model.clone()),
+                    temperature: from_file.temperature.unwrap_or(temperature),
+                    max_tokens: from_file.max_tokens.unwrap_or(max_tokens),
+                    seed,
+                },
+            );
+        }
+        let d = Limits::default();
+        let limits = Limits {
+            per_test: file
+                .sandbox
+                .per_test_timeout_secs
+                .map(Duration::from_secs_f64)
+                .unwrap_or(d.per_test),
+            max_total: file.sandbox.max_total_secs.map(Duration::from_secs_f64).unwrap_or(d.max_total),
+            memory_mb: file.sandbox.memory_mb.unwrap_or(d.memory_mb),
+            output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
+        };
+        Settings {
+            openai,
+            agents,
+            limits,
+            max_iters: max_iters.or(file.run.max_iters).unwrap_or(10).max(1),
+            concurrency,
+            config_file,
+        }
+    }
+}

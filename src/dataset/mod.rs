@@ -1,0 +1,126 @@
+//! Benchmark tasks: one `Task` shape for HumanEval, MBPP, their -ET variants, APPS and rgd's own samples.
+//!
+//! Loaders only translate file formats; which tests are visible and which are hidden is decided here
+//! once, so no later stage can leak a hidden test into a prompt by accident.
+
+mod catalog;
+mod doctest;
+mod formats;
+mod split;
+
+pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
+pub use formats::{Format, LoadedDataset, load_dataset};
+pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
+
+use serde::{Deserialize, Serialize};
+
+/// How a program is exercised by its tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum TaskKind {
+    /// A Python function called by assert statements or a `check(candidate)` function.
+    Function,
+    /// A whole program fed on stdin, judged on stdout (APPS standard input tasks).
+    Stdio,
+    /// APPS tasks with starter code: the function is called with one argument per input line.
+    CallBased,
+}
+
+impl TaskKind {
+    pub fn runner_mode(&self) -> &'static str {
+        match self {
+            TaskKind::Function => "function",
+            TaskKind::Stdio => "stdio",
+            TaskKind::CallBased => "call",
+        }
+    }
+}
+
+/// One test as the sandbox runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum TestCase {
+    /// A single `assert` statement.
+    Assert { src: String },
+    /// A dataset's `def check(candidate): ...` source; the runner calls it with the entry point.
+    Check { src: String },
+    /// Standard input and the expected standard output (or, for call-based tasks, argument lines
+    /// and the expected return value).
+    Io { input: String, output: String },
+}
+
+impl TestCase {
+    /// A one-line label for tables and prompts.
+    pub fn label(&self) -> String {
+        match self {
+            TestCase::Assert { src } => src.trim().to_string(),
+            TestCase::Check { .. } => "check(candidate)".to_string(),
+            TestCase::Io { input, .. } => format!("input: {}", input.trim_end().replace('\n', "\\n")),
+        }
+    }
+
+    /// What the test expects, where it can be stated on its own (I/O tests).
+    pub fn expected(&self) -> Option<&str> {
+        match self {
+            TestCase::Io { output, .. } => Some(output.as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// A benchmark task. `hidden` and `canonical` never reach an agent: prompts are built from
+/// `AgentView`, which has neither.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    /// The task description Q given to the agents.
+    pub prompt: String,
+    /// The entry point E (function name); empty for stdin/stdout tasks.
+    pub entry_point: String,
+    pub kind: TaskKind,
+    pub visible: Vec<TestCase>,
+    pub hidden: Vec<TestCase>,
+    /// A complete reference program, when the dataset has one (used only by `datasets verify`).
+    pub canonical: Option<String>,
+}
+
+/// The part of a task an agent may see.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentView<'a> {
+    pub id: &'a str,
+    pub prompt: &'a str,
+    pub entry_point: &'a str,
+    pub kind: &'a TaskKind,
+    pub visible: &'a [TestCase],
+}
+
+impl Task {
+    pub fn agent_view(&self) -> AgentView<'_> {
+        AgentView {
+            id: &self.id,
+            prompt: &self.prompt,
+            entry_point: &self.entry_point,
+            kind: &self.kind,
+            visible: &self.visible,
+        }
+    }
+}
+
+/// Errors that point at the offending place in a dataset file.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{path}:{line}: {message}")]
+    Malformed { path: String, line: usize, message: String },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: unknown dataset format (fields of the first record: {fields})")]
+    UnknownFormat { path: String, fields: String },
+    #[error("{path}: the file holds no tasks")]
+    Empty { path: String },
+    #[error("no dataset named {name:?}; looked in: {searched}. Known names: {known}. A path to a .jsonl file works too")]
+    NotFound { name: String, searched: String, known: String },
+}

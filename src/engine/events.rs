@@ -1,0 +1,149 @@
+//! The typed event stream. Everything a view, the recorder or an audit needs is in here; views
+//! never look at engine state directly.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::manifest::Manifest;
+use super::result::{RunSummary, TaskResult};
+use crate::agents::{Agent, Purpose};
+use crate::code::ExtractProblem;
+use crate::llm::{CallParams, LlmError, Message, Usage};
+use crate::sandbox::RunReport;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Suite {
+    Visible,
+    Hidden,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted {
+        manifest: Box<Manifest>,
+    },
+    /// A resumed run: these tasks were already finished and are not run again.
+    RunResumed {
+        finished: Vec<String>,
+    },
+    TaskStarted {
+        task_id: String,
+        /// 1, or more when a killed run is resumed and the task had begun before.
+        attempt: u32,
+        entry_point: String,
+        prompt: String,
+        visible_tests: Vec<String>,
+        hidden_tests: usize,
+    },
+    IterationStarted {
+        task_id: String,
+        iteration: u32,
+    },
+    AgentRequest {
+        task_id: String,
+        iteration: u32,
+        call_id: u64,
+        agent: Agent,
+        purpose: Purpose,
+        params: CallParams,
+        messages: Vec<Message>,
+    },
+    /// Streamed answer text; `AgentRetry` means the text so far is void and starts again.
+    AgentTokens {
+        task_id: String,
+        call_id: u64,
+        text: String,
+    },
+    AgentRetry {
+        task_id: String,
+        call_id: u64,
+        attempt: u32,
+        error: LlmError,
+        wait_ms: u64,
+    },
+    AgentResponse {
+        task_id: String,
+        iteration: u32,
+        call_id: u64,
+        agent: Agent,
+        purpose: Purpose,
+        text: String,
+        usage: Usage,
+        latency_ms: u64,
+        attempts: u32,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        finish_reason: Option<String>,
+    },
+    AgentFailed {
+        task_id: String,
+        iteration: u32,
+        call_id: u64,
+        agent: Agent,
+        purpose: Purpose,
+        error: LlmError,
+    },
+    CodeExtracted {
+        task_id: String,
+        iteration: u32,
+        code: Option<String>,
+        /// Unified diff against the previous iteration's code.
+        diff: Option<String>,
+        problem: Option<ExtractProblem>,
+    },
+    TestsStarted {
+        task_id: String,
+        iteration: u32,
+        suite: Suite,
+        tests: usize,
+    },
+    TestsRun {
+        task_id: String,
+        iteration: u32,
+        suite: Suite,
+        passed: usize,
+        total: usize,
+        report: RunReport,
+    },
+    MemoryQuery {
+        task_id: String,
+        iteration: u32,
+        query: String,
+    },
+    TaskFinished {
+        result: TaskResult,
+    },
+    RunFinished {
+        summary: RunSummary,
+    },
+}
+
+impl Event {
+    pub fn task_id(&self) -> Option<&str> {
+        use Event::*;
+        match self {
+            TaskStarted { task_id, .. }
+            | IterationStarted { task_id, .. }
+            | AgentRequest { task_id, .. }
+            | AgentTokens { task_id, .. }
+            | AgentRetry { task_id, .. }
+            | AgentResponse { task_id, .. }
+            | AgentFailed { task_id, .. }
+            | CodeExtracted { task_id, .. }
+            | TestsStarted { task_id, .. }
+            | TestsRun { task_id, .. }
+            | MemoryQuery { task_id, .. } => Some(task_id),
+            TaskFinished { result } => Some(&result.task_id),
+            RunStarted { .. } | RunResumed { .. } | RunFinished { .. } => None,
+        }
+    }
+}
+
+/// An event as recorded: its place in the run and when it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub seq: u64,
+    pub at: DateTime<Utc>,
+    pub event: Event,
+}

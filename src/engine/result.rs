@@ -1,0 +1,146 @@
+//! Per-task results and run summaries (what `results.jsonl` and `summary.json` hold).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agents::Agent;
+use crate::llm::Usage;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub calls: u32,
+}
+
+impl Tokens {
+    pub fn add(&mut self, usage: &Usage) {
+        self.input += usage.prompt_tokens as u64;
+        self.output += usage.completion_tokens as u64;
+        self.calls += 1;
+    }
+    pub fn merge(&mut self, other: &Tokens) {
+        self.input += other.input;
+        self.output += other.output;
+        self.calls += other.calls;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Passed visible and hidden tests.
+    Solved,
+    /// Ran out of iterations.
+    Failed,
+    /// Stopped by an infrastructure problem (LLM unreachable after retries, sandbox failure).
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub task_id: String,
+    pub passed: bool,
+    pub status: TaskStatus,
+    /// Code attempts made (Debug agent answers).
+    pub iterations: u32,
+    pub first_pass_iteration: Option<u32>,
+    pub tokens: BTreeMap<Agent, Tokens>,
+    pub seconds: f64,
+    pub error: Option<String>,
+    /// The last code produced, passing or not ("" when none was ever produced).
+    pub completion: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub dataset: String,
+    pub model: String,
+    pub tasks: usize,
+    pub finished: usize,
+    pub solved: usize,
+    pub failed: usize,
+    pub errors: usize,
+    /// solved / tasks (unfinished tasks count as not solved).
+    pub pass_at_1: f64,
+    /// Tasks first solved at each iteration.
+    #[serde(with = "iteration_keys")]
+    pub solved_per_iteration: BTreeMap<u32, usize>,
+    /// pass@1 reached by each iteration.
+    #[serde(with = "iteration_keys")]
+    pub pass_at_1_by_iteration: BTreeMap<u32, f64>,
+    pub tokens: BTreeMap<Agent, Tokens>,
+    pub task_seconds: f64,
+    pub unfinished: Vec<String>,
+}
+
+impl RunSummary {
+    pub fn compute(run_id: &str, dataset: &str, model: &str, selected: &[String], results: &[TaskResult], max_iters: u32) -> RunSummary {
+        let mut s = RunSummary {
+            run_id: run_id.into(),
+            dataset: dataset.into(),
+            model: model.into(),
+            tasks: selected.len(),
+            ..Default::default()
+        };
+        for r in results {
+            s.finished += 1;
+            match r.status {
+                TaskStatus::Solved => s.solved += 1,
+                TaskStatus::Failed => s.failed += 1,
+                TaskStatus::Error => s.errors += 1,
+            }
+            if let Some(k) = r.first_pass_iteration {
+                *s.solved_per_iteration.entry(k).or_default() += 1;
+            }
+            for (agent, t) in &r.tokens {
+                s.tokens.entry(*agent).or_default().merge(t);
+            }
+            s.task_seconds += r.seconds;
+        }
+        let denom = s.tasks.max(1) as f64;
+        s.pass_at_1 = s.solved as f64 / denom;
+        let mut cumulative = 0;
+        for k in 1..=max_iters.max(1) {
+            cumulative += s.solved_per_iteration.get(&k).copied().unwrap_or(0);
+            s.pass_at_1_by_iteration.insert(k, cumulative as f64 / denom);
+        }
+        s.unfinished = selected
+            .iter()
+            .filter(|id| !results.iter().any(|r| &r.task_id == *id))
+            .cloned()
+            .collect();
+        s
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Iteration-keyed maps. JSON keys are strings; inside an internally tagged event serde buffers
+/// the content and no longer converts "2" to 2 by itself, so the keys are parsed here.
+mod iteration_keys {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(map: &BTreeMap<u32, T>, s: S) -> Result<S::Ok, S::Error> {
+        map.serialize(s)
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u32, T>, D::Error> {
+        BTreeMap::<String, T>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| {
+                k.parse()
+                    .map(|k| (k, v))
+                    .map_err(|_| serde::de::Error::custom(format!("iteration key {k:?} is not a number")))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,198 @@
+//! Executes the state machine's effects: agent calls, sandbox runs, memory queries, and reports
+//! each as events on the bus.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::agents::{Prompts, Retrieved};
+use crate::dataset::Task;
+use crate::llm::{CallObserver, ChatModel, LlmError};
+use crate::sandbox::{Executor, Job, Limits};
+
+use super::bus::EventBus;
+use super::events::Event;
+use super::machine::{Effect, LoopConfig, Outcome, Step, TaskMachine, suite_tests};
+use super::result::TaskResult;
+
+/// Looks up past guidance for a task description (the memory pool, once it exists).
+#[async_trait::async_trait]
+pub trait MemoryLookup: Send + Sync {
+    async fn best_match(&self, query: &str) -> Option<Retrieved>;
+}
+
+pub struct TaskRunner {
+    pub model: Arc<dyn ChatModel>,
+    pub executor: Arc<dyn Executor>,
+    pub memory: Option<Arc<dyn MemoryLookup>>,
+    pub prompts: Arc<Prompts>,
+    pub config: Arc<LoopConfig>,
+    pub limits: Limits,
+    pub bus: Arc<EventBus>,
+    call_ids: AtomicU64,
+}
+
+impl TaskRunner {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        model: Arc<dyn ChatModel>,
+        executor: Arc<dyn Executor>,
+        memory: Option<Arc<dyn MemoryLookup>>,
+        prompts: Arc<Prompts>,
+        config: Arc<LoopConfig>,
+        limits: Limits,
+        bus: Arc<EventBus>,
+        first_call_id: u64,
+    ) -> Self {
+        TaskRunner {
+            model,
+            executor,
+            memory,
+            prompts,
+            config,
+            limits,
+            bus,
+            call_ids: AtomicU64::new(first_call_id),
+        }
+    }
+
+    /// Runs one task to its end. Never panics on model or program misbehaviour: every failure is
+    /// an outcome recorded in the result.
+    pub async fn run_task(&self, task: Arc<Task>, attempt: u32) -> TaskResult {
+        let started = Instant::now();
+        self.bus.emit(Event::TaskStarted {
+            task_id: task.id.clone(),
+            attempt,
+            entry_point: task.entry_point.clone(),
+            prompt: task.prompt.clone(),
+            visible_tests: task.visible.iter().map(|t| t.label()).collect(),
+            hidden_tests: task.hidden.len(),
+        });
+        let mut machine = TaskMachine::new(task.clone(), self.prompts.clone(), self.config.clone());
+        let mut transition = machine.start();
+        loop {
+            for event in std::mem::take(&mut transition.events) {
+                self.bus.emit(event);
+            }
+            match transition.step {
+                Step::Finished(mut result) => {
+                    result.seconds = started.elapsed().as_secs_f64();
+                    self.bus.emit(Event::TaskFinished { result: result.clone() });
+                    return result;
+                }
+                Step::Run(effect) => {
+                    let outcome = self.execute(&task, machine.iteration(), effect).await;
+                    transition = machine.advance(outcome);
+                }
+            }
+        }
+    }
+
+    async fn execute(&self, task: &Task, iteration: u32, effect: Effect) -> Outcome {
+        match effect {
+            Effect::CallAgent { purpose, messages, params } => {
+                let call_id = self.call_ids.fetch_add(1, Ordering::SeqCst);
+                let agent = purpose.agent();
+                self.bus.emit(Event::AgentRequest {
+                    task_id: task.id.clone(),
+                    iteration,
+                    call_id,
+                    agent,
+                    purpose,
+                    params: params.clone(),
+                    messages: messages.clone(),
+                });
+                let observer = BusObserver {
+                    bus: &self.bus,
+                    task_id: &task.id,
+                    call_id,
+                };
+                let result = self.model.chat(&messages, &params, &observer).await;
+                match &result {
+                    Ok(resp) => self.bus.emit(Event::AgentResponse {
+                        task_id: task.id.clone(),
+                        iteration,
+                        call_id,
+                        agent,
+                        purpose,
+                        text: resp.text.clone(),
+                        usage: resp.usage,
+                        latency_ms: resp.latency_ms,
+                        attempts: resp.attempts,
+                        finish_reason: resp.finish_reason.clone(),
+                    }),
+                    Err(error) => self.bus.emit(Event::AgentFailed {
+                        task_id: task.id.clone(),
+                        iteration,
+                        call_id,
+                        agent,
+                        purpose,
+                        error: error.clone(),
+                    }),
+                }
+                Outcome::Agent(result)
+            }
+            Effect::RunTests { suite, code } => {
+                let tests = suite_tests(task, suite);
+                self.bus.emit(Event::TestsStarted {
+                    task_id: task.id.clone(),
+                    iteration,
+                    suite,
+                    tests: tests.len(),
+                });
+                let job = Job {
+                    code: &code,
+                    kind: &task.kind,
+                    entry_point: &task.entry_point,
+                    tests,
+                    limits: &self.limits,
+                };
+                let result = self.executor.run(job).await;
+                if let Ok(report) = &result {
+                    self.bus.emit(Event::TestsRun {
+                        task_id: task.id.clone(),
+                        iteration,
+                        suite,
+                        passed: report.passed(),
+                        total: report.tests.len(),
+                        report: report.clone(),
+                    });
+                }
+                Outcome::Tests(result.map_err(|e| e.to_string()))
+            }
+            Effect::QueryMemory { query } => {
+                let hit = match &self.memory {
+                    Some(memory) => memory.best_match(&query).await,
+                    None => None,
+                };
+                Outcome::Memory(hit)
+            }
+        }
+    }
+}
+
+struct BusObserver<'a> {
+    bus: &'a EventBus,
+    task_id: &'a str,
+    call_id: u64,
+}
+
+impl CallObserver for BusObserver<'_> {
+    fn token(&self, delta: &str) {
+        self.bus.emit(Event::AgentTokens {
+            task_id: self.task_id.to_string(),
+            call_id: self.call_id,
+            text: delta.to_string(),
+        });
+    }
+
+    fn retry(&self, attempt: u32, error: &LlmError, wait: Duration) {
+        self.bus.emit(Event::AgentRetry {
+            task_id: self.task_id.to_string(),
+            call_id: self.call_id,
+            attempt,
+            error: error.clone(),
+            wait_ms: wait.as_millis() as u64,
+        });
+    }
+}

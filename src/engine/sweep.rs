@@ -1,0 +1,99 @@
+//! Runs a set of tasks (one or a whole benchmark) under one run id, concurrently, resumably.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use futures::StreamExt;
+
+use super::bus::EventBus;
+use super::events::Event;
+use super::result::{RunSummary, TaskResult};
+use super::runner::TaskRunner;
+use crate::dataset::Task;
+use crate::store::{RunState, RunStatus, RunStore, StoreError};
+
+pub struct Sweep {
+    pub store: Arc<RunStore>,
+    pub bus: Arc<EventBus>,
+    pub runner: Arc<TaskRunner>,
+    pub tasks: Vec<Arc<Task>>,
+    pub concurrency: usize,
+}
+
+impl Sweep {
+    /// Runs every task not already finished in the store. Finished tasks are never run again;
+    /// tasks that had started before a kill run again with a higher attempt number.
+    pub async fn run(self, resumed: bool) -> Result<RunSummary, StoreError> {
+        let manifest = self.store.manifest()?;
+        let finished: HashSet<String> = self.store.results()?.into_iter().map(|r| r.task_id).collect();
+        let mut attempts: HashMap<String, u32> = HashMap::new();
+        if resumed {
+            for envelope in self.store.events() {
+                if let Event::TaskStarted { task_id, .. } = envelope?.event {
+                    *attempts.entry(task_id).or_default() += 1;
+                }
+            }
+            let mut done: Vec<String> = finished.iter().cloned().collect();
+            done.sort();
+            self.bus.emit(Event::RunResumed { finished: done });
+        } else {
+            self.bus.emit(Event::RunStarted {
+                manifest: Box::new(manifest.clone()),
+            });
+        }
+
+        let pending: Vec<Arc<Task>> = self.tasks.iter().filter(|t| !finished.contains(&t.id)).cloned().collect();
+        let mut status = RunStatus {
+            state: RunState::Running,
+            pid: std::process::id(),
+            tasks: self.tasks.len(),
+            finished: finished.len(),
+            solved: self.store.results()?.iter().filter(|r| r.passed).count(),
+            updated_at: chrono::Utc::now(),
+        };
+        self.store.write_status(&status)?;
+
+        let runner = self.runner.clone();
+        let bus = self.bus.clone();
+        let mut results = std::pin::pin!(
+            futures::stream::iter(pending)
+                .take_while(|_| {
+                    let healthy = !bus.broken();
+                    async move { healthy }
+                })
+                .map(|task| {
+                    let runner = runner.clone();
+                    let attempt = attempts.get(&task.id).copied().unwrap_or(0) + 1;
+                    async move { runner.run_task(task, attempt).await }
+                })
+                .buffer_unordered(self.concurrency.max(1))
+        );
+        while let Some(result) = results.next().await {
+            let result: TaskResult = result;
+            status.finished += 1;
+            status.solved += usize::from(result.passed);
+            status.updated_at = chrono::Utc::now();
+            self.store.write_status(&status)?;
+        }
+
+        let all = self.store.results()?;
+        let summary = RunSummary::compute(
+            &manifest.run_id,
+            &manifest.dataset.name,
+            &manifest.model_label(),
+            &manifest.dataset.selected,
+            &all,
+            manifest.max_iters,
+        );
+        if summary.unfinished.is_empty() {
+            self.bus.emit(Event::RunFinished { summary: summary.clone() });
+            status.state = RunState::Finished;
+        } else {
+            status.state = RunState::Interrupted;
+        }
+        status.updated_at = chrono::Utc::now();
+        self.store.write_status(&status)?;
+        self.store.flush()?;
+        Ok(summary)
+    }
+}

@@ -1,0 +1,13 @@
+//! rgd: three LLM agents (Guide, Debug, Feedback) write, test and debug Python code with the
+//! RGD method (arXiv 2410.01242). The engine turns tasks into a stream of typed events; the
+//! headless printer, the recorder and (later) the TUI only subscribe to it.
+
+pub mod agents;
+pub mod cli;
+pub mod code;
+pub mod config;
+pub mod dataset;
+pub mod engine;
+pub mod llm;
+pub mod sandbox;
+pub mod store;

@@ -1,0 +1,94 @@
+use serde::{Deserialize, Serialize};
+
+/// Why a call failed, in terms that decide whether to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmErrorKind {
+    Timeout,
+    RateLimited,
+    /// 5xx from the endpoint.
+    Server,
+    /// Connection refused, reset, DNS...
+    Transport,
+    /// The answer could not be parsed (truncated JSON, broken event stream).
+    Garbage,
+    /// 4xx other than 429: bad request, auth, unknown model. Retrying cannot help.
+    Rejected,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind:?} after {attempts} attempt(s): {message}")]
+pub struct LlmError {
+    pub kind: LlmErrorKind,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub status: Option<u16>,
+    pub attempts: u32,
+}
+
+impl LlmError {
+    pub fn new(kind: LlmErrorKind, message: impl Into<String>) -> Self {
+        LlmError {
+            kind,
+            message: message.into(),
+            status: None,
+            attempts: 1,
+        }
+    }
+
+    pub fn retryable(&self) -> bool {
+        !matches!(self.kind, LlmErrorKind::Rejected)
+    }
+
+    pub(crate) fn from_openai(err: async_openai::error::OpenAIError) -> Self {
+        use async_openai::error::OpenAIError as E;
+        match err {
+            E::ApiError(resp) => {
+                let status = resp.status_code.as_u16();
+                let kind = match status {
+                    429 => LlmErrorKind::RateLimited,
+                    408 => LlmErrorKind::Timeout,
+                    500..=599 => LlmErrorKind::Server,
+                    _ => LlmErrorKind::Rejected,
+                };
+                LlmError {
+                    kind,
+                    message: clip(&resp.api_error.message),
+                    status: Some(status),
+                    attempts: 1,
+                }
+            }
+            E::Reqwest(e) => {
+                let kind = if e.is_timeout() {
+                    LlmErrorKind::Timeout
+                } else if e.is_decode() || e.is_body() {
+                    LlmErrorKind::Garbage
+                } else {
+                    LlmErrorKind::Transport
+                };
+                LlmError {
+                    kind,
+                    message: clip(&e.to_string()),
+                    status: e.status().map(|s| s.as_u16()),
+                    attempts: 1,
+                }
+            }
+            E::JSONDeserialize(e, content) => LlmError::new(LlmErrorKind::Garbage, clip(&format!("{e}: {content}"))),
+            E::StreamError(e) => LlmError::new(LlmErrorKind::Garbage, clip(&e.to_string())),
+            E::InvalidArgument(m) => LlmError::new(LlmErrorKind::Rejected, m),
+            other => LlmError::new(LlmErrorKind::Transport, clip(&other.to_string())),
+        }
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.len() <= 500 {
+        s.to_string()
+    } else {
+        let mut end = 500;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    }
+}

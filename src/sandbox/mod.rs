@@ -1,0 +1,102 @@
+//! Running untrusted Python against tests. Every executor speaks the same job/verdict format,
+//! produced by one runner script (`sandbox/runner.py`), so verdicts do not depend on where code ran.
+
+mod native;
+mod verdict;
+
+pub use native::NativeExecutor;
+pub use verdict::{RunReport, SetupStatus, TestOutcome, TestStatus};
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{TaskKind, TestCase};
+
+/// The runner, compiled into the binary so an installed rgd needs no source tree.
+pub const RUNNER_PY: &str = include_str!("../../sandbox/runner.py");
+
+/// Resource limits for one program run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Deadline for each test (and for the program's module-level code).
+    #[serde(with = "secs_f64")]
+    pub per_test: Duration,
+    /// Ceiling on the whole run, however many tests there are.
+    #[serde(with = "secs_f64")]
+    pub max_total: Duration,
+    pub memory_mb: u64,
+    /// Characters of captured output kept per test.
+    pub output_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            per_test: Duration::from_secs(5),
+            max_total: Duration::from_secs(120),
+            memory_mb: 1024,
+            output_cap: 8192,
+        }
+    }
+}
+
+impl Limits {
+    /// Whole-run deadline: one per-test budget for the module code, one per test, a little slack
+    /// for interpreter start-up, capped by `max_total`.
+    pub fn total_for(&self, tests: usize) -> Duration {
+        (self.per_test * (tests as u32 + 1) + Duration::from_secs(2)).min(self.max_total)
+    }
+}
+
+mod secs_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_secs_f64(f64::deserialize(d)?))
+    }
+}
+
+/// One program and the tests to run against it.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    pub code: &'a str,
+    pub kind: &'a TaskKind,
+    pub entry_point: &'a str,
+    pub tests: &'a [TestCase],
+    pub limits: &'a Limits,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("python3 not found or not working ({0}); install Python 3 or set RGD_PYTHON to an interpreter")]
+    NoPython(String),
+    #[error("sandbox I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Something that runs a program against tests. Implementations must never let the program
+/// affect the host beyond their own isolation, and must report a verdict for every test.
+#[async_trait::async_trait]
+pub trait Executor: Send + Sync {
+    /// A short name recorded in run manifests ("native", "wasm").
+    fn name(&self) -> &'static str;
+    async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError>;
+}
+
+/// The JSON job the runner reads on stdin.
+pub(crate) fn runner_job(job: &Job<'_>, nonce: &str) -> serde_json::Value {
+    serde_json::json!({
+        "nonce": nonce,
+        "code": job.code,
+        "mode": job.kind.runner_mode(),
+        "entry_point": job.entry_point,
+        "tests": job.tests,
+        "per_test_timeout": job.limits.per_test.as_secs_f64(),
+        "output_cap": job.limits.output_cap,
+    })
+}

@@ -1,0 +1,65 @@
+//! `samples.jsonl`, `results.jsonl` and `summary.json` from a recorded run.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{RunStore, StoreError};
+use crate::engine::RunSummary;
+
+#[derive(Serialize)]
+struct Sample<'a> {
+    task_id: &'a str,
+    completion: &'a str,
+}
+
+/// Writes the three output files for a run into `out` and returns the summary.
+pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError> {
+    let manifest = store.manifest()?;
+    let mut results = store.results()?;
+    // Dataset order, not key order: MBPP/100 comes after MBPP/99.
+    let order = |id: &str| manifest.dataset.selected.iter().position(|s| s == id).unwrap_or(usize::MAX);
+    results.sort_by_key(|r| order(&r.task_id));
+    let summary = RunSummary::compute(
+        &manifest.run_id,
+        &manifest.dataset.name,
+        &manifest.model_label(),
+        &manifest.dataset.selected,
+        &results,
+        manifest.max_iters,
+    );
+
+    let io = |path: &Path| {
+        let shown = path.display().to_string();
+        move |source| StoreError::Io { path: shown, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let write_lines = |name: &str, lines: Vec<String>| -> Result<(), StoreError> {
+        let path = out.join(name);
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
+        for line in lines {
+            writeln!(file, "{line}").map_err(io(&path))?;
+        }
+        file.flush().map_err(io(&path))
+    };
+    fn line<T: Serialize>(value: &T) -> String {
+        serde_json::to_string(value).expect("plain data serialises")
+    }
+    write_lines(
+        "samples.jsonl",
+        results
+            .iter()
+            .map(|r| {
+                line(&Sample {
+                    task_id: &r.task_id,
+                    completion: &r.completion,
+                })
+            })
+            .collect(),
+    )?;
+    write_lines("results.jsonl", results.iter().map(line).collect())?;
+    let path = out.join("summary.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).expect("summary is plain data")).map_err(io(&path))?;
+    Ok(summary)
+}

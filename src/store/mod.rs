@@ -1,0 +1,205 @@
+//! Recorded runs: `$RGD_HOME/runs/<run id>/` holds `manifest.json`, `status.json` and a sled
+//! database of every event and every finished task's result.
+//!
+//! One database per run keeps runs independent: a live sweep holds only its own lock, so other
+//! commands can list runs (from the JSON files) while it works.
+
+mod export;
+mod status;
+
+pub use export::export_run;
+pub use status::{RunState, RunStatus};
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::{Envelope, Event, Manifest, Recorder, TaskResult};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no run {0} in {1}")]
+    NoSuchRun(String, String),
+    #[error("run {0} is open in another rgd process (sled lock held); wait for it to finish or stop it first")]
+    Locked(String),
+    #[error("run store: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("run store I/O at {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("run store: corrupt record: {0}")]
+    Corrupt(String),
+}
+
+/// Where rgd keeps its state.
+#[derive(Debug, Clone)]
+pub struct Home {
+    pub root: PathBuf,
+}
+
+impl Home {
+    /// `--home`, else `$RGD_HOME`, else the platform data dir (`~/.local/share/rgd` on Linux).
+    pub fn resolve(explicit: Option<&Path>) -> Home {
+        let root = explicit
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os("RGD_HOME").map(PathBuf::from))
+            .or_else(|| directories::ProjectDirs::from("", "", "rgd").map(|d| d.data_dir().to_path_buf()))
+            .unwrap_or_else(|| PathBuf::from(".rgd"));
+        Home { root }
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    pub fn run_dir(&self, run_id: &str) -> PathBuf {
+        self.runs_dir().join(run_id)
+    }
+
+    /// Run ids, newest first (ULIDs sort by creation time).
+    pub fn run_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(self.runs_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("manifest.json").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids
+    }
+
+    pub fn read_manifest(&self, run_id: &str) -> Result<Manifest, StoreError> {
+        let path = self.run_dir(run_id).join("manifest.json");
+        let text =
+            std::fs::read_to_string(&path).map_err(|_| StoreError::NoSuchRun(run_id.into(), self.runs_dir().display().to_string()))?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
+    }
+
+    /// Resolves a unique prefix of a run id ("01J9" is enough when only one run starts so).
+    pub fn find_run(&self, prefix: &str) -> Result<String, StoreError> {
+        let matches: Vec<String> = self.run_ids().into_iter().filter(|id| id.starts_with(prefix)).collect();
+        match matches.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(StoreError::NoSuchRun(prefix.into(), self.runs_dir().display().to_string())),
+        }
+    }
+}
+
+pub struct RunStore {
+    pub dir: PathBuf,
+    pub run_id: String,
+    db: sled::Db,
+    events: sled::Tree,
+    results: sled::Tree,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+impl RunStore {
+    /// Creates a new run directory with its manifest.
+    pub fn create(home: &Home, manifest: &Manifest) -> Result<RunStore, StoreError> {
+        let dir = home.run_dir(&manifest.run_id);
+        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        status::write_json_atomically(&dir.join("manifest.json"), manifest)?;
+        Self::open_dir(dir, &manifest.run_id)
+    }
+
+    pub fn open(home: &Home, run_id: &str) -> Result<RunStore, StoreError> {
+        let dir = home.run_dir(run_id);
+        if !dir.join("manifest.json").is_file() {
+            return Err(StoreError::NoSuchRun(run_id.into(), home.runs_dir().display().to_string()));
+        }
+        Self::open_dir(dir, run_id)
+    }
+
+    fn open_dir(dir: PathBuf, run_id: &str) -> Result<RunStore, StoreError> {
+        let db = sled::Config::new().path(dir.join("db")).open().map_err(|e| match e {
+            sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
+                StoreError::Locked(run_id.into())
+            }
+            other => StoreError::Sled(other),
+        })?;
+        let events = db.open_tree("events")?;
+        let results = db.open_tree("results")?;
+        Ok(RunStore {
+            dir,
+            run_id: run_id.into(),
+            db,
+            events,
+            results,
+        })
+    }
+
+    pub fn manifest(&self) -> Result<Manifest, StoreError> {
+        let path = self.dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
+    }
+
+    /// The sequence number the next event gets.
+    pub fn next_seq(&self) -> Result<u64, StoreError> {
+        Ok(match self.events.last()? {
+            Some((key, _)) => u64::from_be_bytes(key.as_ref().try_into().map_err(|_| StoreError::Corrupt("event key".into()))?) + 1,
+            None => 0,
+        })
+    }
+
+    /// Every recorded event in order.
+    pub fn events(&self) -> impl Iterator<Item = Result<Envelope, StoreError>> + '_ {
+        self.events.iter().map(|item| {
+            let (_, value) = item?;
+            serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt(format!("event: {e}")))
+        })
+    }
+
+    /// Finished tasks' results, keyed by task id order.
+    pub fn results(&self) -> Result<Vec<TaskResult>, StoreError> {
+        self.results
+            .iter()
+            .map(|item| {
+                let (_, value) = item?;
+                serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt(format!("result: {e}")))
+            })
+            .collect()
+    }
+
+    pub fn write_status(&self, status: &RunStatus) -> Result<(), StoreError> {
+        status::write_json_atomically(&self.dir.join("status.json"), status)
+    }
+
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+impl Recorder for RunStore {
+    fn record(&self, envelope: &Envelope) -> Result<(), String> {
+        let key = envelope.seq.to_be_bytes();
+        let value = serde_json::to_vec(envelope).map_err(|e| e.to_string())?;
+        if let Event::TaskFinished { result } = &envelope.event {
+            // The event and the result land together or not at all, and are on disk before the
+            // task counts as finished: a kill -9 right after cannot make a resume run it again.
+            let result_value = serde_json::to_vec(result).map_err(|e| e.to_string())?;
+            use sled::Transactional;
+            (&self.events, &self.results)
+                .transaction(|(events, results)| {
+                    events.insert(&key, value.as_slice())?;
+                    results.insert(result.task_id.as_bytes(), result_value.as_slice())?;
+                    Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
+                })
+                .map_err(|e| format!("{e:?}"))?;
+            self.db.flush().map_err(|e| e.to_string())?;
+        } else {
+            self.events.insert(key, value).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}

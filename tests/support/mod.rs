@@ -1,0 +1,231 @@
+//! A real OpenAI-compatible HTTP server on loopback whose answers a test scripts. Requests go
+//! through async-openai and reqwest exactly as they would to vLLM or OpenAI.
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// What the server answers to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A normal answer (streamed in small chunks when the request asked for a stream).
+    Text(String),
+    /// An HTTP error with an OpenAI-style error body.
+    Status(u16, String),
+    /// Never answers (the client's timeout must fire).
+    Hang,
+    /// A truncated JSON body / a broken event stream.
+    Truncated,
+    /// The same reply after a pause.
+    Delayed(Duration, Box<Reply>),
+}
+
+/// A request as the script sees it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub body: Value,
+    pub system: String,
+    pub user: String,
+    pub stream: bool,
+    /// Which prompt produced it: guide_init, guide_refine, debug_init, debug_fix, feedback, keywords.
+    pub purpose: &'static str,
+}
+
+impl Request {
+    /// The entry point named in the prompt ("Define the function `f`" / "defines `f`").
+    pub fn entry_point(&self) -> Option<String> {
+        for marker in ["Define the function `", "must define the function `", "The solution defines `"] {
+            if let Some(at) = self.user.find(marker) {
+                let rest = &self.user[at + marker.len()..];
+                return rest.split('`').next().map(str::to_string);
+            }
+        }
+        None
+    }
+}
+
+pub type Script = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
+
+#[derive(Clone)]
+struct AppState {
+    script: Script,
+    log: Arc<Mutex<Vec<Request>>>,
+}
+
+pub struct ScriptedServer {
+    pub addr: SocketAddr,
+    log: Arc<Mutex<Vec<Request>>>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    pub async fn start(script: Script) -> ScriptedServer {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let state = AppState { script, log: log.clone() };
+        let app = axum::Router::new().route("/v1/chat/completions", post(chat)).with_state(state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let handle = tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("server runs");
+        });
+        ScriptedServer { addr, log, handle }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+fn classify(system: &str, user: &str) -> &'static str {
+    if system.contains("extract search keywords") {
+        "keywords"
+    } else if system.contains("You are the Guide agent") {
+        if user.contains("Your previous guidance") {
+            "guide_refine"
+        } else {
+            "guide_init"
+        }
+    } else if system.contains("You are the Debug agent") {
+        if user.contains("Your previous program") {
+            "debug_fix"
+        } else {
+            "debug_init"
+        }
+    } else if system.contains("You are the Feedback agent") {
+        "feedback"
+    } else {
+        "unknown"
+    }
+}
+
+async fn chat(State(state): State<AppState>, Json(body): Json<Value>) -> Response {
+    let text_of = |role: &str| -> String {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == role)
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (system, user) = (text_of("system"), text_of("user"));
+    let request = Request {
+        stream: body["stream"] == true,
+        purpose: classify(&system, &user),
+        system,
+        user,
+        body: body.clone(),
+    };
+    state.log.lock().unwrap().push(request.clone());
+    let reply = (state.script)(&request);
+    respond(reply, request.stream).await
+}
+
+fn respond(reply: Reply, stream: bool) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
+    Box::pin(async move {
+        match reply {
+            Reply::Delayed(wait, inner) => {
+                tokio::time::sleep(wait).await;
+                respond(*inner, stream).await
+            }
+            Reply::Hang => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                StatusCode::GATEWAY_TIMEOUT.into_response()
+            }
+            Reply::Status(code, message) => {
+                let body = json!({"error": {"message": message, "type": "scripted", "param": null, "code": null}});
+                (StatusCode::from_u16(code).unwrap(), Json(body)).into_response()
+            }
+            Reply::Truncated if stream => {
+                let events = vec![Ok::<_, Infallible>(SseEvent::default().data(
+                    r#"{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"par"#,
+                ))];
+                Sse::new(futures::stream::iter(events)).into_response()
+            }
+            Reply::Truncated => (
+                [("content-type", "application/json")],
+                r#"{"id":"x","object":"chat.completion","choi"#,
+            )
+                .into_response(),
+            Reply::Text(text) if stream => {
+                let prompt_tokens = 50;
+                let completion_tokens = (text.len() / 4) as u32 + 1;
+                let mut events = Vec::new();
+                let chars: Vec<char> = text.chars().collect();
+                for piece in chars.chunks(24) {
+                    let content: String = piece.iter().collect();
+                    events.push(chunk(
+                        json!({"index": 0, "delta": {"content": content}, "finish_reason": null}),
+                        Value::Null,
+                    ));
+                }
+                events.push(chunk(json!({"index": 0, "delta": {}, "finish_reason": "stop"}), Value::Null));
+                let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
+                events.push(
+                    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": [], "usage": usage})
+                        .to_string(),
+                );
+                events.push("[DONE]".to_string());
+                let events: Vec<Result<SseEvent, Infallible>> = events.into_iter().map(|d| Ok(SseEvent::default().data(d))).collect();
+                Sse::new(futures::stream::iter(events)).into_response()
+            }
+            Reply::Text(text) => {
+                let completion_tokens = (text.len() / 4) as u32 + 1;
+                Json(json!({
+                    "id": "c", "object": "chat.completion", "created": 1, "model": "scripted",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": completion_tokens, "total_tokens": 50 + completion_tokens}
+                }))
+                .into_response()
+            }
+        }
+    })
+}
+
+fn chunk(choice: Value, usage: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": [choice], "usage": usage})
+        .to_string()
+}
+
+/// Wraps code in the fenced block the Debug prompt asks for.
+pub fn fenced(code: &str) -> String {
+    format!("Here is the program.\n\n```python\n{code}\n```\n")
+}
+
+/// A fresh state directory for the binary under test.
+pub fn temp_home() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// The rgd binary with a private home and the loopback endpoint.
+pub fn rgd(home: &std::path::Path, base_url: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("RGD_MODEL")
+        .env_remove("RGD_DATA")
+        .env("RGD_HOME", home)
+        .env("OPENAI_BASE_URL", base_url)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
