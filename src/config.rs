@@ -32,6 +32,9 @@ pub struct LlmSection {
     pub stream: Option<bool>,
     pub timeout_secs: Option<f64>,
     pub retries: Option<usize>,
+    /// First and largest pause between retries (exponential with jitter in between).
+    pub backoff_min_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
     pub max_in_flight: Option<usize>,
 }
 
@@ -147,7 +150,8 @@ impl Settings {
                 timeout_secs: llm.llm_timeout.or(section.timeout_secs).unwrap_or(defaults.timeout_secs),
                 retries: llm.llm_retries.or(section.retries).unwrap_or(defaults.retries),
                 max_in_flight: llm.llm_concurrency.or(section.max_in_flight).unwrap_or(concurrency.max(1)),
-                ..defaults
+                backoff_min_ms: section.backoff_min_ms.unwrap_or(defaults.backoff_min_ms),
+                backoff_max_ms: section.backoff_max_ms.unwrap_or(defaults.backoff_max_ms),
             }
         });
         let model = llm.model.clone().or(section.model.clone()).unwrap_or_else(|| DEFAULT_MODEL.into());

@@ -68,7 +68,7 @@ impl LlmError {
                 };
                 LlmError {
                     kind,
-                    message: clip(&e.to_string()),
+                    message: clip(&with_causes(&e)),
                     status: e.status().map(|s| s.as_u16()),
                     attempts: 1,
                 }
@@ -79,6 +79,18 @@ impl LlmError {
             other => LlmError::new(LlmErrorKind::Transport, clip(&other.to_string())),
         }
     }
+}
+
+/// "error sending request" alone hides the reason (refused, reset, DNS): add the source chain.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn clip(s: &str) -> String {

@@ -65,11 +65,14 @@ impl OpenAiChat {
             .with_api_base(settings.base_url.trim_end_matches('/'))
             .with_api_key(settings.api_key.clone());
         let gate = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
-        OpenAiChat {
-            client: Client::with_config(config),
-            settings,
-            gate,
-        }
+        // async-openai retries 429/5xx on its own by default, unseen; rgd replaces that with one
+        // policy whose every attempt is an event, so the plain transport is installed here.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
+        let client = Client::with_config(config).with_http_service(async_openai::middleware::ReqwestService::new(http));
+        OpenAiChat { client, settings, gate }
     }
 
     fn request(&self, messages: &[Message], params: &CallParams) -> CreateChatCompletionRequest {
