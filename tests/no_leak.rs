@@ -1,0 +1,159 @@
+//! Hidden tests never reach an agent. The state machine is driven through a whole debug round
+//! (failing visible tests, then passing visible but failing hidden tests) for every task of every
+//! shipped dataset, and each prompt it builds is searched for hidden test text.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rgd::agents::{Agent, Prompts};
+use rgd::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, TestCase, load_dataset, resolve_dataset};
+use rgd::engine::{Effect, LoopConfig, Outcome, Step, Suite, TaskMachine};
+use rgd::llm::{CallParams, ChatResponse, Message, Usage};
+use rgd::sandbox::{RunReport, SetupStatus, TestOutcome, TestStatus};
+
+fn answer(text: &str) -> Outcome {
+    Outcome::Agent(Ok(ChatResponse {
+        text: text.into(),
+        usage: Usage::default(),
+        finish_reason: None,
+        attempts: 1,
+        latency_ms: 1,
+    }))
+}
+
+fn report(n: usize, status: TestStatus) -> Outcome {
+    let tests = (0..n)
+        .map(|index| TestOutcome {
+            index,
+            status,
+            got: Some("41".into()),
+            expected: None,
+            exc_type: None,
+            exc_msg: None,
+            line: None,
+            stdout: None,
+            secs: 0.0,
+        })
+        .collect();
+    Outcome::Tests(Ok(RunReport {
+        executor: "test".into(),
+        setup: SetupStatus::Ok,
+        setup_error: None,
+        tests,
+        abnormal_end: None,
+        wall_ms: 1,
+    }))
+}
+
+/// Pieces of hidden tests that the agent-visible material does not already contain.
+fn secrets(task: &Task) -> Vec<String> {
+    let raw = |t: &TestCase| match t {
+        TestCase::Assert { src } | TestCase::Check { src } => src.clone(),
+        TestCase::Io { input, output } => format!("{input}\n{output}"),
+    };
+    let visible: String = task.visible.iter().map(raw).collect::<Vec<_>>().join("\n") + &task.prompt;
+    let mut out = Vec::new();
+    for test in &task.hidden {
+        match test {
+            TestCase::Assert { src } => out.push(src.trim().to_string()),
+            TestCase::Check { src } => out.extend(src.lines().map(str::trim).filter(|l| l.starts_with("assert")).map(str::to_string)),
+            TestCase::Io { input, output } => {
+                out.push(input.trim().to_string());
+                out.push(output.trim().to_string());
+            }
+        }
+    }
+    out.retain(|s| s.len() >= 12 && !visible.contains(s.as_str()));
+    out.push("def check(candidate)".into());
+    if let Some(c) = &task.canonical {
+        // A canonical body long enough to be distinctive must not show up either.
+        out.extend(
+            c.lines()
+                .map(str::trim)
+                .filter(|l| l.len() >= 40 && !visible.contains(*l))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
+fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec<Vec<Message>> {
+    let mut machine = TaskMachine::new(task.clone(), prompts, config);
+    let mut seen = Vec::new();
+    let mut t = machine.start();
+    let mut visible_runs = 0;
+    loop {
+        let outcome = match t.step {
+            Step::Finished(_) => return seen,
+            Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
+                seen.push(messages);
+                match purpose.agent() {
+                    Agent::Debug => answer(&format!(
+                        "```python\ndef {}(*args):\n    return 41\n```",
+                        task.entry_point.clone().max("main".into())
+                    )),
+                    _ => answer("analysis / guidance"),
+                }
+            }
+            Step::Run(Effect::RunTests { suite: Suite::Visible, .. }) => {
+                visible_runs += 1;
+                let status = if visible_runs == 1 {
+                    TestStatus::Failed
+                } else {
+                    TestStatus::Passed
+                };
+                report(task.visible.len(), status)
+            }
+            Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
+            Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
+        };
+        t = machine.advance(outcome);
+    }
+}
+
+#[test]
+fn no_prompt_contains_hidden_tests_or_canonical_code() {
+    let prompts = Arc::new(Prompts::builtin());
+    let params = CallParams {
+        model: "m".into(),
+        temperature: 0.0,
+        max_tokens: 10,
+        seed: None,
+    };
+    let config = Arc::new(LoopConfig {
+        max_iters: 3,
+        params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
+        memory: true,
+    });
+    let mut checked = Vec::new();
+    for entry in CATALOG {
+        let Ok((name, path)) = resolve_dataset(entry.name, None) else {
+            continue;
+        };
+        let dataset = load_dataset(&name, &path, DEFAULT_SPLIT_SEED).unwrap();
+        for task in dataset.tasks {
+            let secrets = secrets(&task);
+            let conversations = drive(Arc::new(task.clone()), prompts.clone(), config.clone());
+            // guide_init, debug_init, feedback, refine, fix, feedback (hidden failed), refine, fix.
+            assert_eq!(conversations.len(), 8, "{}", task.id);
+            let hidden_note = conversations[5]
+                .iter()
+                .any(|m| m.content.contains("was not accepted: further tests that you cannot see"));
+            assert!(hidden_note, "{}: the Feedback agent is told the code was not accepted", task.id);
+            for messages in &conversations {
+                for m in messages {
+                    for secret in &secrets {
+                        assert!(
+                            !m.content.contains(secret.as_str()),
+                            "{}: hidden material {secret:?} reached a prompt",
+                            task.id
+                        );
+                    }
+                }
+            }
+        }
+        checked.push(name);
+    }
+    assert!(checked.contains(&"sample".to_string()));
+    eprintln!("checked datasets: {checked:?}");
+}
