@@ -9,22 +9,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
 
-fn canonical_solutions() -> HashMap<String, String> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| {
-            (
-                v["entry_point"].as_str().unwrap().to_string(),
-                v["canonical_solution"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn sweep_survives_a_misbehaving_endpoint() {
-    let solutions = canonical_solutions();
+    let solutions = support::sample_solutions();
     let calls: Arc<Mutex<HashMap<(String, &'static str), usize>>> = Arc::default();
     let script = {
         let calls = calls.clone();

@@ -31,17 +31,7 @@ fn run_id(home: &std::path::Path) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_sweep_resumes_without_losing_or_repeating_tasks() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
-    let solutions: HashMap<String, String> = text
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| {
-            (
-                v["entry_point"].as_str().unwrap().to_string(),
-                v["canonical_solution"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let solutions = support::sample_solutions();
     let script = Arc::new(move |req: &support::Request| {
         let answer = match req.purpose {
             "debug_init" | "debug_fix" => fenced(&solutions[&req.entry_point().unwrap()]),

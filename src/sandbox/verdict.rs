@@ -37,7 +37,8 @@ pub struct TestOutcome {
 }
 
 impl TestOutcome {
-    fn bare(index: usize, status: TestStatus) -> Self {
+    /// An outcome with no details yet.
+    pub fn new(index: usize, status: TestStatus) -> Self {
         TestOutcome {
             index,
             status,
@@ -132,7 +133,7 @@ impl RunReport {
             abnormal_end = Some("the program wrote fake verdict lines; every test counts as failed".into());
         }
         let (setup_status, setup_error) = setup.unwrap_or_else(|| {
-            let mut detail = TestOutcome::bare(0, TestStatus::Error);
+            let mut detail = TestOutcome::new(0, TestStatus::Error);
             let status = match killed {
                 Some(Ended::Deadline) => SetupStatus::Timeout,
                 _ => SetupStatus::Error,
@@ -155,7 +156,7 @@ impl RunReport {
                     t
                 }
                 None if setup_status != SetupStatus::Ok => {
-                    let mut t = setup_error.clone().unwrap_or_else(|| TestOutcome::bare(i, TestStatus::Error));
+                    let mut t = setup_error.clone().unwrap_or_else(|| TestOutcome::new(i, TestStatus::Error));
                     t.index = i;
                     t.status = match setup_status {
                         SetupStatus::Timeout => TestStatus::Timeout,
@@ -166,12 +167,12 @@ impl RunReport {
                 }
                 None if first_missing => {
                     first_missing = false;
-                    let mut t = TestOutcome::bare(i, killed.map(|k| k.status()).unwrap_or(TestStatus::Error));
+                    let mut t = TestOutcome::new(i, killed.map(|k| k.status()).unwrap_or(TestStatus::Error));
                     t.exc_type = Some(killed.map(|k| k.exc_type()).unwrap_or("RunnerError").into());
                     t.exc_msg = abnormal_end.clone().or_else(|| Some("the runner stopped before this test".into()));
                     t
                 }
-                None => TestOutcome::bare(i, TestStatus::NotRun),
+                None => TestOutcome::new(i, TestStatus::NotRun),
             })
             .collect();
         RunReport {

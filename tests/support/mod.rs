@@ -229,3 +229,17 @@ pub fn rgd(home: &std::path::Path, base_url: &str) -> std::process::Command {
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     cmd
 }
+
+/// Canonical solutions of the bundled sample tasks, by entry point.
+pub fn sample_solutions() -> std::collections::HashMap<String, String> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["entry_point"].as_str().unwrap().to_string(),
+                v["canonical_solution"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,85 @@
+//! Command-line behaviour a user meets first: clear errors for bad input, dataset commands.
+
+mod support;
+
+use support::temp_home;
+
+fn rgd(home: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("RGD_DATA")
+        .env("RGD_HOME", home)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+#[test]
+fn no_endpoint_is_a_clear_error() {
+    let home = temp_home();
+    let out = rgd(home.path())
+        .args(["run", "--dataset", "sample", "--task", "Sample/1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no LLM endpoint configured") && err.contains("OPENAI_BASE_URL"),
+        "{err}"
+    );
+    assert!(
+        !home.path().join("runs").exists(),
+        "nothing is recorded for a run that never started"
+    );
+}
+
+#[test]
+fn malformed_dataset_line_names_file_and_line() {
+    let home = temp_home();
+    let path = home.path().join("mine.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"task_id":"A/1","prompt":"def f():\n","entry_point":"f","test":"def check(c): pass","given_tests":["assert f() == 1"]}"#,
+            "\n",
+            r#"{"task_id":"A/2","prompt":"def g():\n","entry_point":"g","test":"def check(c): pass","given_tests":"assert g()"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = rgd(home.path())
+        .args(["--base-url", "http://127.0.0.1:9/v1", "sweep", "--dataset"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:2: field \"given_tests\" should be a list", path.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_dataset_lists_known_names() {
+    let home = temp_home();
+    let out = rgd(home.path()).args(["datasets", "verify", "humaneval-xl"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no dataset named \"humaneval-xl\"") && err.contains("mbpp-et"),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_and_list_work_without_an_endpoint() {
+    let home = temp_home();
+    let out = rgd(home.path()).args(["datasets", "verify", "sample"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("hidden tests:  6 passed, 0 failed, 0 errored"),
+        "{text}"
+    );
+    let out = rgd(home.path()).args(["runs", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no runs in"));
+}
