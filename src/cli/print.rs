@@ -1,5 +1,6 @@
 //! The headless printer: a subscriber of the event stream, like the recorder and the TUI.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -39,10 +40,26 @@ impl Printer {
             });
             let mut solved = 0usize;
             let mut done = 0usize;
+            // Visible test labels per task, so result tables can show the tests themselves.
+            let mut labels: HashMap<String, Vec<String>> = HashMap::new();
             while let Some(envelope) = events.recv().await {
                 match mode {
                     PrinterMode::Json => println!("{}", serde_json::to_string(&*envelope).expect("events serialise")),
-                    PrinterMode::Detailed => detailed(&envelope.event),
+                    PrinterMode::Detailed => {
+                        if let Event::TaskStarted {
+                            task_id, visible_tests, ..
+                        } = &envelope.event
+                        {
+                            labels.insert(task_id.clone(), visible_tests.clone());
+                        }
+                        let tests = envelope
+                            .event
+                            .task_id()
+                            .and_then(|id| labels.get(id))
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[]);
+                        detailed(&envelope.event, tests)
+                    }
                     PrinterMode::Quiet => {}
                     PrinterMode::Progress => {
                         let bar = bar.as_ref().expect("progress mode has a bar");
@@ -50,14 +67,14 @@ impl Printer {
                             Event::RunResumed { finished } => {
                                 done = finished.len();
                                 bar.set_position(done as u64);
-                                bar.println(format!("resumed: {} tasks already finished", finished.len()));
+                                say(bar, format!("resumed: {} tasks already finished", finished.len()));
                             }
                             Event::TaskFinished { result } => {
                                 done += 1;
                                 solved += usize::from(result.passed);
                                 bar.set_position(done as u64);
                                 bar.set_message(format!("solved {solved} ({:.1}%)", 100.0 * solved as f64 / done.max(1) as f64));
-                                bar.println(task_line(result));
+                                say(bar, task_line(result));
                             }
                             _ => {}
                         }
@@ -77,6 +94,15 @@ impl Printer {
     }
 }
 
+/// Above the bar on a terminal; as plain lines when output is piped (the bar then hides itself).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        println!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 fn task_line(r: &crate::engine::TaskResult) -> String {
     let what = match (r.status, r.first_pass_iteration) {
         (TaskStatus::Solved, Some(k)) => format!("solved at iteration {k}"),
@@ -91,7 +117,7 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
-fn detailed(event: &Event) {
+fn detailed(event: &Event, visible_tests: &[String]) {
     let mut out = std::io::stdout().lock();
     let _ = match event {
         Event::RunStarted { manifest } => writeln!(
@@ -113,7 +139,7 @@ fn detailed(event: &Event) {
         Event::IterationStarted { iteration, .. } => writeln!(out, "\n── iteration {iteration}"),
         Event::AgentRequest {
             agent, purpose, params, ..
-        } => write!(out, "\n[{agent} · {purpose:?} · {}]\n", params.model),
+        } => write!(out, "\n[{agent} · {} · {}]\n", purpose.prompt_name(), params.model),
         Event::AgentTokens { text, .. } => write!(out, "{text}"),
         Event::AgentRetry {
             attempt, error, wait_ms, ..
@@ -163,15 +189,19 @@ fn detailed(event: &Event) {
             let _ = writeln!(out, "  visible tests: {passed}/{total} passed");
             for t in &report.tests {
                 let mark = if t.status == TestStatus::Passed { "✓" } else { "✗" };
-                let mut line = format!("    {mark} #{} {:?}", t.index + 1, t.status);
+                let label = visible_tests.get(t.index).map(String::as_str).unwrap_or("?");
+                let mut line = format!("    {mark} {label}");
+                if !matches!(t.status, TestStatus::Passed | TestStatus::Failed) {
+                    line.push_str(&format!(" [{}]", format!("{:?}", t.status).to_lowercase()));
+                }
                 if let Some(g) = &t.got {
-                    line.push_str(&format!(" got {g}"));
+                    line.push_str(&format!("  → got {g}"));
                 }
-                if let Some(e) = &t.expected {
-                    line.push_str(&format!(" expected {e}"));
-                }
-                if let Some(x) = &t.exc_type {
-                    line.push_str(&format!(" {x}: {}", t.exc_msg.as_deref().unwrap_or("")));
+                if let Some(x) = t.exc_type.as_ref().filter(|_| t.status != TestStatus::Passed) {
+                    line.push_str(&format!("  → {x}: {}", t.exc_msg.as_deref().unwrap_or("")));
+                    if let Some(l) = t.line {
+                        line.push_str(&format!(" (line {l})"));
+                    }
                 }
                 let _ = writeln!(out, "{line}");
             }
