@@ -26,13 +26,25 @@ try:
 except ImportError:  # pragma: no cover - wasm builds have no signal module
     _HAS_ALARM = False
 
+# The judge's own copy of every builtin: a program that patches `builtins` (bool, isinstance,
+# AssertionError...) changes its own world, not how its tests are judged.
+globals().update({k: v for k, v in vars(builtins).items() if not k.startswith("__")})
+
 # Keep private references: the program under test may overwrite builtins or module attributes.
 _repr = repr
 _len = len
 _isinstance = isinstance
 _str = str
 _perf = time.perf_counter
-_out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
+_out = None  # the verdict stream, opened by main()
+
+
+def open_verdict_stream():
+    """A private handle on the real stdout (the program's prints are redirected per test)."""
+    try:
+        return os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
+    except OSError:  # WASI has no dup()
+        return sys.__stdout__
 
 REPR_CAP = 400
 MSG_CAP = 600
@@ -71,12 +83,27 @@ def walk(node):
                 todo.append(value)
 
 
+# Everything the program can get hold of (its stdout object, the alarm handler, `exit`) is defined
+# in a namespace of its own: their `__globals__` lead nowhere near the judge.
+_EXPOSED_SOURCE = """
+import io
+
+
 class TestTimeout(BaseException):
-    """Raised by the per-test alarm; a BaseException so `except Exception` in the program can't eat it."""
+    # Raised by the per-test alarm; a BaseException so `except Exception` cannot eat it.
+    pass
+
+
+def on_alarm(signum, frame):
+    raise TestTimeout()
+
+
+def exit(code=None):
+    raise SystemExit(code)
 
 
 class CappedWriter(io.TextIOBase):
-    """A text sink that keeps the first `cap` characters and counts the rest."""
+    # Keeps the first `cap` characters written and counts the rest.
 
     def __init__(self, cap):
         self.cap = cap
@@ -88,17 +115,24 @@ class CappedWriter(io.TextIOBase):
         return True
 
     def write(self, s):
-        s = _str(s)
+        s = str(s)
         room = self.cap - self.size
         if room > 0:
             keep = s[:room]
             self.parts.append(keep)
-            self.size += _len(keep)
-        self.dropped += max(0, _len(s) - max(room, 0))
-        return _len(s)
+            self.size += len(keep)
+        self.dropped += max(0, len(s) - max(room, 0))
+        return len(s)
 
     def text(self):
         return "".join(self.parts)
+"""
+_exposed = {"__name__": "rgd_io"}
+exec(compile(_EXPOSED_SOURCE, "<rgd io>", "exec"), _exposed)
+TestTimeout = _exposed["TestTimeout"]
+CappedWriter = _exposed["CappedWriter"]
+_on_alarm = _exposed["on_alarm"]
+_exit = _exposed["exit"]
 
 
 def clip(s, cap):
@@ -147,16 +181,13 @@ class Guard:
         self.out = CappedWriter(cap)
         self.stdin_text = stdin_text
 
-    def _alarm(self, signum, frame):
-        raise TestTimeout()
-
     def __enter__(self):
         self.saved = (sys.stdout, sys.stderr, sys.stdin)
         sys.stdout = self.out
         sys.stderr = self.out
         sys.stdin = io.StringIO(self.stdin_text)
         if _HAS_ALARM and self.timeout > 0:
-            signal.signal(signal.SIGALRM, self._alarm)
+            signal.signal(signal.SIGALRM, _on_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
         self.t0 = _perf()
         return self
@@ -326,6 +357,10 @@ def run_stdio(test, code_obj, verdict, guard):
     except SystemExit:
         pass  # `exit()` after printing the answer is normal for stdin/stdout programs
     got = guard.out.text()
+    if test["kind"] == "run":  # no expectation: report what it printed
+        verdict["status"] = "passed"
+        verdict["got"] = clip(got, REPR_CAP)
+        return
     ok = tokens_equal(got, test["output"])
     verdict["status"] = "passed" if ok else "failed"
     if not ok:
@@ -333,11 +368,14 @@ def run_stdio(test, code_obj, verdict, guard):
         verdict["expected"] = clip(test["output"], REPR_CAP)
 
 
-def _exit(code=None):
-    raise SystemExit(code)
-
-
 def main():
+    global _out
+    _out = open_verdict_stream()
+    # The program must not find the judge by importing it.
+    me = sys.modules.get(__name__)
+    for name, module in list(sys.modules.items()):
+        if module is me:
+            del sys.modules[name]
     job = read_job(sys.stdin.read())
     nonce = job["nonce"]
     code = job["code"]

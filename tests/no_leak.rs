@@ -43,6 +43,7 @@ fn secrets(task: &Task) -> Vec<String> {
     let raw = |t: &TestCase| match t {
         TestCase::Assert { src } | TestCase::Check { src } => src.clone(),
         TestCase::Io { input, output } => format!("{input}\n{output}"),
+        TestCase::Run { input } => input.clone(),
     };
     let visible: String = task.visible.iter().map(raw).collect::<Vec<_>>().join("\n") + &task.prompt;
     let mut out = Vec::new();
@@ -54,6 +55,7 @@ fn secrets(task: &Task) -> Vec<String> {
                 out.push(input.trim().to_string());
                 out.push(output.trim().to_string());
             }
+            TestCase::Run { input } => out.push(input.trim().to_string()),
         }
     }
     out.retain(|s| s.len() >= 12 && !visible.contains(s.as_str()));

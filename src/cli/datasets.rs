@@ -10,7 +10,7 @@ use futures::StreamExt;
 
 use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, resolve_dataset};
 use crate::engine::{Suite, suite_tests};
-use crate::sandbox::{Executor, Job, Limits, NativeExecutor, RunReport, TestStatus};
+use crate::sandbox::{Executor, Job, Limits, RunReport, SandboxKind, TestStatus, make_executor};
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetsCommand {
@@ -31,6 +31,12 @@ pub enum DatasetsCommand {
         /// Print every task that does not pass
         #[arg(long)]
         verbose: bool,
+        /// Where programs run
+        #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
+        sandbox: SandboxKind,
+        /// Seconds each test may run
+        #[arg(long, default_value_t = 5.0)]
+        timeout: f64,
     },
 }
 
@@ -67,6 +73,8 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             concurrency,
             split_seed,
             verbose,
+            sandbox,
+            timeout,
         } => {
             let (name, path) = resolve_dataset(&name, data_dir)?;
             let ds = load_dataset(&name, &path, split_seed)?;
@@ -79,15 +87,20 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 println!("{name}: {} tasks, none has a canonical solution; nothing to verify", tasks.len());
                 return Ok(ExitCode::SUCCESS);
             }
-            let executor: Arc<dyn Executor> = Arc::new(NativeExecutor::discover()?);
+            let executor = make_executor(sandbox, &|line| eprintln!("{line}"))?;
+            let limits = Arc::new(Limits {
+                per_test: std::time::Duration::from_secs_f64(timeout),
+                ..Limits::default()
+            });
             let parallel = concurrency.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
             let started = Instant::now();
             let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
                 .map(|task| {
                     let executor = executor.clone();
+                    let limits = limits.clone();
                     async move {
-                        let hidden = verify_suite(&*executor, &task, Suite::Hidden).await;
-                        let visible = verify_suite(&*executor, &task, Suite::Visible).await;
+                        let hidden = verify_suite(&*executor, &task, Suite::Hidden, &limits).await;
+                        let visible = verify_suite(&*executor, &task, Suite::Visible, &limits).await;
                         Checked { task, hidden, visible }
                     }
                 })
@@ -98,10 +111,11 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             let hidden = |o: &Checked| o.hidden.0;
             let visible = |o: &Checked| o.visible.0;
             println!(
-                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s",
+                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s ({} sandbox)",
                 outcomes.len(),
                 tasks.len() - outcomes.len(),
-                started.elapsed().as_secs_f64()
+                started.elapsed().as_secs_f64(),
+                executor.name()
             );
             println!(
                 "  hidden tests:  {} passed, {} failed, {} errored",
@@ -162,16 +176,15 @@ enum Verdict {
     Errored,
 }
 
-async fn verify_suite(executor: &dyn Executor, task: &Task, suite: Suite) -> (Verdict, String) {
+async fn verify_suite(executor: &dyn Executor, task: &Task, suite: Suite, limits: &Limits) -> (Verdict, String) {
     let code = task.canonical.as_deref().unwrap_or_default();
     let tests = suite_tests(task, suite);
-    let limits = Limits::default();
     let job = Job {
         code,
         kind: &task.kind,
         entry_point: &task.entry_point,
         tests,
-        limits: &limits,
+        limits,
     };
     match executor.run(job).await {
         Ok(report) => (classify(&report), first_problem(&report, tests)),

@@ -13,7 +13,7 @@ use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
 use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, Recorder, Sweep, TaskRunner};
 use crate::llm::{ChatModel, OpenAiChat};
-use crate::sandbox::{Executor, NativeExecutor};
+use crate::sandbox::{Executor, SandboxKind, make_executor};
 use crate::store::{Home, RunStore, export_run};
 
 #[derive(Debug, Clone, Args)]
@@ -21,8 +21,8 @@ pub struct CommonArgs {
     /// Most code attempts per task
     #[arg(long)]
     pub max_iters: Option<u32>,
-    /// Where programs run (native: a python3 subprocess with rlimits)
-    #[arg(long, value_enum, default_value_t = SandboxKind::Native)]
+    /// Where programs run: wasm (CPython under wasmtime, the default) or native (python3 subprocess, weaker)
+    #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
     pub sandbox: SandboxKind,
     /// Seed of the 6:4 visible:hidden split of -ET datasets
     #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
@@ -39,11 +39,6 @@ pub struct CommonArgs {
     /// Write samples.jsonl, results.jsonl and summary.json here when done
     #[arg(long)]
     pub out: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SandboxKind {
-    Native,
 }
 
 #[derive(Debug, Args)]
@@ -177,9 +172,7 @@ fn parts(settings: &Settings, common: &CommonArgs) -> anyhow::Result<Parts> {
         "no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server needs one), pass --base-url, or add [llm] base_url to rgd.toml",
     )?;
     let model: Arc<dyn ChatModel> = Arc::new(OpenAiChat::new(openai));
-    let executor: Arc<dyn Executor> = match common.sandbox {
-        SandboxKind::Native => Arc::new(NativeExecutor::discover()?),
-    };
+    let executor = make_executor(common.sandbox, &|line| eprintln!("{line}"))?;
     let prompts = Arc::new(match &common.prompts {
         Some(dir) => Prompts::from_dir(dir)?,
         None => Prompts::builtin(),

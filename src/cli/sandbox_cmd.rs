@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use crate::dataset::{TaskKind, TestCase};
-use crate::sandbox::{Executor, Job, Limits, NativeExecutor};
+use crate::sandbox::{Job, Limits, SandboxKind, make_executor};
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
@@ -23,7 +23,11 @@ pub enum SandboxCommand {
         /// Text given to the program on standard input
         #[arg(long, default_value = "")]
         stdin: String,
-        /// Use the native python3 executor (the only one until the wasm sandbox lands)
+        /// Expected standard output (compared token by token); without it the program passes when
+        /// it ends without an exception, and the verdict shows what it printed
+        #[arg(long)]
+        expect: Option<String>,
+        /// Use the native python3 executor instead of the wasm sandbox (weaker isolation)
         #[arg(long)]
         native: bool,
     },
@@ -35,20 +39,22 @@ pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
         timeout,
         memory,
         stdin,
-        native: _,
+        expect,
+        native,
     } = cmd;
     let code = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let executor = NativeExecutor::discover()?;
+    let kind = if native { SandboxKind::Native } else { SandboxKind::Wasm };
+    let executor = make_executor(kind, &|line| eprintln!("{line}"))?;
     let limits = Limits {
         per_test: Duration::from_secs_f64(timeout),
         memory_mb: memory,
         ..Limits::default()
     };
-    // The program runs as a stdin/stdout program with one "test" whose expected output is unknown:
-    // the verdict then shows what it printed, raised, or how it was stopped.
-    let tests = [TestCase::Io {
-        input: stdin,
-        output: String::new(),
+    // The program runs as a stdin/stdout program: the verdict shows what it printed, raised, or how
+    // it was stopped, and compares the output when an expectation is given.
+    let tests = [match expect {
+        Some(output) => TestCase::Io { input: stdin, output },
+        None => TestCase::Run { input: stdin },
     }];
     let report = executor
         .run(Job {

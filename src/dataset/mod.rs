@@ -47,6 +47,9 @@ pub enum TestCase {
     /// Standard input and the expected standard output (or, for call-based tasks, argument lines
     /// and the expected return value).
     Io { input: String, output: String },
+    /// A stdin/stdout program run with no expectation (`rgd sandbox run`): it passes when it ends
+    /// without an exception, and its output is reported.
+    Run { input: String },
 }
 
 impl TestCase {
@@ -55,7 +58,7 @@ impl TestCase {
         match self {
             TestCase::Assert { src } => src.trim().to_string(),
             TestCase::Check { .. } => "check(candidate)".to_string(),
-            TestCase::Io { input, .. } => format!("input: {}", input.trim_end().replace('\n', "\\n")),
+            TestCase::Io { input, .. } | TestCase::Run { input } => format!("input: {}", input.trim_end().replace('\n', "\\n")),
         }
     }
 

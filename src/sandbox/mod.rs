@@ -3,9 +3,11 @@
 
 mod native;
 mod verdict;
+pub mod wasm;
 
 pub use native::NativeExecutor;
 pub use verdict::{RunReport, SetupStatus, TestOutcome, TestStatus};
+pub use wasm::WasmExecutor;
 
 use std::time::Duration;
 
@@ -77,6 +79,10 @@ pub enum SandboxError {
     NoPython(String),
     #[error("sandbox I/O failed: {0}")]
     Io(#[from] std::io::Error),
+    #[error("cannot build the wasm sandbox: {0}")]
+    Build(String),
+    #[error("wasm sandbox: {0}")]
+    Wasm(String),
 }
 
 /// Something that runs a program against tests. Implementations must never let the program
@@ -98,5 +104,24 @@ pub(crate) fn runner_job(job: &Job<'_>, nonce: &str) -> serde_json::Value {
         "tests": job.tests,
         "per_test_timeout": job.limits.per_test.as_secs_f64(),
         "output_cap": job.limits.output_cap,
+    })
+}
+
+/// Which executor runs programs. `wasm` is the default; `native` is weaker (see the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// CPython compiled to WebAssembly under wasmtime (built once into the cache)
+    Wasm,
+    /// A python3 subprocess with rlimits: no isolation from the user's files
+    Native,
+}
+
+/// Creates the chosen executor. Never falls back silently: if wasm cannot be built, the error
+/// says why and how to fix it, and names `--sandbox native`.
+pub fn make_executor(kind: SandboxKind, report: &dyn Fn(&str)) -> Result<std::sync::Arc<dyn Executor>, SandboxError> {
+    Ok(match kind {
+        SandboxKind::Wasm => std::sync::Arc::new(WasmExecutor::new(report)?),
+        SandboxKind::Native => std::sync::Arc::new(NativeExecutor::discover()?),
     })
 }

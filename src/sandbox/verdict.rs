@@ -88,7 +88,14 @@ impl RunReport {
 
     /// Builds a report from the runner's stdout. `killed` says why the host ended the process,
     /// if it did; tests without a verdict are then attributed to that cause.
-    pub fn from_runner_output(executor: &str, stdout: &str, nonce: &str, n_tests: usize, killed: Option<Ended>, wall_ms: u64) -> RunReport {
+    pub(crate) fn from_runner_output(
+        executor: &str,
+        stdout: &str,
+        nonce: &str,
+        n_tests: usize,
+        killed: Option<Ended>,
+        wall_ms: u64,
+    ) -> RunReport {
         let prefix = format!("{nonce} ");
         let mut setup: Option<(SetupStatus, Option<TestOutcome>)> = None;
         let mut tests: Vec<Option<TestOutcome>> = vec![None; n_tests];
@@ -188,7 +195,7 @@ impl RunReport {
 
 /// Why a run ended other than by the runner finishing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The whole-run deadline passed and the host killed the process group.
     Deadline,
     /// The program flooded stdout past the cap.
@@ -197,6 +204,8 @@ pub enum Ended {
     Signal(i32),
     /// The interpreter exited with this status before reporting every test.
     Exit(i32),
+    /// The WebAssembly instance trapped (stack exhausted, abort).
+    Trapped,
 }
 
 impl Ended {
@@ -208,6 +217,7 @@ impl Ended {
             Ended::Signal(11) => "the interpreter crashed (SIGSEGV, often C-level recursion)".into(),
             Ended::Signal(s) => format!("the interpreter died from signal {s}"),
             Ended::Exit(c) => format!("the interpreter exited with status {c} before finishing"),
+            Ended::Trapped => "the interpreter trapped (stack exhausted or abort)".into(),
         }
     }
     fn status(self) -> TestStatus {
@@ -222,6 +232,7 @@ impl Ended {
             Ended::OutputFlood => "OutputLimitExceeded",
             Ended::Signal(_) => "Crashed",
             Ended::Exit(_) => "Exited",
+            Ended::Trapped => "Crashed",
         }
     }
 }
