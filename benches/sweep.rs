@@ -79,7 +79,7 @@ async fn main() {
     }
     let solutions = Arc::new(canonical_by_prompt());
     println!(
-        "HumanEval sweep, {} tasks, scripted loopback endpoint, native sandbox, {} cores",
+        "HumanEval sweep, {} tasks, scripted loopback endpoint, default (wasm) sandbox, {} cores",
         solutions.len(),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );

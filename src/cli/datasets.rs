@@ -92,7 +92,7 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 per_test: std::time::Duration::from_secs_f64(timeout),
                 ..Limits::default()
             });
-            let parallel = concurrency.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+            let parallel = concurrency.unwrap_or_else(crate::sandbox::cores);
             let started = Instant::now();
             let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
                 .map(|task| {

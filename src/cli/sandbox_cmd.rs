@@ -11,6 +11,8 @@ use crate::sandbox::{Job, Limits, SandboxKind, make_executor};
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
+    /// Build (once) and load the wasm sandbox, and say where it lives
+    Build,
     /// Run FILE as a program (stdin from --stdin) and print the JSON verdict
     Run {
         file: PathBuf,
@@ -34,14 +36,31 @@ pub enum SandboxCommand {
 }
 
 pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
-    let SandboxCommand::Run {
-        file,
-        timeout,
-        memory,
-        stdin,
-        expect,
-        native,
-    } = cmd;
+    match cmd {
+        SandboxCommand::Build => build(),
+        SandboxCommand::Run {
+            file,
+            timeout,
+            memory,
+            stdin,
+            expect,
+            native,
+        } => run(file, timeout, memory, stdin, expect, native).await,
+    }
+}
+
+fn build() -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let executor = crate::sandbox::WasmExecutor::new(&|line| eprintln!("{line}"))?;
+    let path = executor.component_path();
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!("wasm sandbox ready in {:.1}s", started.elapsed().as_secs_f64());
+    println!("component  {} ({:.1} MB)", path.display(), size as f64 / 1e6);
+    println!("cache      {}", crate::sandbox::wasm::cache_dir().display());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(file: PathBuf, timeout: f64, memory: u64, stdin: String, expect: Option<String>, native: bool) -> anyhow::Result<ExitCode> {
     let code = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let kind = if native { SandboxKind::Native } else { SandboxKind::Wasm };
     let executor = make_executor(kind, &|line| eprintln!("{line}"))?;

@@ -107,6 +107,11 @@ pub(crate) fn runner_job(job: &Job<'_>, nonce: &str) -> serde_json::Value {
     })
 }
 
+/// Programs run at once by default: one per core; more only makes each slower and deadlines noisier.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
 /// Which executor runs programs. `wasm` is the default; `native` is weaker (see the README).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -38,7 +38,7 @@ impl NativeExecutor {
         }
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         let python = path.canonicalize().unwrap_or(path);
-        let parallel = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let parallel = super::cores();
         Ok(NativeExecutor {
             python,
             slots: Semaphore::new(parallel),

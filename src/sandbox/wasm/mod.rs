@@ -143,7 +143,7 @@ impl WasmExecutor {
                 }
             })
             .map_err(SandboxError::Io)?;
-        let parallel = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let parallel = super::cores();
         Ok(WasmExecutor {
             inner: Arc::new(Inner {
                 engine,
