@@ -344,7 +344,7 @@ async fn execute(
     printer.finish().await;
     if let Some(dir) = out {
         export_run(&store, dir)?;
-        eprintln!("wrote {}/{{samples.jsonl,results.jsonl,summary.json}}", dir.display());
+        eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
     }
     if mode != PrinterMode::Json {
         eprintln!(
