@@ -114,16 +114,19 @@ impl WasmExecutor {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let compiled = cache_dir().join(format!("guest-{}-{:016x}.cwasm", &sources_hash()[..16], hasher.finish()));
-        let lock = component::lock_cache(&cache_dir())?;
         if !compiled.is_file() {
-            report("compiling the sandbox component for this machine (once)");
-            let bytes = std::fs::read(&component_path)?;
-            let artifact = engine.precompile_component(&bytes).map_err(wasm_error)?;
-            let tmp = tempfile::NamedTempFile::new_in(cache_dir())?;
-            std::fs::write(tmp.path(), artifact)?;
-            tmp.persist(&compiled).map_err(|e| SandboxError::Io(e.error))?;
+            // Same pattern as the component build: check, lock, check again, so every later start
+            // only looks at the file.
+            let _lock = component::lock_cache(&cache_dir())?;
+            if !compiled.is_file() {
+                report("compiling the sandbox component for this machine (once)");
+                let bytes = std::fs::read(&component_path)?;
+                let artifact = engine.precompile_component(&bytes).map_err(wasm_error)?;
+                let tmp = tempfile::NamedTempFile::new_in(cache_dir())?;
+                std::fs::write(tmp.path(), artifact)?;
+                tmp.persist(&compiled).map_err(|e| SandboxError::Io(e.error))?;
+            }
         }
-        drop(lock);
         // SAFETY: the file was produced by `precompile_component` of an engine with this exact
         // configuration (the name carries its compatibility hash) and lives in rgd's own cache.
         let component = unsafe { Component::deserialize_file(&engine, &compiled) }.map_err(wasm_error)?;
