@@ -383,6 +383,8 @@ def main():
     entry = job.get("entry_point")
     timeout = float(job.get("per_test_timeout", 5.0))
     cap = int(job.get("output_cap", 8192))
+    if job.get("chdir"):
+        os.chdir(job["chdir"])  # the read-only data directory of the wasm guest
     # `python -S` leaves these out; stdin/stdout programs use them.
     builtins.exit = _exit
     builtins.quit = _exit

@@ -53,6 +53,8 @@ pub struct SandboxSection {
     pub max_total_secs: Option<f64>,
     pub memory_mb: Option<u64>,
     pub output_cap: Option<usize>,
+    /// Data files programs may read (read-only in the wasm sandbox).
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -190,6 +192,7 @@ impl Settings {
             max_total: file.sandbox.max_total_secs.map(Duration::from_secs_f64).unwrap_or(d.max_total),
             memory_mb: file.sandbox.memory_mb.unwrap_or(d.memory_mb),
             output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
+            data_dir: file.sandbox.data_dir.clone(),
         };
         Settings {
             openai,

@@ -285,3 +285,49 @@ async fn check_functions_run_once_even_when_the_solution_is_called_check() {
         assert!(r.all_passed(), "{sandbox:?}: {r:?}");
     }
 }
+
+#[tokio::test]
+async fn a_data_directory_is_readable_and_never_written() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("input.txt"), "3 4\n").unwrap();
+    let code = "def total():\n    return sum(map(int, open('input.txt').read().split()))\n";
+    let tests = asserts(&[
+        "assert total() == 7",
+        "assert open('written.txt', 'w').write('x') == 1",
+        "assert open('../../../../etc/hostname').read()",
+    ]);
+    let limits = Limits {
+        data_dir: Some(data.path().to_path_buf()),
+        ..quick()
+    };
+    for sandbox in BOTH {
+        let r = run_on(sandbox, code, &TaskKind::Function, "total", &tests, &limits).await;
+        assert_eq!(r.tests[0].status, TestStatus::Passed, "{sandbox:?}: {r:?}");
+        assert!(
+            !data.path().join("written.txt").exists(),
+            "{sandbox:?} wrote into the data directory"
+        );
+        if sandbox == SandboxKind::Wasm {
+            // Read-only, and nothing above it exists.
+            assert_eq!(r.tests[1].exc_type.as_deref(), Some("PermissionError"), "{r:?}");
+            assert_eq!(r.tests[2].status, TestStatus::Error, "{r:?}");
+        }
+    }
+
+    let missing = Limits {
+        data_dir: Some(data.path().join("absent")),
+        ..quick()
+    };
+    for sandbox in BOTH {
+        let executor = make_executor(sandbox, &|_| {}).unwrap();
+        let job = Job {
+            code,
+            kind: &TaskKind::Function,
+            entry_point: "total",
+            tests: &tests,
+            limits: &missing,
+        };
+        let err = executor.run(job).await.expect_err("a missing data directory is an error");
+        assert!(err.to_string().contains("absent"), "{err}");
+    }
+}

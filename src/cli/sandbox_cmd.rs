@@ -29,6 +29,10 @@ pub enum SandboxCommand {
         /// it ends without an exception, and the verdict shows what it printed
         #[arg(long)]
         expect: Option<String>,
+        /// A directory of data files the program may read (read-only, its working directory;
+        /// `/data` inside the wasm sandbox)
+        #[arg(long, value_name = "DIR")]
+        files: Option<PathBuf>,
         /// Use the native python3 executor instead of the wasm sandbox (weaker isolation)
         #[arg(long)]
         native: bool,
@@ -44,8 +48,17 @@ pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
             memory,
             stdin,
             expect,
+            files,
             native,
-        } => run(file, timeout, memory, stdin, expect, native).await,
+        } => {
+            let limits = Limits {
+                per_test: Duration::from_secs_f64(timeout),
+                memory_mb: memory,
+                data_dir: files,
+                ..Limits::default()
+            };
+            run(file, limits, stdin, expect, native).await
+        }
     }
 }
 
@@ -60,15 +73,10 @@ fn build() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run(file: PathBuf, timeout: f64, memory: u64, stdin: String, expect: Option<String>, native: bool) -> anyhow::Result<ExitCode> {
+async fn run(file: PathBuf, limits: Limits, stdin: String, expect: Option<String>, native: bool) -> anyhow::Result<ExitCode> {
     let code = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let kind = if native { SandboxKind::Native } else { SandboxKind::Wasm };
     let executor = make_executor(kind, &|line| eprintln!("{line}"))?;
-    let limits = Limits {
-        per_test: Duration::from_secs_f64(timeout),
-        memory_mb: memory,
-        ..Limits::default()
-    };
     // The program runs as a stdin/stdout program: the verdict shows what it printed, raised, or how
     // it was stopped, and compares the output when an expectation is given.
     let tests = [match expect {

@@ -30,6 +30,10 @@ pub struct Limits {
     pub memory_mb: u64,
     /// Characters of captured output kept per test.
     pub output_cap: usize,
+    /// A host directory of data files the program may read (never write): the working directory of
+    /// the program (`/data` inside the wasm guest).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Limits {
@@ -39,6 +43,7 @@ impl Default for Limits {
             max_total: Duration::from_secs(120),
             memory_mb: 1024,
             output_cap: 8192,
+            data_dir: None,
         }
     }
 }
@@ -63,6 +68,16 @@ mod secs_f64 {
     }
 }
 
+impl Limits {
+    /// The data directory, checked: a missing one is the caller's mistake, not the program's.
+    pub(crate) fn checked_data_dir(&self) -> Result<Option<&std::path::Path>, SandboxError> {
+        match &self.data_dir {
+            Some(dir) if !dir.is_dir() => Err(SandboxError::DataDir(dir.clone())),
+            other => Ok(other.as_deref()),
+        }
+    }
+}
+
 /// One program and the tests to run against it.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
@@ -83,6 +98,8 @@ pub enum SandboxError {
     Build(String),
     #[error("wasm sandbox: {0}")]
     Wasm(String),
+    #[error("the data directory {0} does not exist or is not a directory")]
+    DataDir(std::path::PathBuf),
 }
 
 /// Something that runs a program against tests. Implementations must never let the program

@@ -65,6 +65,10 @@ impl Executor for NativeExecutor {
         let memory = job.limits.memory_mb * 1024 * 1024;
         let cpu_secs = total.as_secs() + 1;
         let workdir = tempfile::tempdir()?;
+        if let Some(data) = job.limits.checked_data_dir()? {
+            // A private copy: whatever the program writes stays in its own working directory.
+            copy_tree(data, workdir.path())?;
+        }
 
         let mut cmd = tokio::process::Command::new(&self.python);
         cmd.args(["-I", "-S", "-c", RUNNER_PY])
@@ -148,4 +152,20 @@ impl Executor for NativeExecutor {
         }
         Ok(report)
     }
+}
+
+/// Copies the files under `from` into `to` (symbolic links are not followed).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
 }

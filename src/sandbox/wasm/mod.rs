@@ -27,13 +27,15 @@ use wasmtime_wasi::p2::bindings::CommandPre;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 
 use pipe::CountedPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::verdict::Ended;
 use super::{Executor, Job, RunReport, SandboxError, TestOutcome, TestStatus, runner_job};
 
 /// How often the epoch advances: the granularity of every deadline.
 const TICK: Duration = Duration::from_millis(5);
+/// Where the job's data directory appears inside the guest (its working directory).
+const GUEST_DATA_DIR: &str = "/data";
 /// Bytes of verdict output accepted; a program writing past this to fd 1 is an output flood.
 const STDOUT_CAP: usize = 8 << 20;
 
@@ -178,17 +180,25 @@ impl Inner {
         per_test: Duration,
         total: Duration,
         memory_mb: u64,
+        data_dir: Option<&std::path::Path>,
     ) -> Result<(String, Option<(Ended, Option<Overrun>)>), SandboxError> {
         let stdout = CountedPipe::new(STDOUT_CAP);
-        let ctx = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        builder
             .stdin(MemoryInputPipe::new(input))
             .stdout(stdout.clone())
             .stderr(MemoryOutputPipe::new(64 * 1024))
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .args(&["runner"])
-            .build();
+            .args(&["runner"]);
+        if let Some(dir) = data_dir {
+            // The only host path a guest ever sees, and read-only.
+            builder
+                .preopened_dir(dir, GUEST_DATA_DIR, FsPerms::ReadOnly)
+                .map_err(|e| SandboxError::Wasm(format!("data directory {}: {e:#}", dir.display())))?;
+        }
+        let ctx = builder.build();
         let started = Instant::now();
         let limits = StoreLimitsBuilder::new().memory_size((memory_mb as usize) << 20).build();
         let watch = Arc::new(Mutex::new(Watch {
@@ -262,6 +272,7 @@ impl Inner {
 
     /// Runs all tests, continuing in a new instance after a test that overran its deadline.
     async fn run_all(self: &Arc<Self>, job: &Job<'_>) -> Result<RunReport, SandboxError> {
+        job.limits.checked_data_dir()?;
         let started = Instant::now();
         let n = job.tests.len();
         let total = job.limits.total_for(n);
@@ -274,15 +285,19 @@ impl Inner {
                 tests: rest,
                 ..job.clone()
             };
-            let input = serde_json::to_vec(&runner_job(&view, &nonce)).expect("job is plain JSON");
+            let mut input = runner_job(&view, &nonce);
+            if job.limits.data_dir.is_some() {
+                input["chdir"] = GUEST_DATA_DIR.into();
+            }
+            let input = serde_json::to_vec(&input).expect("job is plain JSON");
             let remaining = total.saturating_sub(started.elapsed());
             // The guest computes inside `poll`: on a task of its own it gets a core of its own,
             // whoever awaits this (a sweep polls all its tasks from one task). Aborted if the
             // caller gives up.
             let inner = self.clone();
-            let (per_test, memory_mb) = (job.limits.per_test, job.limits.memory_mb);
+            let (per_test, memory_mb, data_dir) = (job.limits.per_test, job.limits.memory_mb, job.limits.data_dir.clone());
             let instance = AbortOnDropHandle::new(tokio::spawn(async move {
-                inner.run_instance(input, per_test, remaining, memory_mb).await
+                inner.run_instance(input, per_test, remaining, memory_mb, data_dir.as_deref()).await
             }));
             let (text, ended) = instance
                 .await
