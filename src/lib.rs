@@ -11,3 +11,4 @@ pub mod engine;
 pub mod llm;
 pub mod sandbox;
 pub mod store;
+pub mod tui;

@@ -6,6 +6,7 @@ mod print;
 mod run;
 mod runs;
 mod sandbox_cmd;
+mod tui_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,8 +33,9 @@ pub struct Cli {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub llm: LlmArgs,
+    /// Without a command, the terminal UI opens at its home screen.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -45,6 +47,11 @@ pub enum Command {
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Step through a recorded run in the terminal UI
+    Replay {
+        /// Run id (a unique prefix is enough; see `rgd runs list`)
+        run_id: String,
+    },
     /// Datasets: list what is available, check canonical solutions against hidden tests
     #[command(subcommand)]
     Datasets(datasets::DatasetsCommand),
@@ -77,7 +84,11 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let home = crate::store::Home::resolve(cli.home.as_deref());
-    match cli.command {
+    let Some(command) = cli.command else {
+        return tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm).await;
+    };
+    match command {
+        Command::Replay { run_id } => tui_cmd::replay(&home, &run_id).await,
         Command::Run(args) => run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Sweep(args) => run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Runs(cmd) => runs::execute(&home, cmd),

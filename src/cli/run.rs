@@ -11,7 +11,7 @@ use super::print::{Printer, PrinterMode};
 use crate::agents::Prompts;
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
-use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, Recorder, Sweep, TaskRunner};
+use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, Recorder, RunSummary, Sweep, TaskRunner};
 use crate::llm::{ChatModel, OpenAiChat};
 use crate::sandbox::{Executor, SandboxKind, make_executor};
 use crate::store::{Home, RunStore, export_run};
@@ -39,6 +39,9 @@ pub struct CommonArgs {
     /// Write samples.jsonl, results.jsonl and summary.json here when done
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Watch the run in the terminal UI instead of printing
+    #[arg(long, conflicts_with = "json")]
+    pub tui: bool,
 }
 
 #[derive(Debug, Args)]
@@ -107,7 +110,8 @@ pub async fn run_one(
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
-    start(home, &settings, &args.common, dataset, vec![task], mode).await
+    let prepared = new_run(home, &settings, &args.common, dataset, vec![task], &stderr_line)?;
+    execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await
 }
 
 pub async fn sweep(
@@ -124,40 +128,50 @@ pub async fn sweep(
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     if let Some(prefix) = &args.resume {
-        return resume(home, file, file_path, llm, &args, prefix, mode).await;
+        let prepared = resume(home, file, file_path, llm, &args, prefix)?;
+        return execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await;
     }
     let name = args.dataset.as_deref().expect("clap requires --dataset without --resume");
     let dataset = load(name, data_dir, args.common.split_seed)?;
-    let mut tasks: Vec<Task> = if args.tasks.is_empty() {
+    let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
+    let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
+    let prepared = new_run(home, &settings, &args.common, dataset, tasks, &stderr_line)?;
+    execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await
+}
+
+/// The tasks of a dataset named by id (all when none), at most `limit`.
+pub(crate) fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>) -> anyhow::Result<Vec<Task>> {
+    let mut tasks: Vec<Task> = if ids.is_empty() {
         dataset.tasks.clone()
     } else {
-        let mut picked = Vec::new();
-        for id in &args.tasks {
-            picked.push(
+        ids.iter()
+            .map(|id| {
                 dataset
                     .tasks
                     .iter()
                     .find(|t| &t.id == id)
-                    .with_context(|| format!("no task {id:?} in {}", dataset.path.display()))?
-                    .clone(),
-            );
-        }
-        picked
+                    .cloned()
+                    .with_context(|| format!("no task {id:?} in {}", dataset.path.display()))
+            })
+            .collect::<anyhow::Result<_>>()?
     };
-    if let Some(n) = args.limit {
+    if let Some(n) = limit {
         tasks.truncate(n);
     }
-    let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
-    start(home, &settings, &args.common, dataset, tasks, mode).await
+    Ok(tasks)
 }
 
-fn load(name: &str, data_dir: Option<&Path>, seed: u64) -> anyhow::Result<LoadedDataset> {
+pub(crate) fn load(name: &str, data_dir: Option<&Path>, seed: u64) -> anyhow::Result<LoadedDataset> {
     let (name, path) = resolve_dataset(name, data_dir)?;
     let dataset = load_dataset(&name, &path, seed)?;
     for note in &dataset.notes {
         eprintln!("note: {note}");
     }
     Ok(dataset)
+}
+
+pub(crate) fn stderr_line(line: &str) {
+    eprintln!("{line}");
 }
 
 /// The parts every run needs, from settings.
@@ -167,12 +181,12 @@ struct Parts {
     prompts: Arc<Prompts>,
 }
 
-fn parts(settings: &Settings, common: &CommonArgs) -> anyhow::Result<Parts> {
+fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
     let openai = settings.openai.clone().context(
         "no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server needs one), pass --base-url, or add [llm] base_url to rgd.toml",
     )?;
     let model: Arc<dyn ChatModel> = Arc::new(OpenAiChat::new(openai));
-    let executor = make_executor(common.sandbox, &|line| eprintln!("{line}"))?;
+    let executor = make_executor(common.sandbox, report)?;
     let prompts = Arc::new(match &common.prompts {
         Some(dir) => Prompts::from_dir(dir)?,
         None => Prompts::builtin(),
@@ -180,18 +194,19 @@ fn parts(settings: &Settings, common: &CommonArgs) -> anyhow::Result<Parts> {
     Ok(Parts { model, executor, prompts })
 }
 
-async fn start(
+/// Creates a new recorded run, ready to start.
+pub(crate) fn new_run(
     home: &Home,
     settings: &Settings,
     common: &CommonArgs,
     dataset: LoadedDataset,
     tasks: Vec<Task>,
-    mode: PrinterMode,
-) -> anyhow::Result<ExitCode> {
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Prepared> {
     if tasks.is_empty() {
         bail!("no tasks selected");
     }
-    let parts = parts(settings, common)?;
+    let parts = parts(settings, common, report)?;
     let mut limits = settings.limits.clone();
     if let Some(secs) = common.test_timeout {
         limits.per_test = std::time::Duration::from_secs_f64(secs);
@@ -226,18 +241,17 @@ async fn start(
         },
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
-    execute(store, parts, settings.concurrency, tasks, mode, common.out.as_deref(), false).await
+    prepare(store, parts, settings.concurrency, tasks, false)
 }
 
-async fn resume(
+fn resume(
     home: &Home,
     file: FileConfig,
     file_path: Option<PathBuf>,
     llm: &LlmArgs,
     args: &SweepArgs,
     prefix: &str,
-    mode: PrinterMode,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<Prepared> {
     let run_id = home.find_run(prefix)?;
     let store = Arc::new(RunStore::open(home, &run_id)?);
     let manifest = store.manifest()?;
@@ -283,23 +297,23 @@ async fn resume(
         .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
         .collect();
     settings.limits = manifest.limits.clone();
-    let parts = parts(&settings, &args.common)?;
+    let parts = parts(&settings, &args.common, &stderr_line)?;
     if parts.prompts.hashes() != &manifest.prompts {
         eprintln!("warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes");
     }
     eprintln!("resuming run {run_id}");
-    execute(store, parts, settings.concurrency, tasks, mode, args.common.out.as_deref(), true).await
+    prepare(store, parts, settings.concurrency, tasks, true)
 }
 
-async fn execute(
-    store: Arc<RunStore>,
-    parts: Parts,
-    concurrency: usize,
-    tasks: Vec<Task>,
-    mode: PrinterMode,
-    out: Option<&Path>,
-    resumed: bool,
-) -> anyhow::Result<ExitCode> {
+/// A run with everything wired: the store records, the bus numbers events, the sweep works.
+pub(crate) struct Prepared {
+    pub store: Arc<RunStore>,
+    pub bus: Arc<EventBus>,
+    pub sweep: Sweep,
+    pub resumed: bool,
+}
+
+fn prepare(store: Arc<RunStore>, parts: Parts, concurrency: usize, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
     let manifest = store.manifest()?;
     let recorder: Arc<dyn Recorder> = store.clone();
     let next_seq = store.next_seq()?;
@@ -322,8 +336,6 @@ async fn execute(
         bus.clone(),
         next_seq,
     ));
-    let printer = Printer::spawn(mode, bus.subscribe(), tasks.len());
-    let run_id = store.run_id.clone();
     let sweep = Sweep {
         store: store.clone(),
         bus: bus.clone(),
@@ -331,6 +343,28 @@ async fn execute(
         tasks: tasks.into_iter().map(Arc::new).collect(),
         concurrency,
     };
+    Ok(Prepared {
+        store,
+        bus,
+        sweep,
+        resumed,
+    })
+}
+
+/// Runs a prepared run with a front end: the headless printer, or the TUI.
+async fn execute(prepared: Prepared, mode: PrinterMode, out: Option<&Path>, tui: bool) -> anyhow::Result<ExitCode> {
+    let Prepared {
+        store,
+        bus,
+        sweep,
+        resumed,
+    } = prepared;
+    let run_id = store.run_id.clone();
+    if tui {
+        let outcome = crate::tui::watch_run(sweep, resumed).await?;
+        return finish(&store, outcome, mode, out);
+    }
+    let printer = Printer::spawn(mode, bus.subscribe(), sweep.tasks.len());
     let summary = tokio::select! {
         summary = sweep.run(resumed) => summary?,
         _ = tokio::signal::ctrl_c() => {
@@ -342,8 +376,18 @@ async fn execute(
     };
     bus.close();
     printer.finish().await;
+    finish(&store, Some(summary), mode, out)
+}
+
+/// Exports and the closing lines, after any front end. `None`: the user stopped the run.
+fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let run_id = &store.run_id;
+    let Some(summary) = summary else {
+        eprintln!("stopped: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
+        return Ok(ExitCode::from(130));
+    };
     if let Some(dir) = out {
-        export_run(&store, dir)?;
+        export_run(store, dir)?;
         eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
     }
     if mode != PrinterMode::Json {

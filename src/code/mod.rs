@@ -2,8 +2,10 @@
 //! and showing what changed between iterations.
 
 mod extract;
+mod highlight;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};
+pub use highlight::{Class, highlight};
 
 use tree_sitter::{Parser, Tree};
 

@@ -1,0 +1,87 @@
+//! The TUI entry points: `rgd` (home) and `rgd replay RUN_ID`. `--tui` on run and sweep is in
+//! `run.rs`, which hands a prepared run to the TUI instead of the printer.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::run::{CommonArgs, new_run, select_tasks};
+use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::{DEFAULT_SPLIT_SEED, load_dataset, resolve_dataset};
+use crate::store::Home;
+use crate::tui::{Launcher, RunRequest};
+
+pub async fn replay(home: &Home, run_id: &str) -> anyhow::Result<ExitCode> {
+    crate::tui::replay_run(home, run_id).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, llm: &LlmArgs) -> anyhow::Result<ExitCode> {
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let settings = Settings::resolve(file, file_path.clone(), llm, None, None);
+    let model = settings.agents.values().next().map(|p| p.model.clone()).unwrap_or_default();
+    let info = vec![
+        (
+            "endpoint".to_string(),
+            settings
+                .openai
+                .as_ref()
+                .map_or("not configured (set OPENAI_BASE_URL)".to_string(), |o| o.base_url.clone()),
+        ),
+        ("model".to_string(), model),
+        (
+            "config".to_string(),
+            file_path.map_or("none (defaults)".into(), |p| p.display().to_string()),
+        ),
+        ("state".to_string(), home.root.display().to_string()),
+        (
+            "memory".to_string(),
+            "no memory pool yet (runs are the no-memory ablation)".to_string(),
+        ),
+    ];
+    let launcher = launcher(
+        home.clone(),
+        data_dir.map(Path::to_path_buf),
+        config.map(Path::to_path_buf),
+        llm.clone(),
+    );
+    let outcome = crate::tui::home(home, info, launcher).await?;
+    if let Some(summary) = outcome {
+        eprintln!(
+            "run {}: {}/{} solved (pass@1 {:.1}%)",
+            summary.run_id,
+            summary.solved,
+            summary.tasks,
+            summary.pass_at_1 * 100.0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Turns the home form's request into a prepared run, the same way `rgd sweep` does.
+fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm: LlmArgs) -> Launcher {
+    Arc::new(move |request: RunRequest| {
+        let (name, path) = resolve_dataset(&request.dataset, data_dir.as_deref())?;
+        let dataset = load_dataset(&name, &path, DEFAULT_SPLIT_SEED)?;
+        let tasks = select_tasks(&dataset, &request.tasks, request.limit)?;
+        let mut llm = llm.clone();
+        if request.model.is_some() {
+            llm.model = request.model.clone();
+        }
+        let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
+        let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
+        let common = CommonArgs {
+            max_iters: Some(request.max_iters),
+            sandbox: request.sandbox,
+            split_seed: DEFAULT_SPLIT_SEED,
+            prompts: None,
+            test_timeout: None,
+            json: false,
+            out: None,
+            tui: true,
+        };
+        // Progress lines would write over the screen; the sandbox is normally built already.
+        let prepared = new_run(&home, &settings, &common, dataset, tasks, &|_| {})?;
+        Ok((prepared.sweep, prepared.resumed))
+    })
+}

@@ -1,0 +1,558 @@
+//! Application state: which screen is open, selections, scroll positions, and where events come
+//! from (a live run or a replay). Every change goes through `App::handle`, one action at a time;
+//! the views only read this state (they record where they drew things, for the mouse).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ratatui::layout::Rect;
+
+use super::form::Form;
+use super::home::RunRow;
+use super::model::{Phase, RunModel, TaskView};
+use super::replay::Replay;
+use super::source::LiveRun;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Screen {
+    Home,
+    Sweep,
+    Task(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    /// Quitting would stop a live run.
+    ConfirmStop,
+}
+
+/// The panes of the task view, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Timeline,
+    Guidance,
+    Code,
+    Tests,
+    Analysis,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 5] = [Pane::Timeline, Pane::Guidance, Pane::Code, Pane::Tests, Pane::Analysis];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Timeline => "Iterations",
+            Pane::Guidance => "Guidance",
+            Pane::Code => "Code",
+            Pane::Tests => "Visible tests",
+            Pane::Analysis => "Feedback analysis",
+        }
+    }
+
+    fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).expect("listed")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    Order,
+    Status,
+    Iterations,
+    Time,
+}
+
+impl SortBy {
+    fn next(self) -> SortBy {
+        match self {
+            SortBy::Order => SortBy::Status,
+            SortBy::Status => SortBy::Iterations,
+            SortBy::Iterations => SortBy::Time,
+            SortBy::Time => SortBy::Order,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortBy::Order => "order",
+            SortBy::Status => "status",
+            SortBy::Iterations => "iterations",
+            SortBy::Time => "time",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct SweepState {
+    pub selected: usize,
+    pub filter: String,
+    pub editing_filter: bool,
+    pub sort: Option<SortBy>,
+}
+
+#[derive(Debug)]
+pub struct TaskState {
+    /// Selected iteration (0-based); `None` follows the newest one.
+    pub iteration: Option<usize>,
+    pub focus: Pane,
+    pub scroll: [u16; 5],
+    pub zoom: bool,
+    pub show_diff: bool,
+}
+
+impl Default for TaskState {
+    fn default() -> Self {
+        TaskState {
+            iteration: None,
+            focus: Pane::Code,
+            scroll: [0; 5],
+            zoom: false,
+            show_diff: false,
+        }
+    }
+}
+
+/// Where the views drew things last frame, for mouse clicks and page sizes.
+#[derive(Debug, Default, Clone)]
+pub struct Layout {
+    pub list: Rect,
+    pub list_offset: usize,
+    pub panes: Vec<(Pane, Rect)>,
+}
+
+/// What a key, click or timer asks for. Input handling produces these; `App::handle` applies them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Left,
+    Right,
+    Enter,
+    Back,
+    Quit,
+    NextPane,
+    PrevPane,
+    Help,
+    ToggleDiff,
+    Zoom,
+    WriteCode,
+    StartFilter,
+    FilterChar(char),
+    FilterBackspace,
+    EndFilter { keep: bool },
+    CycleSort,
+    NewRun,
+    Refresh,
+    Confirm(bool),
+    ScrollAt { column: u16, row: u16, down: bool },
+    ClickAt { column: u16, row: u16 },
+    Form(super::form::FormAction),
+    Replay(ReplayAction),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayAction {
+    TogglePlay,
+    StepForward,
+    StepBack,
+    NextIteration,
+    PrevIteration,
+    Faster,
+    Slower,
+    Start,
+    End,
+}
+
+/// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
+/// sweep (or says why not).
+pub type Launcher = Arc<dyn Fn(super::form::RunRequest) -> anyhow::Result<(crate::engine::Sweep, bool)> + Send + Sync>;
+
+pub struct App {
+    pub screens: Vec<Screen>,
+    pub overlay: Option<Overlay>,
+    pub model: RunModel,
+    pub live: Option<LiveRun>,
+    pub replay: Option<Replay>,
+    pub sweep: SweepState,
+    pub task: TaskState,
+    pub runs: Vec<RunRow>,
+    pub run_selected: usize,
+    pub form: Option<Form>,
+    pub launcher: Option<Launcher>,
+    pub home_info: Vec<(String, String)>,
+    pub home_dir: Option<PathBuf>,
+    pub status: Option<String>,
+    pub quit: bool,
+    /// Set when the user chose to stop a live run.
+    pub stopped: bool,
+    pub layout: Layout,
+    /// Lines a page scroll moves (the last drawn list height).
+    pub page: usize,
+    pub code_cache: super::views::CodeCache,
+}
+
+impl App {
+    pub fn new(first: Screen) -> App {
+        App {
+            screens: vec![first],
+            overlay: None,
+            model: RunModel::new(),
+            live: None,
+            replay: None,
+            sweep: SweepState::default(),
+            task: TaskState::default(),
+            runs: Vec::new(),
+            run_selected: 0,
+            form: None,
+            launcher: None,
+            home_info: Vec::new(),
+            home_dir: None,
+            status: None,
+            quit: false,
+            stopped: false,
+            layout: Layout::default(),
+            page: 10,
+            code_cache: Default::default(),
+        }
+    }
+
+    pub fn screen(&self) -> &Screen {
+        self.screens.last().expect("there is always a screen")
+    }
+
+    /// True while a run started by this process is still working.
+    pub fn run_is_live(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| !l.is_done())
+    }
+
+    /// The sweep grid's rows after filter and sort: indexes into `model.tasks`.
+    pub fn visible_tasks(&self) -> Vec<usize> {
+        let needle = self.sweep.filter.to_lowercase();
+        let mut rows: Vec<usize> = (0..self.model.tasks.len())
+            .filter(|&i| {
+                let t = &self.model.tasks[i];
+                needle.is_empty() || t.id.to_lowercase().contains(&needle) || t.phase.label().contains(&needle)
+            })
+            .collect();
+        let tasks = &self.model.tasks;
+        match self.sweep.sort {
+            None | Some(SortBy::Order) => {}
+            Some(SortBy::Status) => rows.sort_by_key(|&i| tasks[i].phase),
+            Some(SortBy::Iterations) => rows.sort_by_key(|&i| std::cmp::Reverse(tasks[i].iterations.len())),
+            Some(SortBy::Time) => rows.sort_by(|&a, &b| {
+                let secs = |t: &TaskView| t.result.as_ref().map(|r| r.seconds).unwrap_or(0.0);
+                secs(&tasks[b]).total_cmp(&secs(&tasks[a]))
+            }),
+        }
+        rows
+    }
+
+    pub fn current_task(&self) -> Option<&TaskView> {
+        match self.screen() {
+            Screen::Task(id) => self.model.task(id),
+            _ => None,
+        }
+    }
+
+    /// The iteration shown in the task view (0-based), following the newest unless one was picked.
+    pub fn shown_iteration(&self) -> Option<usize> {
+        let task = self.current_task()?;
+        let last = task.iterations.len().checked_sub(1)?;
+        Some(self.task.iteration.map_or(last, |i| i.min(last)))
+    }
+
+    pub fn handle(&mut self, action: Action) {
+        if let Some(overlay) = &self.overlay {
+            match (overlay, &action) {
+                (Overlay::ConfirmStop, Action::Confirm(yes)) => {
+                    self.overlay = None;
+                    if *yes {
+                        self.stopped = true;
+                        if let Some(live) = &mut self.live {
+                            live.stop();
+                        }
+                        self.quit = true;
+                    }
+                }
+                (Overlay::Help, Action::Help | Action::Back | Action::Quit) => self.overlay = None,
+                (Overlay::ConfirmStop, Action::Back | Action::Quit) => self.overlay = None,
+                _ => {}
+            }
+            return;
+        }
+        if let Some(form) = &mut self.form {
+            match action {
+                Action::Form(a) => {
+                    if let Some(request) = form.apply(a) {
+                        self.launch(request);
+                    }
+                }
+                Action::Back | Action::Quit => self.form = None,
+                _ => {}
+            }
+            return;
+        }
+        if self.sweep.editing_filter {
+            match action {
+                Action::FilterChar(c) => self.sweep.filter.push(c),
+                Action::FilterBackspace => {
+                    self.sweep.filter.pop();
+                }
+                Action::EndFilter { keep } => {
+                    self.sweep.editing_filter = false;
+                    if !keep {
+                        self.sweep.filter.clear();
+                    }
+                }
+                _ => {}
+            }
+            self.sweep.selected = 0;
+            return;
+        }
+        match action {
+            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Quit => self.request_quit(),
+            Action::Back => {
+                if self.screens.len() > 1 {
+                    self.screens.pop();
+                } else {
+                    self.request_quit();
+                }
+            }
+            Action::Replay(r) => self.replay_action(r),
+            Action::ScrollAt { column, row, down } => self.scroll_at(column, row, down),
+            Action::ClickAt { column, row } => self.click_at(column, row),
+            other => match self.screen().clone() {
+                Screen::Home => self.home_action(other),
+                Screen::Sweep => self.sweep_action(other),
+                Screen::Task(_) => self.task_action(other),
+            },
+        }
+    }
+
+    fn request_quit(&mut self) {
+        if self.run_is_live() {
+            self.overlay = Some(Overlay::ConfirmStop);
+        } else {
+            self.quit = true;
+        }
+    }
+
+    fn home_action(&mut self, action: Action) {
+        let n = self.runs.len();
+        match action {
+            Action::Up => self.run_selected = self.run_selected.saturating_sub(1),
+            Action::Down => self.run_selected = (self.run_selected + 1).min(n.saturating_sub(1)),
+            Action::Top => self.run_selected = 0,
+            Action::Bottom => self.run_selected = n.saturating_sub(1),
+            Action::NewRun => {
+                if self.run_is_live() {
+                    self.status = Some("a run is already live in this window".into());
+                } else if self.launcher.is_some() {
+                    self.form = Some(Form::new(&self.home_info));
+                }
+            }
+            Action::Refresh => self.refresh_runs(),
+            Action::Enter => {
+                if let Some(row) = self.runs.get(self.run_selected) {
+                    let id = row.run_id.clone();
+                    self.open_replay(&id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn sweep_action(&mut self, action: Action) {
+        let rows = self.visible_tasks();
+        let n = rows.len();
+        let sel = &mut self.sweep.selected;
+        match action {
+            Action::Up => *sel = sel.saturating_sub(1),
+            Action::Down => *sel = (*sel + 1).min(n.saturating_sub(1)),
+            Action::PageUp => *sel = sel.saturating_sub(self.page),
+            Action::PageDown => *sel = (*sel + self.page).min(n.saturating_sub(1)),
+            Action::Top => *sel = 0,
+            Action::Bottom => *sel = n.saturating_sub(1),
+            Action::StartFilter => self.sweep.editing_filter = true,
+            Action::CycleSort => self.sweep.sort = Some(self.sweep.sort.unwrap_or(SortBy::Order).next()),
+            Action::Enter => {
+                if let Some(&i) = rows.get(*sel) {
+                    let id = self.model.tasks[i].id.clone();
+                    self.open_task(id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn open_task(&mut self, id: String) {
+        self.task = TaskState::default();
+        self.screens.push(Screen::Task(id));
+    }
+
+    fn task_action(&mut self, action: Action) {
+        let iterations = self.current_task().map_or(0, |t| t.iterations.len());
+        let focus = self.task.focus;
+        match action {
+            Action::NextPane => self.task.focus = Pane::ALL[(focus.index() + 1) % Pane::ALL.len()],
+            Action::PrevPane => self.task.focus = Pane::ALL[(focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()],
+            Action::Left | Action::Right => {
+                let Some(current) = self.shown_iteration() else { return };
+                let next = if action == Action::Left {
+                    current.saturating_sub(1)
+                } else {
+                    (current + 1).min(iterations.saturating_sub(1))
+                };
+                // Back at the newest: follow new iterations again.
+                self.task.iteration = (next + 1 < iterations).then_some(next);
+                self.task.scroll = [0; 5];
+            }
+            Action::Up if focus == Pane::Timeline => self.handle(Action::Left),
+            Action::Down if focus == Pane::Timeline => self.handle(Action::Right),
+            Action::Up => self.scroll(focus, -1),
+            Action::Down => self.scroll(focus, 1),
+            Action::PageUp => self.scroll(focus, -(self.page as i32)),
+            Action::PageDown => self.scroll(focus, self.page as i32),
+            Action::Top => self.task.scroll[focus.index()] = 0,
+            Action::Bottom => self.task.scroll[focus.index()] = u16::MAX / 2,
+            Action::ToggleDiff => self.task.show_diff = !self.task.show_diff,
+            Action::Zoom => self.task.zoom = !self.task.zoom,
+            Action::WriteCode => self.write_code(),
+            _ => {}
+        }
+    }
+
+    fn scroll(&mut self, pane: Pane, by: i32) {
+        let s = &mut self.task.scroll[pane.index()];
+        *s = (*s as i32 + by).clamp(0, u16::MAX as i32 / 2) as u16;
+    }
+
+    fn scroll_at(&mut self, column: u16, row: u16, down: bool) {
+        let by = if down { 3 } else { -3 };
+        match self.screen() {
+            Screen::Task(_) => {
+                let hit = self
+                    .layout
+                    .panes
+                    .iter()
+                    .find(|(_, r)| r.contains((column, row).into()))
+                    .map(|(p, _)| *p);
+                if let Some(pane) = hit {
+                    self.task.focus = pane;
+                    self.scroll(pane, by);
+                }
+            }
+            _ => {
+                for _ in 0..3 {
+                    self.handle(if down { Action::Down } else { Action::Up });
+                }
+            }
+        }
+    }
+
+    fn click_at(&mut self, column: u16, row: u16) {
+        match self.screen() {
+            Screen::Task(_) => {
+                if let Some((pane, _)) = self.layout.panes.iter().find(|(_, r)| r.contains((column, row).into())) {
+                    self.task.focus = *pane;
+                }
+            }
+            Screen::Sweep | Screen::Home => {
+                let list = self.layout.list;
+                // The first list row is the table header.
+                if list.contains((column, row).into()) && row > list.y + 1 {
+                    let index = self.layout.list_offset + (row - list.y - 2) as usize;
+                    if *self.screen() == Screen::Sweep {
+                        if index < self.visible_tasks().len() {
+                            if self.sweep.selected == index {
+                                self.sweep_action(Action::Enter);
+                            } else {
+                                self.sweep.selected = index;
+                            }
+                        }
+                    } else if index < self.runs.len() {
+                        self.run_selected = index;
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_code(&mut self) {
+        let Some(task) = self.current_task() else { return };
+        let Some(i) = self.shown_iteration() else { return };
+        let Some(code) = task.iterations[i].code.clone() else {
+            self.status = Some("this iteration has no code".into());
+            return;
+        };
+        let name = format!("{}_iter{}.py", task.id.replace(['/', ' '], "_"), i + 1);
+        self.status = Some(match std::fs::write(&name, code) {
+            Ok(()) => format!("wrote {name}"),
+            Err(e) => format!("cannot write {name}: {e}"),
+        });
+    }
+
+    pub fn refresh_runs(&mut self) {
+        if let Some(dir) = &self.home_dir {
+            self.runs = super::home::load_runs(&crate::store::Home { root: dir.clone() });
+            self.run_selected = self.run_selected.min(self.runs.len().saturating_sub(1));
+        }
+    }
+
+    fn open_replay(&mut self, run_id: &str) {
+        let Some(dir) = &self.home_dir else { return };
+        match Replay::load(&crate::store::Home { root: dir.clone() }, run_id) {
+            Ok(mut replay) => {
+                self.model = replay.model_at_end();
+                self.replay = Some(replay);
+                self.sweep = SweepState::default();
+                self.screens.push(Screen::Sweep);
+            }
+            Err(e) => self.status = Some(format!("cannot open run {run_id}: {e:#}")),
+        }
+    }
+
+    fn launch(&mut self, request: super::form::RunRequest) {
+        let Some(launcher) = self.launcher.clone() else { return };
+        match launcher(request) {
+            Ok((sweep, resumed)) => {
+                self.form = None;
+                self.replay = None;
+                self.model = RunModel::new();
+                self.sweep = SweepState::default();
+                self.live = Some(LiveRun::start(sweep, resumed, &mut self.model));
+                self.screens.push(Screen::Sweep);
+            }
+            Err(e) => {
+                if let Some(form) = &mut self.form {
+                    form.error = Some(format!("{e:#}"));
+                }
+            }
+        }
+    }
+
+    fn replay_action(&mut self, action: ReplayAction) {
+        let Some(replay) = &mut self.replay else { return };
+        let focus = match self.screens.last() {
+            Some(Screen::Task(id)) => Some(id.clone()),
+            _ => None,
+        };
+        replay.act(action, focus.as_deref(), &mut self.model);
+    }
+
+    /// Tasks that have not finished, for the header.
+    pub fn phase_counts(&self) -> [(Phase, usize); 3] {
+        let count = |f: &dyn Fn(Phase) -> bool| self.model.tasks.iter().filter(|t| f(t.phase)).count();
+        [
+            (Phase::Queued, count(&|p| p == Phase::Queued)),
+            (Phase::Coding, count(&|p| !p.is_done() && p != Phase::Queued)),
+            (Phase::Failed, count(&|p| matches!(p, Phase::Failed | Phase::Error))),
+        ]
+    }
+}

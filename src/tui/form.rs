@@ -1,0 +1,150 @@
+//! The start-a-run form on the home screen: a few fields edited in place.
+
+use crate::sandbox::SandboxKind;
+
+/// What the form asks the CLI layer to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub dataset: String,
+    pub tasks: Vec<String>,
+    pub limit: Option<usize>,
+    pub model: Option<String>,
+    pub max_iters: u32,
+    pub concurrency: usize,
+    pub sandbox: SandboxKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormAction {
+    Next,
+    Prev,
+    Char(char),
+    Backspace,
+    /// Left/right on a choice field.
+    Cycle(bool),
+    Submit,
+}
+
+pub const FIELDS: [&str; 7] = [
+    "Dataset",
+    "Tasks (ids, comma-separated; empty = all)",
+    "Limit (first N)",
+    "Model",
+    "Max iterations",
+    "Concurrency",
+    "Sandbox",
+];
+const SANDBOX: usize = 6;
+
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub values: [String; 7],
+    pub focus: usize,
+    pub error: Option<String>,
+}
+
+impl Form {
+    /// Pre-filled from what the home screen knows (`model` from the configuration).
+    pub fn new(info: &[(String, String)]) -> Form {
+        let model = info.iter().find(|(k, _)| k == "model").map(|(_, v)| v.clone()).unwrap_or_default();
+        Form {
+            values: [
+                "sample".into(),
+                String::new(),
+                String::new(),
+                model,
+                "10".into(),
+                "4".into(),
+                "wasm".into(),
+            ],
+            focus: 0,
+            error: None,
+        }
+    }
+
+    /// Applies one edit; `Some` when the form was submitted and is valid.
+    pub fn apply(&mut self, action: FormAction) -> Option<RunRequest> {
+        match action {
+            FormAction::Next => self.focus = (self.focus + 1) % FIELDS.len(),
+            FormAction::Prev => self.focus = (self.focus + FIELDS.len() - 1) % FIELDS.len(),
+            FormAction::Char(c) if self.focus != SANDBOX => self.values[self.focus].push(c),
+            FormAction::Char(_) => {}
+            FormAction::Backspace => {
+                self.values[self.focus].pop();
+            }
+            FormAction::Cycle(_) if self.focus == SANDBOX => {
+                let next = if self.values[SANDBOX] == "wasm" { "native" } else { "wasm" };
+                self.values[SANDBOX] = next.into();
+            }
+            FormAction::Cycle(_) => {}
+            FormAction::Submit => match self.request() {
+                Ok(r) => {
+                    self.error = None;
+                    return Some(r);
+                }
+                Err(e) => self.error = Some(e),
+            },
+        }
+        None
+    }
+
+    fn request(&self) -> Result<RunRequest, String> {
+        let v = &self.values;
+        let number = |i: usize| -> Result<Option<usize>, String> {
+            let t = v[i].trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<usize>()
+                .map(Some)
+                .map_err(|_| format!("{}: {t:?} is not a number", FIELDS[i]))
+        };
+        if v[0].trim().is_empty() {
+            return Err("Dataset: required (see `rgd datasets list`)".into());
+        }
+        Ok(RunRequest {
+            dataset: v[0].trim().into(),
+            tasks: v[1].split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect(),
+            limit: number(2)?,
+            model: Some(v[3].trim().to_string()).filter(|m| !m.is_empty()),
+            max_iters: number(4)?.unwrap_or(10).max(1) as u32,
+            concurrency: number(5)?.unwrap_or(4).max(1),
+            sandbox: if v[SANDBOX] == "native" {
+                SandboxKind::Native
+            } else {
+                SandboxKind::Wasm
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typing_cycling_and_submitting() {
+        let mut form = Form::new(&[("model".into(), "m1".into())]);
+        for _ in 0..6 {
+            form.apply(FormAction::Backspace);
+        }
+        assert!(form.apply(FormAction::Submit).is_none(), "an empty dataset is refused");
+        assert!(form.error.as_deref().unwrap().contains("Dataset"));
+        "humaneval".chars().for_each(|c| {
+            form.apply(FormAction::Char(c));
+        });
+        form.apply(FormAction::Next);
+        "HumanEval/0, HumanEval/1".chars().for_each(|c| {
+            form.apply(FormAction::Char(c));
+        });
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Cycle(true));
+        let request = form.apply(FormAction::Submit).expect("valid");
+        assert_eq!(request.dataset, "humaneval");
+        assert_eq!(request.tasks, ["HumanEval/0", "HumanEval/1"]);
+        assert_eq!(request.model.as_deref(), Some("m1"));
+        assert_eq!(request.sandbox, SandboxKind::Native);
+        assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
+    }
+}

@@ -1,0 +1,188 @@
+//! The terminal UI. It subscribes to the engine's event stream (live) or reads a recorded run
+//! (replay); it never drives the RGD loop itself.
+//!
+//! One loop owns the state: terminal input, engine events and timers arrive in a single `select!`,
+//! each becomes an action applied in one place, and the screen is redrawn only when something
+//! changed, at most 60 times a second (codex-rs, yazi).
+
+mod app;
+mod form;
+mod home;
+mod input;
+pub mod model;
+mod replay;
+mod source;
+pub mod views;
+
+pub use app::{Action, App, Launcher, Overlay, Pane, ReplayAction, Screen};
+pub use form::{Form, RunRequest};
+pub use home::RunRow;
+pub use replay::Replay;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, EventStream};
+use futures::StreamExt;
+use ratatui::DefaultTerminal;
+
+use crate::engine::{RunSummary, Sweep};
+use crate::store::Home;
+use source::{LiveMsg, LiveRun};
+
+/// Frames are at least this far apart (60 fps); bursts of events become one frame.
+const FRAME: Duration = Duration::from_millis(16);
+/// How often the clock of a live run is redrawn when nothing else happens.
+const CLOCK: Duration = Duration::from_secs(1);
+
+/// Raw mode, alternate screen and mouse capture, undone on drop and on panic.
+struct TerminalGuard {
+    terminal: DefaultTerminal,
+}
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<TerminalGuard> {
+        // ratatui::init installs a panic hook that restores the terminal; ours also releases the
+        // mouse first.
+        let terminal = ratatui::try_init()?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+            previous(info);
+        }));
+        crossterm::execute!(std::io::stdout(), EnableMouseCapture)?;
+        Ok(TerminalGuard { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+        ratatui::restore();
+    }
+}
+
+/// Runs the UI until the user quits.
+async fn run_app(app: &mut App) -> anyhow::Result<()> {
+    let mut guard = TerminalGuard::enter()?;
+    let mut input = EventStream::new();
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    let mut last_clock = Instant::now();
+    while !app.quit {
+        let frame_due = last_draw + FRAME;
+        let replay_due = app.replay.as_ref().and_then(Replay::due);
+        let clock_due = app.run_is_live().then_some(last_clock + CLOCK);
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    if let Some(action) = input::action_for(app, &event) {
+                        app.status = None;
+                        app.handle(action);
+                    }
+                    dirty = true;
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            msg = next_live(&mut app.live) => {
+                match msg {
+                    LiveMsg::Event(envelope) => app.model.apply(&envelope),
+                    LiveMsg::Done(outcome) => match *outcome {
+                        Err(e) => app.status = Some(format!("the run failed: {e}")),
+                        Ok(_) => app.status = Some("run finished; Esc/q to leave, everything is recorded".into()),
+                    },
+                }
+                dirty = true;
+            }
+            () = sleep_until(replay_due) => {
+                if let Some(replay) = &mut app.replay {
+                    replay.tick(&mut app.model);
+                }
+                dirty = true;
+            }
+            () = sleep_until(clock_due) => {
+                last_clock = Instant::now();
+                dirty = true;
+            }
+            () = tokio::time::sleep_until(frame_due.into()), if dirty => {
+                guard.terminal.draw(|frame| views::draw(frame, app))?;
+                last_draw = Instant::now();
+                dirty = false;
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn next_live(live: &mut Option<LiveRun>) -> LiveMsg {
+    match live {
+        Some(live) => live.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `rgd run|sweep --tui`: watch a run live. `None` when the user stopped it.
+pub async fn watch_run(sweep: Sweep, resumed: bool) -> anyhow::Result<Option<RunSummary>> {
+    let mut app = App::new(Screen::Sweep);
+    let single = (sweep.tasks.len() == 1).then(|| sweep.tasks[0].id.clone());
+    app.live = Some(LiveRun::start(sweep, resumed, &mut app.model));
+    if let Some(id) = single {
+        app.open_task(id);
+    }
+    run_app(&mut app).await?;
+    finish_live(&mut app).await
+}
+
+/// After the UI closed: the run's summary, waiting for the sweep if it is still finishing.
+async fn finish_live(app: &mut App) -> anyhow::Result<Option<RunSummary>> {
+    let Some(mut live) = app.live.take() else { return Ok(None) };
+    if app.stopped {
+        live.stop();
+        return Ok(None);
+    }
+    if let Some(outcome) = live.outcome.take() {
+        return outcome.map(Some).map_err(anyhow::Error::msg);
+    }
+    loop {
+        match live.next().await {
+            LiveMsg::Event(_) => {}
+            LiveMsg::Done(outcome) => return (*outcome).map(Some).map_err(anyhow::Error::msg),
+        }
+    }
+}
+
+/// `rgd replay RUN_ID`: the recorded run, at its end, ready to step through.
+pub async fn replay_run(home: &Home, run_id: &str) -> anyhow::Result<()> {
+    let mut replay = Replay::load(home, run_id)?;
+    let mut app = App::new(Screen::Sweep);
+    app.model = replay.model_at_end();
+    app.replay = Some(replay);
+    run_app(&mut app).await
+}
+
+/// `rgd` with no arguments: recent runs, configuration, and a form that starts runs.
+pub async fn home(home: &Home, info: Vec<(String, String)>, launcher: Launcher) -> anyhow::Result<Option<RunSummary>> {
+    let mut app = App::new(Screen::Home);
+    app.home_dir = Some(home.root.clone());
+    app.home_info = info;
+    app.launcher = Some(launcher);
+    app.refresh_runs();
+    run_app(&mut app).await?;
+    finish_live(&mut app).await
+}
+
+/// Shared by the CLI and tests: the model after all events of a recorded run.
+pub fn model_of(events: &[crate::engine::Envelope]) -> model::RunModel {
+    let mut m = model::RunModel::new();
+    for e in events {
+        m.apply(e);
+    }
+    m
+}

@@ -1,0 +1,375 @@
+//! What the views show, built only by applying recorded events in order. Live runs and replays
+//! feed the same `apply`, so the screen after event N is the same in both.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use crate::agents::{Agent, Purpose};
+use crate::code::ExtractProblem;
+use crate::engine::{Envelope, Event, Manifest, RunSummary, Suite, TaskResult, TaskStatus, Tokens};
+use crate::llm::Message;
+use crate::sandbox::RunReport;
+
+/// Where a task is in the loop, as the sweep grid shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Queued,
+    Guiding,
+    Coding,
+    Testing,
+    Analysing,
+    Remembering,
+    Solved(u32),
+    Failed,
+    Error,
+}
+
+impl Phase {
+    pub fn label(self) -> String {
+        match self {
+            Phase::Queued => "queued".into(),
+            Phase::Guiding => "guiding".into(),
+            Phase::Coding => "coding".into(),
+            Phase::Testing => "testing".into(),
+            Phase::Analysing => "analysing".into(),
+            Phase::Remembering => "memory".into(),
+            Phase::Solved(k) => format!("solved @{k}"),
+            Phase::Failed => "failed".into(),
+            Phase::Error => "error".into(),
+        }
+    }
+
+    pub fn is_done(self) -> bool {
+        matches!(self, Phase::Solved(_) | Phase::Failed | Phase::Error)
+    }
+}
+
+/// One agent call: the request, the answer as it streams in, and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub call_id: u64,
+    pub agent: Agent,
+    pub purpose: Purpose,
+    pub messages: Vec<Message>,
+    pub text: String,
+    pub done: bool,
+    pub error: Option<String>,
+    pub retries: u32,
+    pub latency_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Iteration {
+    pub number: u32,
+    pub calls: Vec<Call>,
+    pub code: Option<String>,
+    pub diff: Option<String>,
+    pub problem: Option<ExtractProblem>,
+    pub visible: Option<RunReport>,
+    /// Passed and total hidden tests: counts only, as the agents saw nothing more.
+    pub hidden: Option<(usize, usize)>,
+    pub memory_query: Option<String>,
+}
+
+impl Iteration {
+    /// The latest call for `purpose` in this iteration.
+    pub fn call(&self, purposes: &[Purpose]) -> Option<&Call> {
+        self.calls.iter().rev().find(|c| purposes.contains(&c.purpose))
+    }
+
+    pub fn visible_counts(&self) -> Option<(usize, usize)> {
+        self.visible.as_ref().map(|r| (r.passed(), r.tests.len()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    pub id: String,
+    pub entry_point: String,
+    pub prompt: String,
+    pub visible_tests: Vec<String>,
+    pub hidden_tests: usize,
+    pub attempt: u32,
+    pub phase: Phase,
+    pub iterations: Vec<Iteration>,
+    pub result: Option<TaskResult>,
+    pub started_at: Option<DateTime<Utc>>,
+}
+
+impl TaskView {
+    fn queued(id: &str) -> TaskView {
+        TaskView {
+            id: id.to_string(),
+            entry_point: String::new(),
+            prompt: String::new(),
+            visible_tests: Vec::new(),
+            hidden_tests: 0,
+            attempt: 0,
+            phase: Phase::Queued,
+            iterations: Vec::new(),
+            result: None,
+            started_at: None,
+        }
+    }
+
+    /// The guidance the Debug agent worked from in iteration `i` (0-based): the first Guide answer
+    /// for the first iteration, the refinement made at the end of the one before for the others.
+    pub fn guidance_for(&self, i: usize) -> Option<&Call> {
+        if i == 0 {
+            self.iterations.first()?.call(&[Purpose::GuideInit])
+        } else {
+            self.iterations.get(i - 1)?.call(&[Purpose::GuideRefine])
+        }
+    }
+
+    pub fn iteration_mut(&mut self, number: u32) -> &mut Iteration {
+        if let Some(pos) = self.iterations.iter().position(|it| it.number == number) {
+            return &mut self.iterations[pos];
+        }
+        self.iterations.push(Iteration {
+            number,
+            ..Iteration::default()
+        });
+        self.iterations.last_mut().expect("just pushed")
+    }
+
+    fn call_mut(&mut self, call_id: u64) -> Option<&mut Call> {
+        self.iterations
+            .iter_mut()
+            .rev()
+            .flat_map(|it| it.calls.iter_mut())
+            .find(|c| c.call_id == call_id)
+    }
+
+    /// The latest visible-test counts (for the sweep grid).
+    pub fn last_visible(&self) -> Option<(usize, usize)> {
+        self.iterations.iter().rev().find_map(Iteration::visible_counts)
+    }
+}
+
+/// Everything known about one run so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunModel {
+    pub manifest: Option<Manifest>,
+    pub tasks: Vec<TaskView>,
+    index: HashMap<String, usize>,
+    pub tokens: BTreeMap<Agent, Tokens>,
+    pub first_at: Option<DateTime<Utc>>,
+    pub last_at: Option<DateTime<Utc>>,
+    pub summary: Option<RunSummary>,
+    /// Events applied so far (the replay cursor).
+    pub applied: usize,
+    /// Tasks already finished before this process resumed the run.
+    pub resumed: Vec<String>,
+    last_seq: Option<u64>,
+}
+
+impl RunModel {
+    pub fn new() -> RunModel {
+        RunModel::default()
+    }
+
+    pub fn task(&self, id: &str) -> Option<&TaskView> {
+        self.index.get(id).map(|&i| &self.tasks[i])
+    }
+
+    fn task_mut(&mut self, id: &str) -> &mut TaskView {
+        let i = match self.index.get(id) {
+            Some(&i) => i,
+            None => {
+                self.tasks.push(TaskView::queued(id));
+                self.index.insert(id.to_string(), self.tasks.len() - 1);
+                self.tasks.len() - 1
+            }
+        };
+        &mut self.tasks[i]
+    }
+
+    pub fn finished(&self) -> usize {
+        self.tasks.iter().filter(|t| t.phase.is_done()).count()
+    }
+
+    pub fn solved(&self) -> usize {
+        self.tasks.iter().filter(|t| matches!(t.phase, Phase::Solved(_))).count()
+    }
+
+    /// Tasks first solved at each iteration.
+    pub fn solved_by_iteration(&self) -> BTreeMap<u32, usize> {
+        let mut map = BTreeMap::new();
+        for t in &self.tasks {
+            if let Phase::Solved(k) = t.phase {
+                *map.entry(k).or_default() += 1;
+            }
+        }
+        map
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.manifest.is_some() && self.summary.is_none()
+    }
+
+    /// Applies one event. An event already applied (same or lower sequence number) is ignored, so
+    /// a live view can read the recorded prefix and then the live stream without double counting.
+    pub fn apply(&mut self, envelope: &Envelope) {
+        if self.last_seq.is_some_and(|s| envelope.seq <= s) {
+            return;
+        }
+        self.last_seq = Some(envelope.seq);
+        self.applied += 1;
+        self.first_at.get_or_insert(envelope.at);
+        self.last_at = Some(envelope.at);
+        match &envelope.event {
+            Event::RunStarted { manifest } => {
+                for id in &manifest.dataset.selected {
+                    self.task_mut(id);
+                }
+                self.manifest = Some((**manifest).clone());
+            }
+            Event::RunResumed { finished } => {
+                self.resumed = finished.clone();
+                self.summary = None;
+            }
+            Event::TaskStarted {
+                task_id,
+                attempt,
+                entry_point,
+                prompt,
+                visible_tests,
+                hidden_tests,
+            } => {
+                let t = self.task_mut(task_id);
+                *t = TaskView {
+                    entry_point: entry_point.clone(),
+                    prompt: prompt.clone(),
+                    visible_tests: visible_tests.clone(),
+                    hidden_tests: *hidden_tests,
+                    attempt: *attempt,
+                    phase: Phase::Guiding,
+                    started_at: Some(envelope.at),
+                    ..TaskView::queued(task_id)
+                };
+            }
+            Event::IterationStarted { task_id, iteration } => {
+                self.task_mut(task_id).iteration_mut(*iteration);
+            }
+            Event::AgentRequest {
+                task_id,
+                iteration,
+                call_id,
+                agent,
+                purpose,
+                messages,
+                ..
+            } => {
+                let t = self.task_mut(task_id);
+                t.phase = match agent {
+                    Agent::Guide => Phase::Guiding,
+                    Agent::Debug => Phase::Coding,
+                    Agent::Feedback => Phase::Analysing,
+                };
+                t.iteration_mut(*iteration).calls.push(Call {
+                    call_id: *call_id,
+                    agent: *agent,
+                    purpose: *purpose,
+                    messages: messages.clone(),
+                    text: String::new(),
+                    done: false,
+                    error: None,
+                    retries: 0,
+                    latency_ms: None,
+                });
+            }
+            Event::AgentTokens { task_id, call_id, text } => {
+                if let Some(c) = self.task_mut(task_id).call_mut(*call_id) {
+                    c.text.push_str(text);
+                }
+            }
+            Event::AgentRetry { task_id, call_id, .. } => {
+                if let Some(c) = self.task_mut(task_id).call_mut(*call_id) {
+                    // The partial answer is void; the next attempt streams from the start.
+                    c.text.clear();
+                    c.retries += 1;
+                }
+            }
+            Event::AgentResponse {
+                task_id,
+                call_id,
+                agent,
+                text,
+                usage,
+                latency_ms,
+                ..
+            } => {
+                self.tokens.entry(*agent).or_default().add(usage);
+                if let Some(c) = self.task_mut(task_id).call_mut(*call_id) {
+                    c.text = text.clone();
+                    c.done = true;
+                    c.latency_ms = Some(*latency_ms);
+                }
+            }
+            Event::AgentFailed {
+                task_id, call_id, error, ..
+            } => {
+                if let Some(c) = self.task_mut(task_id).call_mut(*call_id) {
+                    c.done = true;
+                    c.error = Some(error.to_string());
+                }
+            }
+            Event::CodeExtracted {
+                task_id,
+                iteration,
+                code,
+                diff,
+                problem,
+            } => {
+                let it = self.task_mut(task_id).iteration_mut(*iteration);
+                it.code = code.clone();
+                it.diff = diff.clone();
+                it.problem = problem.clone();
+            }
+            Event::TestsStarted { task_id, .. } => {
+                self.task_mut(task_id).phase = Phase::Testing;
+            }
+            Event::TestsRun {
+                task_id,
+                iteration,
+                suite,
+                passed,
+                total,
+                report,
+            } => {
+                let it = self.task_mut(task_id).iteration_mut(*iteration);
+                match suite {
+                    Suite::Visible => it.visible = Some(report.clone()),
+                    Suite::Hidden => it.hidden = Some((*passed, *total)),
+                }
+            }
+            Event::MemoryQuery { task_id, iteration, query } => {
+                let t = self.task_mut(task_id);
+                t.phase = Phase::Remembering;
+                t.iteration_mut(*iteration).memory_query = Some(query.clone());
+            }
+            Event::TaskFinished { result } => {
+                let t = self.task_mut(&result.task_id);
+                t.phase = match result.status {
+                    TaskStatus::Solved => Phase::Solved(result.first_pass_iteration.unwrap_or(result.iterations)),
+                    TaskStatus::Failed => Phase::Failed,
+                    TaskStatus::Error => Phase::Error,
+                };
+                t.result = Some(result.clone());
+            }
+            Event::RunFinished { summary } => {
+                self.summary = Some(summary.clone());
+            }
+        }
+    }
+
+    /// Seconds between the first and the last event.
+    pub fn elapsed_secs(&self) -> f64 {
+        match (self.first_at, self.last_at) {
+            (Some(a), Some(b)) => (b - a).num_milliseconds().max(0) as f64 / 1000.0,
+            _ => 0.0,
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Home: recorded runs, what rgd is configured with, and the start-a-run form.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, TableState, Wrap};
+
+use super::centered;
+use crate::tui::app::App;
+use crate::tui::form::FIELDS;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
+    let [info, list] = Layout::vertical([Constraint::Length(app.home_info.len() as u16 + 2), Constraint::Min(3)]).areas(area);
+    let header = Row::new(["run", "dataset", "model", "strategy", "pass@1", "tasks", "state", "created"]).style(Style::new().bold());
+    let rows = app.runs.iter().map(|r| {
+        let color = match r.state.as_str() {
+            "running" => Color::Green,
+            "interrupted" => Color::Yellow,
+            _ => Color::Reset,
+        };
+        Row::new(vec![
+            Span::raw(super::short(&r.run_id).to_string()),
+            Span::raw(r.dataset.clone()),
+            Span::raw(r.model.clone()),
+            Span::raw(r.strategy.clone()),
+            Span::raw(format!("{:.1}%", r.pass_at_1() * 100.0)),
+            Span::raw(format!("{}/{}", r.finished, r.tasks)),
+            Span::styled(r.state.clone(), Style::new().fg(color)),
+            Span::raw(r.created.clone()),
+        ])
+    });
+    let widths = [
+        Constraint::Length(10),
+        Constraint::Length(14),
+        Constraint::Fill(1),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(11),
+        Constraint::Length(16),
+    ];
+    let title = if app.runs.is_empty() {
+        " recorded runs: none yet (n starts one) ".to_string()
+    } else {
+        format!(" recorded runs ({}) ", app.runs.len())
+    };
+    let table = Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(Style::new().reversed())
+        .block(Block::bordered().title(title));
+    let mut state = TableState::default().with_selected((!app.runs.is_empty()).then_some(app.run_selected));
+    frame.render_stateful_widget(table, list, &mut state);
+    app.layout.list = list;
+    app.layout.list_offset = state.offset();
+
+    let lines: Vec<Line> = app
+        .home_info
+        .iter()
+        .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:>9} "), Style::new().dim()), Span::raw(v.clone())]))
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::bordered().title(" rgd ")),
+        info,
+    );
+
+    if let Some(form) = &app.form {
+        let popup = centered(area, 72, FIELDS.len() as u16 * 2 + 5);
+        let mut lines = Vec::new();
+        for (i, name) in FIELDS.iter().enumerate() {
+            let focused = i == form.focus;
+            let value = &form.values[i];
+            let shown = if i == FIELDS.len() - 1 {
+                format!("‹ {value} ›")
+            } else {
+                value.clone()
+            };
+            lines.push(Line::from(Span::styled(name.to_string(), Style::new().dim())));
+            let style = if focused { Style::new().reversed() } else { Style::new() };
+            lines.push(Line::from(vec![
+                Span::raw(if focused { "› " } else { "  " }),
+                Span::styled(format!("{shown}{}", if focused { "▏" } else { "" }), style),
+            ]));
+        }
+        if let Some(e) = &form.error {
+            lines.push(Line::from(Span::styled(e.clone(), Style::new().fg(Color::Red))));
+        }
+        frame.render_widget(Clear, popup);
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(Block::bordered().title(" start a run (Enter) ")),
+            popup,
+        );
+    }
+}
