@@ -1,0 +1,140 @@
+//! The real binary in a real terminal (tmux), against the loopback OpenAI-compatible server: start
+//! a 3-task sweep from the home form, watch it finish, open a task and find the diff, the test
+//! table and the analysis on screen; quit; reopen the run with `rgd replay` and step to the same
+//! screens. `.ci/test` installs tmux when it is missing.
+
+mod support;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use support::{Reply, ScriptedServer, fenced, sample_solutions, temp_home};
+
+const ANALYSIS: &str = "ANALYSIS: the program subtracts where the task asks to add.";
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(command: &str, env: &[(&str, String)]) -> Tmux {
+        let socket = format!("rgd-test-{}-{}", std::process::id(), ulid::Ulid::generate());
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "140", "-y", "45"]);
+        for (k, v) in env {
+            cmd.args(["-e", &format!("{k}={v}")]);
+        }
+        cmd.arg(format!("{command}; echo RGD-EXITED=$?; sleep 600"));
+        let status = cmd.status().expect("tmux is installed (.ci/test installs it)");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux").args(["-L", &self.socket, "send-keys", "-t", "t", k]).status().unwrap();
+            assert!(ok.success());
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux").args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until every needle is on screen; panics with the screen after `secs`.
+    async fn wait_for(&self, needles: &[&str], secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let screen = self.screen();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("waited {secs}s for {needles:?}; the screen shows:\n{screen}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sweep_from_the_home_form_then_replay_it() {
+    let solutions = sample_solutions();
+    let server = ScriptedServer::start(Arc::new(move |req| match req.purpose {
+        "guide_init" => Reply::Text("1. Read the docstring.\n2. Return the result.".into()),
+        "debug_init" if req.entry_point().as_deref() == Some("add") => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    return a - b\n")),
+        "debug_init" | "debug_fix" => {
+            let entry = req.entry_point().unwrap_or_default();
+            Reply::Text(fenced(solutions.get(&entry).map(String::as_str).unwrap_or("pass")))
+        }
+        "feedback" => Reply::Text(ANALYSIS.into()),
+        "guide_refine" => Reply::Text("1. Add a and b.".into()),
+        other => Reply::Status(400, format!("unexpected {other}")),
+    }))
+    .await;
+    let home = temp_home();
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let cd = format!("cd {}", env!("CARGO_MANIFEST_DIR"));
+
+    // Home → form → a 3-task sweep.
+    let tmux = Tmux::start(&format!("{cd} && {bin}"), &env);
+    tmux.wait_for(&["recorded runs: none yet", "endpoint"], 20).await;
+    tmux.keys(&["n"]);
+    tmux.wait_for(&["start a run", "Dataset"], 10).await;
+    tmux.keys(&["Tab", "Sample/1,Sample/2,Sample/3", "Enter"]);
+    let sweep = tmux.wait_for(&["3/3 tasks", "finished"], 60).await;
+    assert!(sweep.contains("Sample/1") && sweep.contains("solved @2"), "{sweep}");
+    assert!(sweep.contains("pass@1 100.0%"), "{sweep}");
+
+    // Sample/1: iteration 1 failed with the real value, iteration 2 fixed it.
+    tmux.keys(&["Enter"]);
+    let task = tmux.wait_for(&["task Sample/1", "Visible tests", "Feedback analysis"], 10).await;
+    tmux.keys(&["h"]);
+    let first = tmux.wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10).await;
+    tmux.keys(&["l", "d"]);
+    let diff = tmux.wait_for(&["diff vs previous iteration", "-    return a - b", "+    return a + b"], 10).await;
+    tmux.keys(&["q"]);
+    tmux.wait_for(&["RGD-EXITED=0"], 20).await;
+    drop(tmux);
+    assert!(task.contains("Solved after 2 iteration(s)"), "{task}");
+
+    // The same screens from the recording.
+    let run_id = std::fs::read_dir(home.path().join("runs")).unwrap().flatten().next().unwrap().file_name();
+    let run_id = run_id.to_string_lossy();
+    let tmux = Tmux::start(&format!("{cd} && {bin} replay {run_id}"), &env);
+    tmux.wait_for(&["replay", "3/3 tasks"], 20).await;
+    tmux.keys(&["Enter", "0"]);
+    tmux.wait_for(&["replay 0/"], 10).await;
+    // Iteration by iteration through Sample/1: its first iteration, then its second.
+    tmux.keys(&["]"]);
+    tmux.wait_for(&["task Sample/1", "▸  1"], 10).await;
+    tmux.keys(&["]"]);
+    tmux.wait_for(&["▸  2"], 10).await;
+    tmux.keys(&["$", "h"]);
+    let replay_first = tmux.wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10).await;
+    tmux.keys(&["l", "d"]);
+    let replay_diff = tmux.wait_for(&["-    return a - b", "+    return a + b"], 10).await;
+    // Between the title and hint lines (which say live or replay) the screens are identical.
+    let body = |s: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines[1..lines.len().saturating_sub(1)].join("\n")
+    };
+    assert_eq!(body(&first), body(&replay_first));
+    assert_eq!(body(&diff), body(&replay_diff));
+    tmux.keys(&["q"]);
+    tmux.wait_for(&["RGD-EXITED=0"], 20).await;
+}
