@@ -21,7 +21,20 @@ impl Tmux {
     fn start(command: &str, env: &[(&str, String)]) -> Tmux {
         let socket = format!("rgd-test-{}-{}", std::process::id(), ulid::Ulid::generate());
         let mut cmd = Command::new("tmux");
-        cmd.args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "140", "-y", "45"]);
+        cmd.args([
+            "-L",
+            &socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "140",
+            "-y",
+            "45",
+        ]);
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
         }
@@ -33,14 +46,20 @@ impl Tmux {
 
     fn keys(&self, keys: &[&str]) {
         for k in keys {
-            let ok = Command::new("tmux").args(["-L", &self.socket, "send-keys", "-t", "t", k]).status().unwrap();
+            let ok = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", "-t", "t", k])
+                .status()
+                .unwrap();
             assert!(ok.success());
             std::thread::sleep(Duration::from_millis(60));
         }
     }
 
     fn screen(&self) -> String {
-        let out = Command::new("tmux").args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"]).output().unwrap();
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -71,7 +90,9 @@ async fn sweep_from_the_home_form_then_replay_it() {
     let solutions = sample_solutions();
     let server = ScriptedServer::start(Arc::new(move |req| match req.purpose {
         "guide_init" => Reply::Text("1. Read the docstring.\n2. Return the result.".into()),
-        "debug_init" if req.entry_point().as_deref() == Some("add") => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    return a - b\n")),
+        "debug_init" if req.entry_point().as_deref() == Some("add") => {
+            Reply::Text(fenced("def add(a: int, b: int) -> int:\n    return a - b\n"))
+        }
         "debug_init" | "debug_fix" => {
             let entry = req.entry_point().unwrap_or_default();
             Reply::Text(fenced(solutions.get(&entry).map(String::as_str).unwrap_or("pass")))
@@ -104,16 +125,25 @@ async fn sweep_from_the_home_form_then_replay_it() {
     tmux.keys(&["Enter"]);
     let task = tmux.wait_for(&["task Sample/1", "Visible tests", "Feedback analysis"], 10).await;
     tmux.keys(&["h"]);
-    let first = tmux.wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10).await;
+    let first = tmux
+        .wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10)
+        .await;
     tmux.keys(&["l", "d"]);
-    let diff = tmux.wait_for(&["diff vs previous iteration", "-    return a - b", "+    return a + b"], 10).await;
+    let diff = tmux
+        .wait_for(&["diff vs previous iteration", "-    return a - b", "+    return a + b"], 10)
+        .await;
     tmux.keys(&["q"]);
     tmux.wait_for(&["RGD-EXITED=0"], 20).await;
     drop(tmux);
     assert!(task.contains("Solved after 2 iteration(s)"), "{task}");
 
     // The same screens from the recording.
-    let run_id = std::fs::read_dir(home.path().join("runs")).unwrap().flatten().next().unwrap().file_name();
+    let run_id = std::fs::read_dir(home.path().join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name();
     let run_id = run_id.to_string_lossy();
     let tmux = Tmux::start(&format!("{cd} && {bin} replay {run_id}"), &env);
     tmux.wait_for(&["replay", "3/3 tasks"], 20).await;
@@ -125,7 +155,9 @@ async fn sweep_from_the_home_form_then_replay_it() {
     tmux.keys(&["]"]);
     tmux.wait_for(&["▸  2"], 10).await;
     tmux.keys(&["$", "h"]);
-    let replay_first = tmux.wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10).await;
+    let replay_first = tmux
+        .wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10)
+        .await;
     tmux.keys(&["l", "d"]);
     let replay_diff = tmux.wait_for(&["-    return a - b", "+    return a + b"], 10).await;
     // Between the title and hint lines (which say live or replay) the screens are identical.

@@ -2,6 +2,8 @@
 //! agent worked from, its code (or the diff against the previous iteration), the visible test
 //! table and the Feedback agent's analysis. Answers still streaming show as they arrive.
 
+use std::sync::Arc;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -154,25 +156,26 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &mut App, task: &TaskView, show
         }
         Pane::Code => {
             let debug = it.and_then(|i| i.call(&[Purpose::DebugInit, Purpose::DebugFix]));
-            let (lines, note): (Vec<Line<'static>>, String) = match it {
+            // Highlighted code is shared with the cache, not copied: a frame touches only visible lines.
+            let (lines, note): (Arc<Vec<Line<'static>>>, String) = match it {
                 Some(i) if app.task.show_diff => match &i.diff {
-                    Some(d) => (diff_lines(d), " — diff vs previous iteration".into()),
+                    Some(d) => (Arc::new(diff_lines(d)), " — diff vs previous iteration".into()),
                     None => (
-                        vec![dim("no diff: first code, or no code in one of the two iterations")],
+                        Arc::new(vec![dim("no diff: first code, or no code in one of the two iterations")]),
                         " — diff".into(),
                     ),
                 },
                 Some(i) if i.code.is_some() => {
                     let code = i.code.as_deref().expect("checked");
                     let problem = i.problem.as_ref().map(|p| format!(" — {p:?}")).unwrap_or_default();
-                    (app.code_cache.lines(code).to_vec(), problem)
+                    (app.code_cache.lines(code), problem)
                 }
-                Some(_) if debug.is_some_and(|c| !c.done) => (call_text(debug, ""), " (streaming…)".into()),
+                Some(_) if debug.is_some_and(|c| !c.done) => (Arc::new(call_text(debug, "")), " (streaming…)".into()),
                 Some(i) => match &i.problem {
-                    Some(p) => (call_text(debug, ""), format!(" — no usable code: {p:?}")),
-                    None => (vec![dim("waiting for the Debug agent…")], String::new()),
+                    Some(p) => (Arc::new(call_text(debug, "")), format!(" — no usable code: {p:?}")),
+                    None => (Arc::new(vec![dim("waiting for the Debug agent…")]), String::new()),
                 },
-                None => (vec![dim("no iteration yet")], String::new()),
+                None => (Arc::new(vec![dim("no iteration yet")]), String::new()),
             };
             let (visible, _) = window(&lines, scroll, inner_height);
             frame.render_widget(Paragraph::new(visible).block(block(pane, focused, &note)), area);
