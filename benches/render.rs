@@ -3,7 +3,6 @@
 //! buffer diff are measured, not the terminal), and the CPU the real binary uses while idle in
 //! tmux (home screen and a replay), read from /proc.
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,10 @@ use ratatui::backend::TestBackend;
 use rgd::engine::{Envelope, Event, Recorder};
 use rgd::store::{Home, RunStore};
 use rgd::tui::{Action, App, Replay, Screen, views};
+
+#[path = "../tests/support/tmux.rs"]
+mod tmux;
+use tmux::Tmux;
 
 const FRAMES: usize = 300;
 
@@ -94,47 +97,14 @@ fn cpu_secs(pid: u32) -> f64 {
 }
 
 fn idle_cpu(label: &str, args: &str, home: &std::path::Path) {
-    let socket = format!("rgd-bench-{}", ulid::Ulid::generate());
     let bin = env!("CARGO_BIN_EXE_rgd");
-    let ok = Command::new("tmux")
-        .args([
-            "-L",
-            &socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "b",
-            "-x",
-            "160",
-            "-y",
-            "50",
-        ])
-        .arg(format!("RGD_HOME={} {bin} {args}", home.display()))
-        .status()
-        .expect("tmux is installed");
-    assert!(ok.success());
+    let tmux = Tmux::start(&format!("{bin} {args}"), &[("RGD_HOME", home.display().to_string())], (160, 50));
     std::thread::sleep(Duration::from_secs(2));
-    let shell = String::from_utf8(
-        Command::new("tmux")
-            .args(["-L", &socket, "display", "-p", "-t", "b", "#{pane_pid}"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    let shell = shell.trim();
-    let children = String::from_utf8(Command::new("pgrep").args(["-P", shell]).output().unwrap().stdout).unwrap();
-    let pid: u32 = children
-        .split_whitespace()
-        .next()
-        .map_or(shell.parse().unwrap(), |p| p.parse().unwrap());
+    let pid = tmux.command_pid();
     let before = cpu_secs(pid);
     let window = Duration::from_secs(10);
     std::thread::sleep(window);
     let used = cpu_secs(pid) - before;
-    let _ = Command::new("tmux").args(["-L", &socket, "kill-server"]).status();
     println!(
         "  idle {label:<34} {:6.2}% of one core ({used:.2} s CPU in {} s; start-up used {before:.2} s)",
         used / window.as_secs_f64() * 100.0,

@@ -5,83 +5,26 @@
 
 mod support;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use support::tmux::Tmux;
 use support::{Reply, ScriptedServer, fenced, sample_solutions, temp_home};
 
 const ANALYSIS: &str = "ANALYSIS: the program subtracts where the task asks to add.";
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(command: &str, env: &[(&str, String)]) -> Tmux {
-        let socket = format!("rgd-test-{}-{}", std::process::id(), ulid::Ulid::generate());
-        let mut cmd = Command::new("tmux");
-        cmd.args([
-            "-L",
-            &socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "140",
-            "-y",
-            "45",
-        ]);
-        for (k, v) in env {
-            cmd.args(["-e", &format!("{k}={v}")]);
+/// Waits until every needle is on screen; panics with the screen after `secs`.
+async fn wait_for(tmux: &Tmux, needles: &[&str], secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let screen = tmux.screen();
+        if needles.iter().all(|n| screen.contains(n)) {
+            return screen;
         }
-        cmd.arg(format!("{command}; echo RGD-EXITED=$?; sleep 600"));
-        let status = cmd.status().expect("tmux is installed (.ci/test installs it)");
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", "-t", "t", k])
-                .status()
-                .unwrap();
-            assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(60));
+        if Instant::now() > deadline {
+            panic!("waited {secs}s for {needles:?}; the screen shows:\n{screen}");
         }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until every needle is on screen; panics with the screen after `secs`.
-    async fn wait_for(&self, needles: &[&str], secs: u64) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let screen = self.screen();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                panic!("waited {secs}s for {needles:?}; the screen shows:\n{screen}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -112,28 +55,29 @@ async fn sweep_from_the_home_form_then_replay_it() {
     let cd = format!("cd {}", env!("CARGO_MANIFEST_DIR"));
 
     // Home → form → a 3-task sweep.
-    let tmux = Tmux::start(&format!("{cd} && {bin}"), &env);
-    tmux.wait_for(&["recorded runs: none yet", "endpoint"], 20).await;
+    let tmux = Tmux::start(&format!("{cd} && {bin}"), &env, (140, 45));
+    wait_for(&tmux, &["recorded runs: none yet", "endpoint"], 20).await;
     tmux.keys(&["n"]);
-    tmux.wait_for(&["start a run", "Dataset"], 10).await;
+    wait_for(&tmux, &["start a run", "Dataset"], 10).await;
     tmux.keys(&["Tab", "Sample/1,Sample/2,Sample/3", "Enter"]);
-    let sweep = tmux.wait_for(&["3/3 tasks", "finished"], 60).await;
+    let sweep = wait_for(&tmux, &["3/3 tasks", "finished"], 60).await;
     assert!(sweep.contains("Sample/1") && sweep.contains("solved @2"), "{sweep}");
     assert!(sweep.contains("pass@1 100.0%"), "{sweep}");
 
     // Sample/1: iteration 1 failed with the real value, iteration 2 fixed it.
     tmux.keys(&["Enter"]);
-    let task = tmux.wait_for(&["task Sample/1", "Visible tests", "Feedback analysis"], 10).await;
+    let task = wait_for(&tmux, &["task Sample/1", "Visible tests", "Feedback analysis"], 10).await;
     tmux.keys(&["h"]);
-    let first = tmux
-        .wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10)
-        .await;
+    let first = wait_for(
+        &tmux,
+        &["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"],
+        10,
+    )
+    .await;
     tmux.keys(&["l", "d"]);
-    let diff = tmux
-        .wait_for(&["diff vs previous iteration", "-    return a - b", "+    return a + b"], 10)
-        .await;
+    let diff = wait_for(&tmux, &["diff vs previous iteration", "-    return a - b", "+    return a + b"], 10).await;
     tmux.keys(&["q"]);
-    tmux.wait_for(&["RGD-EXITED=0"], 20).await;
+    wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
     drop(tmux);
     assert!(task.contains("Solved after 2 iteration(s)"), "{task}");
 
@@ -145,21 +89,24 @@ async fn sweep_from_the_home_form_then_replay_it() {
         .unwrap()
         .file_name();
     let run_id = run_id.to_string_lossy();
-    let tmux = Tmux::start(&format!("{cd} && {bin} replay {run_id}"), &env);
-    tmux.wait_for(&["replay", "3/3 tasks"], 20).await;
+    let tmux = Tmux::start(&format!("{cd} && {bin} replay {run_id}"), &env, (140, 45));
+    wait_for(&tmux, &["replay", "3/3 tasks"], 20).await;
     tmux.keys(&["Enter", "0"]);
-    tmux.wait_for(&["replay 0/"], 10).await;
+    wait_for(&tmux, &["replay 0/"], 10).await;
     // Iteration by iteration through Sample/1: its first iteration, then its second.
     tmux.keys(&["]"]);
-    tmux.wait_for(&["task Sample/1", "▸  1"], 10).await;
+    wait_for(&tmux, &["task Sample/1", "▸  1"], 10).await;
     tmux.keys(&["]"]);
-    tmux.wait_for(&["▸  2"], 10).await;
+    wait_for(&tmux, &["▸  2"], 10).await;
     tmux.keys(&["$", "h"]);
-    let replay_first = tmux
-        .wait_for(&["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"], 10)
-        .await;
+    let replay_first = wait_for(
+        &tmux,
+        &["✗ assert add(2, 3) == 5", "got -1; expected 5", "ANALYSIS: the program"],
+        10,
+    )
+    .await;
     tmux.keys(&["l", "d"]);
-    let replay_diff = tmux.wait_for(&["-    return a - b", "+    return a + b"], 10).await;
+    let replay_diff = wait_for(&tmux, &["-    return a - b", "+    return a + b"], 10).await;
     // Between the title and hint lines (which say live or replay) the screens are identical.
     let body = |s: &str| {
         let lines: Vec<&str> = s.lines().collect();
@@ -168,5 +115,5 @@ async fn sweep_from_the_home_form_then_replay_it() {
     assert_eq!(body(&first), body(&replay_first));
     assert_eq!(body(&diff), body(&replay_diff));
     tmux.keys(&["q"]);
-    tmux.wait_for(&["RGD-EXITED=0"], 20).await;
+    wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
 }

@@ -2,6 +2,8 @@
 //! through async-openai and reqwest exactly as they would to vLLM or OpenAI.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
