@@ -117,3 +117,53 @@ async fn sweep_from_the_home_form_then_replay_it() {
     tmux.keys(&["q"]);
     wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_detached_sweep_outlives_the_view_that_follows_it() {
+    let solutions = sample_solutions();
+    // Slow answers, so the sweep is still going when the view closes.
+    let server = ScriptedServer::start(Arc::new(move |req| {
+        let reply = match req.purpose {
+            "guide_init" => Reply::Text("1. Read the docstring.".into()),
+            _ => Reply::Text(fenced(
+                solutions
+                    .get(&req.entry_point().unwrap_or_default())
+                    .map(String::as_str)
+                    .unwrap_or("pass"),
+            )),
+        };
+        Reply::Delayed(Duration::from_millis(400), Box::new(reply))
+    }))
+    .await;
+    let home = temp_home();
+    let out = support::rgd(home.path(), &server.base_url())
+        .args(["sweep", "--dataset", "sample", "--limit", "3", "--concurrency", "1", "--detach"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    let run_id = said.split_whitespace().nth(1).unwrap().to_string();
+    assert!(said.contains("running in the background"), "{said}");
+
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let tmux = Tmux::start(&format!("{bin} replay {run_id} --follow"), &env, (120, 30));
+    wait_for(&tmux, &["● live", "Sample/1"], 20).await;
+    // Quitting a followed run asks nothing and stops nothing.
+    tmux.keys(&["q"]);
+    wait_for(&tmux, &["RGD-EXITED=0"], 10).await;
+    drop(tmux);
+    let status = || std::fs::read_to_string(home.path().join("runs").join(&run_id).join("status.json")).unwrap();
+    assert!(status().contains("\"running\""), "{}", status());
+
+    // It finishes on its own; following it again shows the end.
+    let tmux = Tmux::start(&format!("{bin} replay {run_id} --follow"), &env, (120, 30));
+    let done = wait_for(&tmux, &["3/3 tasks", "finished"], 60).await;
+    assert!(done.contains("pass@1 100.0%"), "{done}");
+    tmux.keys(&["q"]);
+    wait_for(&tmux, &["RGD-EXITED=0"], 10).await;
+    assert!(status().contains("\"finished\""), "{}", status());
+}

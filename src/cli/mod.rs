@@ -2,6 +2,7 @@
 //! starts the engine and subscribes a printer to the event stream.
 
 mod datasets;
+mod detach;
 mod print;
 mod run;
 mod runs;
@@ -51,6 +52,9 @@ pub enum Command {
     Replay {
         /// Run id (a unique prefix is enough; see `rgd runs list`)
         run_id: String,
+        /// Follow a run that is still going in the background (`rgd sweep --detach`)
+        #[arg(long)]
+        follow: bool,
     },
     /// Datasets: list what is available, check canonical solutions against hidden tests
     #[command(subcommand)]
@@ -60,12 +64,45 @@ pub enum Command {
     Sandbox(sandbox_cmd::SandboxCommand),
 }
 
+impl Cli {
+    fn opens_tui(&self) -> bool {
+        match &self.command {
+            None | Some(Command::Replay { .. }) => true,
+            Some(Command::Run(a)) => a.common.tui,
+            Some(Command::Sweep(a)) => a.common.tui,
+            _ => false,
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
+    // `rgd runs list | head` ends quietly, like any Unix tool, instead of panicking on EPIPE.
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
+    }
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn".into());
+    // Log lines would write over a terminal UI: while one is open they go to a file instead.
+    let log_file = cli
+        .opens_tui()
+        .then(|| {
+            let dir = crate::store::Home::resolve(cli.home.as_deref()).root.join("logs");
+            std::fs::create_dir_all(&dir).ok()?;
+            std::fs::OpenOptions::new().create(true).append(true).open(dir.join("tui.log")).ok()
+        })
+        .flatten();
+    match log_file {
+        Some(file) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+            .init(),
+        None => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init(),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -88,7 +125,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         return tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm).await;
     };
     match command {
-        Command::Replay { run_id } => tui_cmd::replay(&home, &run_id).await,
+        Command::Replay { run_id, follow } => tui_cmd::replay(&home, &run_id, follow).await,
         Command::Run(args) => run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Sweep(args) => run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Runs(cmd) => runs::execute(&home, cmd),

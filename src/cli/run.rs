@@ -42,6 +42,13 @@ pub struct CommonArgs {
     /// Watch the run in the terminal UI instead of printing
     #[arg(long, conflicts_with = "json")]
     pub tui: bool,
+    /// Also write the events to `events.jsonl` in the run directory, for `rgd replay --follow`
+    /// (set by --detach)
+    #[arg(long, hide = true)]
+    pub journal: bool,
+    /// Use this run id (set by --detach, which must know the id before the run starts)
+    #[arg(long, hide = true)]
+    pub run_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +83,10 @@ pub struct SweepArgs {
     /// Continue a killed or interrupted run: finished tasks are kept, the rest run
     #[arg(long, conflicts_with_all = ["dataset", "tasks", "limit"])]
     pub resume: Option<String>,
+    /// Run in the background, independent of this terminal; with --tui, watch it (closing the
+    /// TUI then leaves it running)
+    #[arg(long, conflicts_with = "json")]
+    pub detach: bool,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -111,7 +122,7 @@ pub async fn run_one(
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common, dataset, vec![task], &stderr_line)?;
-    execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await
+    execute(prepared, mode, &args.common).await
 }
 
 pub async fn sweep(
@@ -126,17 +137,20 @@ pub async fn sweep(
     } else {
         PrinterMode::Progress
     };
+    if args.detach {
+        return super::detach::detach(home, &args).await;
+    }
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     if let Some(prefix) = &args.resume {
         let prepared = resume(home, file, file_path, llm, &args, prefix)?;
-        return execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await;
+        return execute(prepared, mode, &args.common).await;
     }
     let name = args.dataset.as_deref().expect("clap requires --dataset without --resume");
     let dataset = load(name, data_dir, args.common.split_seed)?;
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common, dataset, tasks, &stderr_line)?;
-    execute(prepared, mode, args.common.out.as_deref(), args.common.tui).await
+    execute(prepared, mode, &args.common).await
 }
 
 /// The tasks of a dataset named by id (all when none), at most `limit`.
@@ -211,7 +225,7 @@ pub(crate) fn new_run(
     if let Some(secs) = common.test_timeout {
         limits.per_test = std::time::Duration::from_secs_f64(secs);
     }
-    let run_id = ulid::Ulid::generate().to_string();
+    let run_id = common.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     let manifest = Manifest {
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
@@ -352,7 +366,8 @@ fn prepare(store: Arc<RunStore>, parts: Parts, concurrency: usize, tasks: Vec<Ta
 }
 
 /// Runs a prepared run with a front end: the headless printer, or the TUI.
-async fn execute(prepared: Prepared, mode: PrinterMode, out: Option<&Path>, tui: bool) -> anyhow::Result<ExitCode> {
+async fn execute(prepared: Prepared, mode: PrinterMode, common: &CommonArgs) -> anyhow::Result<ExitCode> {
+    let (out, tui, journal) = (common.out.as_deref(), common.tui, common.journal);
     let Prepared {
         store,
         bus,
@@ -360,21 +375,33 @@ async fn execute(prepared: Prepared, mode: PrinterMode, out: Option<&Path>, tui:
         resumed,
     } = prepared;
     let run_id = store.run_id.clone();
+    let journal = match journal {
+        true => Some(crate::store::spawn_journal(&store.dir, bus.subscribe())?),
+        false => None,
+    };
+    // Every event reaches the journal before the process ends.
+    let close = |bus: &EventBus, journal: Option<std::thread::JoinHandle<()>>| {
+        bus.close();
+        if let Some(j) = journal {
+            let _ = j.join();
+        }
+    };
     if tui {
-        let outcome = crate::tui::watch_run(sweep, resumed).await?;
-        return finish(&store, outcome, mode, out);
+        let outcome = crate::tui::watch_run(sweep, resumed).await;
+        close(&bus, journal);
+        return finish(&store, outcome?, mode, out);
     }
     let printer = Printer::spawn(mode, bus.subscribe(), sweep.tasks.len());
     let summary = tokio::select! {
         summary = sweep.run(resumed) => summary?,
         _ = tokio::signal::ctrl_c() => {
-            bus.close();
+            close(&bus, journal);
             printer.finish().await;
             eprintln!("\ninterrupted: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
             return Ok(ExitCode::from(130));
         }
     };
-    bus.close();
+    close(&bus, journal);
     printer.finish().await;
     finish(&store, Some(summary), mode, out)
 }

@@ -11,8 +11,12 @@ use crate::dataset::{DEFAULT_SPLIT_SEED, load_dataset, resolve_dataset};
 use crate::store::Home;
 use crate::tui::{Launcher, RunRequest};
 
-pub async fn replay(home: &Home, run_id: &str) -> anyhow::Result<ExitCode> {
-    crate::tui::replay_run(home, run_id).await?;
+pub async fn replay(home: &Home, run_id: &str, follow: bool) -> anyhow::Result<ExitCode> {
+    if follow {
+        crate::tui::follow_run(home, &home.find_run(run_id)?).await?;
+    } else {
+        crate::tui::replay_run(home, run_id).await?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -79,6 +83,8 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             json: false,
             out: None,
             tui: true,
+            journal: false,
+            run_id: None,
         };
         // Progress lines would write over the screen; the sandbox is normally built already.
         let prepared = new_run(&home, &settings, &common, dataset, tasks, &|_| {})?;

@@ -5,9 +5,11 @@
 //! commands can list runs (from the JSON files) while it works.
 
 mod export;
+mod journal;
 mod status;
 
 pub use export::export_run;
+pub use journal::{JOURNAL, journal_path, spawn_journal};
 pub use status::{RunState, RunStatus};
 
 use std::path::{Path, PathBuf};

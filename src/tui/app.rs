@@ -227,7 +227,7 @@ impl App {
 
     /// True while a run started by this process is still working.
     pub fn run_is_live(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| !l.is_done())
+        self.live.as_ref().is_some_and(|l| l.owned && !l.is_done())
     }
 
     /// The sweep grid's rows after filter and sort: indexes into `model.tasks`.
@@ -361,7 +361,11 @@ impl App {
             Action::Enter => {
                 if let Some(row) = self.runs.get(self.run_selected) {
                     let id = row.run_id.clone();
-                    self.open_replay(&id);
+                    if row.state == "running" {
+                        self.open_follow(&id);
+                    } else {
+                        self.open_replay(&id);
+                    }
                 }
             }
             _ => {}
@@ -515,6 +519,25 @@ impl App {
                 self.screens.push(Screen::Sweep);
             }
             Err(e) => self.status = Some(format!("cannot open run {run_id}: {e:#}")),
+        }
+    }
+
+    /// A run going on in another process: followed through its journal when it has one.
+    fn open_follow(&mut self, run_id: &str) {
+        let Some(dir) = &self.home_dir else { return };
+        let run_dir = crate::store::Home { root: dir.clone() }.run_dir(run_id);
+        if self.run_is_live() {
+            self.status = Some("a run is already live in this window".into());
+        } else if !crate::store::journal_path(&run_dir).is_file() {
+            self.status = Some(format!(
+                "run {run_id} is running in another rgd without --detach: watch it there, or replay it when it ends"
+            ));
+        } else {
+            self.replay = None;
+            self.model = RunModel::new();
+            self.sweep = SweepState::default();
+            self.live = Some(LiveRun::follow(run_dir));
+            self.screens.push(Screen::Sweep);
         }
     }
 

@@ -158,6 +158,14 @@ async fn finish_live(app: &mut App) -> anyhow::Result<Option<RunSummary>> {
     }
 }
 
+/// `rgd replay RUN_ID --follow` and `rgd sweep --detach --tui`: watch a run that another process
+/// is running. Quitting leaves it running.
+pub async fn follow_run(home: &Home, run_id: &str) -> anyhow::Result<()> {
+    let mut app = App::new(Screen::Sweep);
+    app.live = Some(LiveRun::follow(home.run_dir(run_id)));
+    run_app(&mut app).await
+}
+
 /// `rgd replay RUN_ID`: the recorded run, at its end, ready to step through.
 pub async fn replay_run(home: &Home, run_id: &str) -> anyhow::Result<()> {
     let mut replay = Replay::load(home, run_id)?;
