@@ -36,6 +36,9 @@ pub struct LlmSection {
     pub backoff_min_ms: Option<u64>,
     pub backoff_max_ms: Option<u64>,
     pub max_in_flight: Option<usize>,
+    /// Cost estimate in the TUI: price per million input / output tokens.
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -125,6 +128,7 @@ pub struct Settings {
     pub max_iters: u32,
     pub concurrency: usize,
     pub config_file: Option<PathBuf>,
+    pub pricing: Option<crate::engine::Pricing>,
 }
 
 impl Settings {
@@ -136,6 +140,13 @@ impl Settings {
         max_iters: Option<u32>,
     ) -> Settings {
         let section = file.llm.unwrap_or_default();
+        let pricing = match (section.price_input_per_mtok, section.price_output_per_mtok) {
+            (None, None) => None,
+            (i, o) => Some(crate::engine::Pricing {
+                input_per_mtok: i.unwrap_or(0.0),
+                output_per_mtok: o.unwrap_or(0.0),
+            }),
+        };
         let api_key = llm
             .api_key
             .clone()
@@ -201,6 +212,7 @@ impl Settings {
             max_iters: max_iters.or(file.run.max_iters).unwrap_or(10).max(1),
             concurrency,
             config_file,
+            pricing,
         }
     }
 }

@@ -253,6 +253,7 @@ pub(crate) fn new_run(
             enabled: false,
             note: "no memory pool yet: the paper's no-memory ablation".into(),
         },
+        pricing: settings.pricing,
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(store, parts, settings.concurrency, tasks, false)

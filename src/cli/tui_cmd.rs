@@ -69,8 +69,15 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         let dataset = load_dataset(&name, &path, DEFAULT_SPLIT_SEED)?;
         let tasks = select_tasks(&dataset, &request.tasks, request.limit)?;
         let mut llm = llm.clone();
-        if request.model.is_some() {
-            llm.model = request.model.clone();
+        for (flag, value) in [
+            (&mut llm.model, &request.model),
+            (&mut llm.guide_model, &request.guide_model),
+            (&mut llm.debug_model, &request.debug_model),
+            (&mut llm.feedback_model, &request.feedback_model),
+        ] {
+            if value.is_some() {
+                flag.clone_from(value);
+            }
         }
         let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));

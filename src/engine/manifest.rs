@@ -22,6 +22,19 @@ pub struct DatasetInfo {
     pub selected: Vec<String>,
 }
 
+/// Prices for the cost estimate, in currency units per million tokens (as providers quote them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Pricing {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+impl Pricing {
+    pub fn cost(&self, input: u64, output: u64) -> f64 {
+        (input as f64 * self.input_per_mtok + output as f64 * self.output_per_mtok) / 1e6
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryInfo {
     pub enabled: bool,
@@ -49,6 +62,9 @@ pub struct Manifest {
     pub sandbox: String,
     pub limits: Limits,
     pub memory: MemoryInfo,
+    /// From `[llm] price_input_per_mtok` / `price_output_per_mtok`, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<Pricing>,
 }
 
 impl Manifest {

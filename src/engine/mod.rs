@@ -12,7 +12,7 @@ mod sweep;
 pub use bus::{EventBus, Recorder};
 pub use events::{Envelope, Event, Suite};
 pub use machine::{Effect, LoopConfig, Outcome, Step, TaskMachine, Transition, suite_tests};
-pub use manifest::{DatasetInfo, Manifest, MemoryInfo};
+pub use manifest::{DatasetInfo, Manifest, MemoryInfo, Pricing};
 pub use result::{RunSummary, TaskResult, TaskStatus, Tokens};
 pub use runner::{MemoryLookup, TaskRunner};
 pub use sweep::Sweep;

@@ -9,6 +9,10 @@ pub struct RunRequest {
     pub tasks: Vec<String>,
     pub limit: Option<usize>,
     pub model: Option<String>,
+    /// Per-agent models; `None` means the one above.
+    pub guide_model: Option<String>,
+    pub debug_model: Option<String>,
+    pub feedback_model: Option<String>,
     pub max_iters: u32,
     pub concurrency: usize,
     pub sandbox: SandboxKind,
@@ -25,20 +29,23 @@ pub enum FormAction {
     Submit,
 }
 
-pub const FIELDS: [&str; 7] = [
+pub const FIELDS: [&str; 10] = [
     "Dataset",
     "Tasks (ids, comma-separated; empty = all)",
     "Limit (first N)",
-    "Model",
+    "Model (all agents)",
+    "Guide model (empty = the model above)",
+    "Debug model (empty = the model above)",
+    "Feedback model (empty = the model above)",
     "Max iterations",
     "Concurrency",
     "Sandbox",
 ];
-const SANDBOX: usize = 6;
+const SANDBOX: usize = FIELDS.len() - 1;
 
 #[derive(Debug, Clone)]
 pub struct Form {
-    pub values: [String; 7],
+    pub values: [String; FIELDS.len()],
     pub focus: usize,
     pub error: Option<String>,
 }
@@ -53,6 +60,9 @@ impl Form {
                 String::new(),
                 String::new(),
                 model,
+                String::new(),
+                String::new(),
+                String::new(),
                 "10".into(),
                 "4".into(),
                 "wasm".into(),
@@ -99,6 +109,7 @@ impl Form {
                 .map(Some)
                 .map_err(|_| format!("{}: {t:?} is not a number", FIELDS[i]))
         };
+        let text = |i: usize| Some(v[i].trim().to_string()).filter(|m| !m.is_empty());
         if v[0].trim().is_empty() {
             return Err("Dataset: required (see `rgd datasets list`)".into());
         }
@@ -106,9 +117,12 @@ impl Form {
             dataset: v[0].trim().into(),
             tasks: v[1].split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect(),
             limit: number(2)?,
-            model: Some(v[3].trim().to_string()).filter(|m| !m.is_empty()),
-            max_iters: number(4)?.unwrap_or(10).max(1) as u32,
-            concurrency: number(5)?.unwrap_or(4).max(1),
+            model: text(3),
+            guide_model: text(4),
+            debug_model: text(5),
+            feedback_model: text(6),
+            max_iters: number(7)?.unwrap_or(10).max(1) as u32,
+            concurrency: number(8)?.unwrap_or(4).max(1),
             sandbox: if v[SANDBOX] == "native" {
                 SandboxKind::Native
             } else {
@@ -137,6 +151,17 @@ mod tests {
         "HumanEval/0, HumanEval/1".chars().for_each(|c| {
             form.apply(FormAction::Char(c));
         });
+        form.apply(FormAction::Next);
+        form.apply(FormAction::Next);
+        form.apply(FormAction::Next);
+        form.apply(FormAction::Next);
+        "m2".chars().for_each(|c| {
+            form.apply(FormAction::Char(c));
+        });
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Prev);
         form.apply(FormAction::Prev);
         form.apply(FormAction::Prev);
         form.apply(FormAction::Cycle(true));
@@ -144,6 +169,8 @@ mod tests {
         assert_eq!(request.dataset, "humaneval");
         assert_eq!(request.tasks, ["HumanEval/0", "HumanEval/1"]);
         assert_eq!(request.model.as_deref(), Some("m1"));
+        assert_eq!(request.debug_model.as_deref(), Some("m2"));
+        assert_eq!(request.guide_model, None);
         assert_eq!(request.sandbox, SandboxKind::Native);
         assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
     }

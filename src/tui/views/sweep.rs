@@ -177,18 +177,23 @@ fn draw_side(frame: &mut Frame, area: Rect, app: &App) {
             .block(Block::bordered().title(" solved at iteration ")),
         chart,
     );
+    let pricing = app.model.manifest.as_ref().and_then(|m| m.pricing);
+    let cost = |t: &crate::engine::Tokens| pricing.map_or("-".to_string(), |p| format!("{:.3}", p.cost(t.input, t.output)));
+    let row = |name: &str, t: &crate::engine::Tokens| format!("{name:<9}{:>8}{:>8}{:>5}{:>7}", t.input, t.output, t.calls, cost(t));
     let mut lines = vec![Line::from(Span::styled(
-        format!("{:<9}{:>9}{:>9}{:>6}", "agent", "in", "out", "calls"),
+        format!("{:<9}{:>8}{:>8}{:>5}{:>7}", "agent", "in", "out", "calls", "cost"),
         Style::new().bold(),
     ))];
     let mut sum = crate::engine::Tokens::default();
     for (agent, t) in &app.model.tokens {
         sum.merge(t);
-        lines.push(Line::raw(format!("{:<9}{:>9}{:>9}{:>6}", agent.name(), t.input, t.output, t.calls)));
+        lines.push(Line::raw(row(agent.name(), t)));
     }
-    lines.push(Line::raw(format!(
-        "{:<9}{:>9}{:>9}{:>6}",
-        "total", sum.input, sum.output, sum.calls
-    )));
-    frame.render_widget(Paragraph::new(lines).block(Block::bordered().title(" tokens ")), tokens);
+    lines.push(Line::raw(row("total", &sum)));
+    let title = if pricing.is_some() {
+        " tokens, est. cost "
+    } else {
+        " tokens (cost: set [llm] prices) "
+    };
+    frame.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), tokens);
 }
