@@ -194,6 +194,7 @@ pub struct App {
     /// Lines a page scroll moves (the last drawn list height).
     pub page: usize,
     pub code_cache: super::views::CodeCache,
+    pub pending_launch: Option<tokio::task::JoinHandle<anyhow::Result<(crate::engine::Sweep, bool)>>>,
 }
 
 impl App {
@@ -218,6 +219,7 @@ impl App {
             layout: Layout::default(),
             page: 10,
             code_cache: Default::default(),
+            pending_launch: None,
         }
     }
 
@@ -320,6 +322,9 @@ impl App {
             Action::Back => {
                 if self.screens.len() > 1 {
                     self.screens.pop();
+                    if *self.screen() == Screen::Home {
+                        self.refresh_runs();
+                    }
                 } else {
                     self.request_quit();
                 }
@@ -541,9 +546,27 @@ impl App {
         }
     }
 
+    /// Preparing a run can take a while (loading a dataset; building the sandbox the first time),
+    /// so it happens on a blocking task and reports back through `launched` (gitui's pattern).
     fn launch(&mut self, request: super::form::RunRequest) {
         let Some(launcher) = self.launcher.clone() else { return };
-        match launcher(request) {
+        if self.pending_launch.is_some() {
+            return;
+        }
+        if let Some(form) = &mut self.form {
+            form.error = None;
+            form.starting = true;
+        }
+        self.pending_launch = Some(tokio::task::spawn_blocking(move || launcher(request)));
+    }
+
+    /// The prepared run (or why it could not be prepared) from `launch`.
+    pub fn launched(&mut self, prepared: anyhow::Result<(crate::engine::Sweep, bool)>) {
+        self.pending_launch = None;
+        if let Some(form) = &mut self.form {
+            form.starting = false;
+        }
+        match prepared {
             Ok((sweep, resumed)) => {
                 self.form = None;
                 self.replay = None;

@@ -48,6 +48,8 @@ pub struct Form {
     pub values: [String; FIELDS.len()],
     pub focus: usize,
     pub error: Option<String>,
+    /// Submitted; the run is being prepared.
+    pub starting: bool,
 }
 
 impl Form {
@@ -69,6 +71,7 @@ impl Form {
             ],
             focus: 0,
             error: None,
+            starting: false,
         }
     }
 

@@ -94,6 +94,10 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                 }
                 dirty = true;
             }
+            joined = pending(&mut app.pending_launch) => {
+                app.launched(joined.unwrap_or_else(|e| Err(anyhow::anyhow!("preparing the run failed: {e}"))));
+                dirty = true;
+            }
             () = sleep_until(replay_due) => {
                 if let Some(replay) = &mut app.replay {
                     replay.tick(&mut app.model);
@@ -117,6 +121,13 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
 async fn next_live(live: &mut Option<LiveRun>) -> LiveMsg {
     match live {
         Some(live) => live.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn pending<T>(job: &mut Option<tokio::task::JoinHandle<T>>) -> Result<T, tokio::task::JoinError> {
+    match job {
+        Some(handle) => handle.await,
         None => std::future::pending().await,
     }
 }

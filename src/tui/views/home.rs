@@ -84,6 +84,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
                 Span::styled(format!("{shown}{}", if focused { "▏" } else { "" }), style),
             ]));
         }
+        if form.starting {
+            lines.push(Line::from(Span::styled(
+                "starting… (the first run builds the sandbox: about a minute)",
+                Style::new().fg(Color::Yellow),
+            )));
+        }
         if let Some(e) = &form.error {
             lines.push(Line::from(Span::styled(e.clone(), Style::new().fg(Color::Red))));
         }
