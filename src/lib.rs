@@ -3,12 +3,14 @@
 //! headless printer, the recorder and (later) the TUI only subscribe to it.
 
 pub mod agents;
+pub mod assets;
 pub mod cli;
 pub mod code;
 pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod llm;
+pub mod memory;
 pub mod sandbox;
 pub mod store;
 pub mod tui;

@@ -3,6 +3,7 @@
 
 mod datasets;
 mod detach;
+mod memory_cmd;
 mod print;
 mod run;
 mod runs;
@@ -48,6 +49,9 @@ pub enum Command {
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// The memory pool of solved tasks the Guide agent learns from
+    #[command(subcommand)]
+    Memory(memory_cmd::MemoryCommand),
     /// Step through a recorded run in the terminal UI
     Replay {
         /// Run id (a unique prefix is enough; see `rgd runs list`)
@@ -129,6 +133,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Sweep(args) => run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
         Command::Runs(cmd) => runs::execute(&home, cmd),
+        Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
     }

@@ -29,11 +29,7 @@ const TOOL: &str = "componentize-py-0.25.1";
 
 /// `$RGD_CACHE/sandbox`, else the platform cache dir (`~/.cache/rgd/sandbox`).
 pub fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("RGD_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| directories::ProjectDirs::from("", "", "rgd").map(|d| d.cache_dir().to_path_buf()))
-        .unwrap_or_else(|| std::env::temp_dir().join("rgd-cache"));
-    base.join("sandbox")
+    crate::assets::cache_root().join("sandbox")
 }
 
 /// Hash of all sources (names and contents): the component's identity.
@@ -62,8 +58,8 @@ pub fn ensure_component(report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> 
     if target.is_file() {
         return Ok(target);
     }
-    let python = std::env::var("RGD_PYTHON").unwrap_or_else(|_| "python3".into());
-    let tool = install_tool(&dir, &python, report)?;
+    let python = crate::assets::python();
+    let tool = install_tool(&dir, report)?;
 
     report("building the sandbox component (once, about 30 s)");
     let work = tempfile::tempdir_in(&dir)?;
@@ -96,7 +92,7 @@ pub fn ensure_component(report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> 
 }
 
 /// Installs the pinned componentize-py wheel (hash-checked) into the cache, once.
-fn install_tool(dir: &Path, python: &str, report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> {
+fn install_tool(dir: &Path, report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> {
     let tool = dir.join(TOOL);
     if tool.join(".complete").is_file() {
         return Ok(tool);
@@ -106,28 +102,18 @@ fn install_tool(dir: &Path, python: &str, report: &dyn Fn(&str)) -> Result<PathB
     let requirements = staging.path().join("requirements.txt");
     std::fs::write(&requirements, SOURCES[0].1)?;
     let target = staging.path().join("lib");
-    let result = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--require-hashes",
-            "--no-deps",
-            "--target",
-        ])
-        .arg(&target)
-        .arg("-r")
-        .arg(&requirements)
-        .output()
-        .map_err(|e| build_error(format!("cannot run {python} -m pip: {e}")))?;
-    if !result.status.success() {
-        return Err(build_error(format!(
-            "pip could not install componentize-py: {}",
-            tail(&result.stderr)
-        )));
-    }
+    let args: [&std::ffi::OsStr; 9] = [
+        "install".as_ref(),
+        "--quiet".as_ref(),
+        "--disable-pip-version-check".as_ref(),
+        "--require-hashes".as_ref(),
+        "--no-deps".as_ref(),
+        "--target".as_ref(),
+        target.as_os_str(),
+        "-r".as_ref(),
+        requirements.as_os_str(),
+    ];
+    crate::assets::pip(&args).map_err(|e| build_error(format!("pip could not install componentize-py: {e}")))?;
     std::fs::write(target.join(".complete"), "")?;
     if tool.exists() {
         std::fs::remove_dir_all(&tool)?;
@@ -138,13 +124,7 @@ fn install_tool(dir: &Path, python: &str, report: &dyn Fn(&str)) -> Result<PathB
 
 /// An exclusive lock on the cache directory, released when dropped.
 pub fn lock_cache(dir: &Path) -> Result<std::fs::File, SandboxError> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("build.lock"))?;
-    file.lock()?;
-    Ok(file)
+    Ok(crate::assets::lock_dir(dir)?)
 }
 
 fn build_error(detail: String) -> SandboxError {
@@ -154,8 +134,4 @@ fn build_error(detail: String) -> SandboxError {
     ))
 }
 
-fn tail(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().rev().take(12).collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
-}
+use crate::assets::tail;

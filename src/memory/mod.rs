@@ -1,0 +1,276 @@
+//! The memory pool: (task description Q, guidance G, keywords K, solving code) of tasks solved on
+//! visible and hidden tests, retrieved by hybrid search, SBERT embeddings (fastembed) and BM25
+//! (tantivy), for the Guide agent's refinement in the debug phase.
+//!
+//! sled is the source of truth (entries and their vectors, written together in one transaction);
+//! the tantivy index and the in-memory vector matrix are derived from it on open.
+
+pub mod assets;
+mod bm25;
+pub mod embed;
+pub mod keywords;
+mod search;
+
+pub use embed::{DIM, Embedder};
+pub use search::{Fusion, Hit, Method, SearchOptions};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use bm25::Bm25;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("memory assets: {0}")]
+    Assets(String),
+    #[error("embedding model: {0}")]
+    Embedding(String),
+    #[error("memory index: {0}")]
+    Index(String),
+    #[error("memory pool: {0}")]
+    Store(#[from] sled::Error),
+    #[error("the memory pool at {0} is open in another rgd process; wait for it or use --no-memory")]
+    Locked(String),
+    #[error("memory pool: corrupt record {0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    Input(String),
+}
+
+/// One remembered solution. The embedding of `question` is kept beside it in the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    pub task_id: String,
+    pub entry_point: String,
+    /// Q: the task description.
+    pub question: String,
+    /// G: the guidance that led to the solution.
+    pub guidance: String,
+    /// K: keywords (LLM-extracted merged with identifiers from the code).
+    pub keywords: Vec<String>,
+    pub code: String,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What a run records about the pool it started with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolState {
+    pub entries: usize,
+    pub content_hash: String,
+}
+
+pub struct MemoryPool {
+    dir: PathBuf,
+    db: sled::Db,
+    entries_tree: sled::Tree,
+    vectors_tree: sled::Tree,
+    entries: Vec<Entry>,
+    /// Row i is the unit embedding of `entries[i].question`.
+    vectors: Vec<f32>,
+    position: HashMap<String, usize>,
+    bm25: Bm25,
+    embedder: Arc<Embedder>,
+}
+
+fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl MemoryPool {
+    /// `$RGD_HOME/memory`.
+    pub fn dir_in(home_root: &Path) -> PathBuf {
+        home_root.join("memory")
+    }
+
+    pub fn open(dir: &Path, embedder: Arc<Embedder>) -> Result<MemoryPool, MemoryError> {
+        std::fs::create_dir_all(dir).map_err(|e| MemoryError::Input(format!("{}: {e}", dir.display())))?;
+        let db = sled::Config::new().path(dir.join("pool")).open().map_err(|e| match e {
+            sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
+                MemoryError::Locked(dir.display().to_string())
+            }
+            other => MemoryError::Store(other),
+        })?;
+        let entries_tree = db.open_tree("entries")?;
+        let vectors_tree = db.open_tree("vectors")?;
+        let mut entries = Vec::new();
+        let mut vectors = Vec::new();
+        for item in entries_tree.iter() {
+            let (key, value) = item?;
+            let entry: Entry = serde_json::from_slice(&value).map_err(|e| MemoryError::Corrupt(format!("entry: {e}")))?;
+            let raw = vectors_tree
+                .get(&key)?
+                .ok_or_else(|| MemoryError::Corrupt(format!("entry {} has no vector", entry.id)))?;
+            if raw.len() != DIM * 4 {
+                return Err(MemoryError::Corrupt(format!("entry {} vector of {} bytes", entry.id, raw.len())));
+            }
+            vectors.extend(raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            entries.push(entry);
+        }
+        let position = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+        let state = content_hash(&entries);
+        let bm25 = Bm25::open(&dir.join("bm25"), &state, || Box::new(entries.iter()))?;
+        Ok(MemoryPool {
+            dir: dir.to_path_buf(),
+            db,
+            entries_tree,
+            vectors_tree,
+            entries,
+            vectors,
+            position,
+            bm25,
+            embedder,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn embedder(&self) -> &Arc<Embedder> {
+        &self.embedder
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.position.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// Entry ids starting with `prefix` (ids are ULIDs; a unique prefix is enough).
+    pub fn find(&self, prefix: &str) -> Result<&Entry, MemoryError> {
+        let matches: Vec<&Entry> = self.entries.iter().filter(|e| e.id.starts_with(prefix)).collect();
+        match matches.as_slice() {
+            [one] => Ok(one),
+            [] => Err(MemoryError::Input(format!("no memory entry {prefix}"))),
+            _ => Err(MemoryError::Input(format!(
+                "{prefix} matches {} entries; give more of the id",
+                matches.len()
+            ))),
+        }
+    }
+
+    pub fn state(&self) -> PoolState {
+        PoolState {
+            entries: self.entries.len(),
+            content_hash: content_hash(&self.entries),
+        }
+    }
+
+    /// Stores entries (embedding their questions in batches), each with its vector in one sled
+    /// transaction, flushed before returning: a kill leaves the old or the new state of each.
+    pub fn insert(&mut self, new: Vec<Entry>) -> Result<(), MemoryError> {
+        for chunk in new.chunks(256) {
+            let texts: Vec<&str> = chunk.iter().map(|e| e.question.as_str()).collect();
+            let vecs = self.embedder.embed(&texts)?;
+            self.insert_embedded(chunk.iter().cloned().zip(vecs).collect())?;
+        }
+        Ok(())
+    }
+
+    /// Stores entries whose embeddings are already known (imports, benchmarks).
+    pub fn insert_embedded(&mut self, new: Vec<(Entry, Vec<f32>)>) -> Result<(), MemoryError> {
+        use sled::Transactional;
+        for (entry, vector) in &new {
+            if vector.len() != DIM {
+                return Err(MemoryError::Input(format!(
+                    "entry {}: a vector of {} numbers, not {DIM}",
+                    entry.id,
+                    vector.len()
+                )));
+            }
+            let value = serde_json::to_vec(entry).map_err(|e| MemoryError::Corrupt(e.to_string()))?;
+            let bytes = vector_bytes(vector);
+            (&self.entries_tree, &self.vectors_tree)
+                .transaction(|(entries, vectors)| {
+                    entries.insert(entry.id.as_bytes(), value.as_slice())?;
+                    vectors.insert(entry.id.as_bytes(), bytes.as_slice())?;
+                    Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
+                })
+                .map_err(|e| MemoryError::Corrupt(format!("{e:?}")))?;
+        }
+        self.db.flush()?;
+        for (entry, vector) in &new {
+            match self.position.get(&entry.id) {
+                Some(&i) => {
+                    self.entries[i] = entry.clone();
+                    self.vectors[i * DIM..(i + 1) * DIM].copy_from_slice(vector);
+                }
+                None => {
+                    self.position.insert(entry.id.clone(), self.entries.len());
+                    self.entries.push(entry.clone());
+                    self.vectors.extend_from_slice(vector);
+                }
+            }
+        }
+        self.bm25.add(new.iter().map(|(e, _)| e))?;
+        self.bm25.mark(&content_hash(&self.entries))
+    }
+
+    pub fn remove(&mut self, id: &str) -> Result<(), MemoryError> {
+        use sled::Transactional;
+        let Some(&i) = self.position.get(id) else {
+            return Err(MemoryError::Input(format!("no memory entry {id}")));
+        };
+        (&self.entries_tree, &self.vectors_tree)
+            .transaction(|(entries, vectors)| {
+                entries.remove(id.as_bytes())?;
+                vectors.remove(id.as_bytes())?;
+                Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| MemoryError::Corrupt(format!("{e:?}")))?;
+        self.db.flush()?;
+        self.entries.remove(i);
+        self.vectors.drain(i * DIM..(i + 1) * DIM);
+        self.position = self.entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+        self.bm25.remove(id)?;
+        self.bm25.mark(&content_hash(&self.entries))
+    }
+
+    fn bm25_index(&self) -> &Bm25 {
+        &self.bm25
+    }
+
+    fn position_of(&self, id: &str) -> Option<usize> {
+        self.position.get(id).copied()
+    }
+
+    /// The embedding stored for entry `i`.
+    pub fn vector(&self, i: usize) -> &[f32] {
+        &self.vectors[i * DIM..(i + 1) * DIM]
+    }
+}
+
+/// Identity of the pool's content: entries are immutable once stored, so their ids (sorted) and
+/// the texts that are searched name the state.
+fn content_hash(entries: &[Entry]) -> String {
+    let mut ids: Vec<&Entry> = entries.iter().collect();
+    ids.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut h = Sha256::new();
+    for e in ids {
+        h.update(e.id.as_bytes());
+        h.update([0]);
+        h.update(e.question.as_bytes());
+        h.update([0]);
+        h.update(e.keywords.join("\u{1f}").as_bytes());
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}

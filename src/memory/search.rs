@@ -1,0 +1,152 @@
+//! Retrieval: SBERT cosine over every stored vector (exact; one pass over a contiguous matrix),
+//! BM25 from tantivy, and their fusion. Every hit carries both component scores, so a reader (or
+//! the TUI) can see why an entry was chosen.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::embed::dot;
+use super::{Entry, MemoryError, MemoryPool};
+
+/// How the two rankings are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fusion {
+    /// `sbert * cosine + bm25 * (bm25 / best bm25)`, as the RGD reference (0.7 / 0.3).
+    Weighted { sbert: f32, bm25: f32 },
+    /// Reciprocal rank fusion: the sum of `1 / (k + rank)` over both rankings.
+    Rrf { k: f32 },
+}
+
+/// Which ranking to use (single methods exist for comparison and ablation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Bm25,
+    Sbert,
+    Hybrid,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SearchOptions {
+    pub k: usize,
+    /// Hits whose SBERT cosine is below this are dropped (with pure BM25 nothing is dropped).
+    pub min_similarity: f32,
+    pub fusion: Fusion,
+    pub method: Method,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: 3,
+            min_similarity: 0.5,
+            fusion: Fusion::Weighted { sbert: 0.7, bm25: 0.3 },
+            method: Method::Hybrid,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub entry: Entry,
+    /// The fused (or single-method) score that ranked this hit.
+    pub score: f32,
+    /// Raw BM25 score (0 when the entry was not among BM25's candidates).
+    pub bm25: f32,
+    /// Cosine similarity of the query's and the entry's embeddings.
+    pub sbert: f32,
+}
+
+impl MemoryPool {
+    /// Embeds the query, then searches.
+    pub fn search(&self, text: &str, options: &SearchOptions) -> Result<Vec<Hit>, MemoryError> {
+        let query = self.embedder().embed_one(text)?;
+        self.search_with_vector(text, &query, options)
+    }
+
+    /// Searches with the query's embedding already computed.
+    pub fn search_with_vector(&self, text: &str, query: &[f32], options: &SearchOptions) -> Result<Vec<Hit>, MemoryError> {
+        let n = self.len();
+        if n == 0 || options.k == 0 {
+            return Ok(Vec::new());
+        }
+        let depth = (options.k * 10).max(50).min(n);
+        let sims: Vec<f32> = (0..n).map(|i| dot(self.vector(i), query)).collect();
+        let bm25: HashMap<usize, f32> = if options.method == Method::Sbert {
+            HashMap::new()
+        } else {
+            self.bm25_ranked(text, depth)?
+        };
+        let best_bm25 = bm25.values().copied().fold(0.0f32, f32::max);
+
+        // Candidates: SBERT's best `depth` plus every BM25 candidate.
+        let mut candidates: Vec<usize> = match options.method {
+            Method::Bm25 => Vec::new(),
+            _ => top_indices(&sims, depth),
+        };
+        candidates.extend(bm25.keys().copied());
+        candidates.sort_unstable();
+        candidates.dedup();
+
+        let sbert_rank = rank_of(&candidates, |i| sims[i]);
+        let bm25_rank = rank_of(&bm25.keys().copied().collect::<Vec<_>>(), |i| bm25[&i]);
+        let mut hits: Vec<(usize, f32)> = candidates
+            .iter()
+            .filter(|&&i| options.method == Method::Bm25 || sims[i] >= options.min_similarity)
+            .filter_map(|&i| {
+                let b = bm25.get(&i).copied();
+                let score = match options.method {
+                    Method::Sbert => sims[i],
+                    Method::Bm25 => b? / best_bm25.max(f32::EPSILON),
+                    Method::Hybrid => match options.fusion {
+                        Fusion::Weighted { sbert, bm25: w } => sbert * sims[i] + w * b.unwrap_or(0.0) / best_bm25.max(f32::EPSILON),
+                        Fusion::Rrf { k } => {
+                            let r = |rank: Option<&usize>| rank.map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0));
+                            r(sbert_rank.get(&i)) + r(bm25_rank.get(&i))
+                        }
+                    },
+                };
+                Some((i, score))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(options.k);
+        Ok(hits
+            .into_iter()
+            .map(|(i, score)| Hit {
+                entry: self.entries()[i].clone(),
+                score,
+                bm25: bm25.get(&i).copied().unwrap_or(0.0),
+                sbert: sims[i],
+            })
+            .collect())
+    }
+
+    fn bm25_ranked(&self, text: &str, depth: usize) -> Result<HashMap<usize, f32>, MemoryError> {
+        Ok(self
+            .bm25_index()
+            .search(text, depth)?
+            .into_iter()
+            .filter_map(|(id, score)| self.position_of(&id).map(|i| (i, score)))
+            .collect())
+    }
+}
+
+/// Indices of the `n` largest values (unordered).
+fn top_indices(values: &[f32], n: usize) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    if n < idx.len() {
+        idx.select_nth_unstable_by(n, |&a, &b| values[b].total_cmp(&values[a]));
+        idx.truncate(n);
+    }
+    idx
+}
+
+/// 0-based rank of each index by `score`, best first.
+fn rank_of(indices: &[usize], score: impl Fn(usize) -> f32) -> HashMap<usize, usize> {
+    let mut sorted = indices.to_vec();
+    sorted.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    sorted.into_iter().enumerate().map(|(rank, i)| (i, rank)).collect()
+}

