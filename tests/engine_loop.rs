@@ -45,7 +45,8 @@ async fn failing_code_is_analysed_and_repaired() {
         let home = temp_home();
         let out_dir = home.path().join("out");
         let mut cmd = rgd(home.path(), &server.base_url());
-        cmd.args(["run", "--dataset", "sample", "--task", "Sample/5", "--out"])
+        // The loop itself, without the memory pool (tests/memory_loop.rs covers memory).
+        cmd.args(["run", "--dataset", "sample", "--task", "Sample/5", "--no-memory", "--out"])
             .arg(&out_dir);
         if !stream {
             cmd.arg("--no-stream");

@@ -101,6 +101,7 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
             }
             Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
             Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
+            Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
         };
         t = machine.advance(outcome);
     }

@@ -58,10 +58,21 @@ impl PromptTestResult {
 }
 
 /// A past task's guidance offered to the Guide agent (from the memory pool).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Retrieved {
     pub question: String,
     pub guidance: String,
+    /// Which entry, and why it was chosen (for the record and the TUI; prompts use the two above).
+    #[serde(default)]
+    pub entry_id: String,
+    #[serde(default)]
+    pub task_id: String,
+    #[serde(default)]
+    pub score: f32,
+    #[serde(default)]
+    pub bm25: f32,
+    #[serde(default)]
+    pub sbert: f32,
 }
 
 /// Every value any prompt template may use. Fields a purpose does not need stay empty.

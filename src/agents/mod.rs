@@ -2,9 +2,11 @@
 //! Everything an agent sees is built here from `AgentView` and visible test results, so hidden
 //! tests cannot reach a prompt.
 
+mod answers;
 mod context;
 mod prompts;
 
+pub use answers::parse_keywords;
 pub use context::{PromptTestResult, Retrieved, TurnContext};
 pub use prompts::{PromptError, Prompts};
 

@@ -208,6 +208,15 @@ fn detailed(event: &Event, visible_tests: &[String]) {
             Ok(())
         }
         Event::MemoryQuery { .. } => Ok(()),
+        Event::MemoryHit { hit: Some(h), .. } => writeln!(
+            out,
+            "  memory: past guidance of {} (score {:.3}: sbert {:.3}, bm25 {:.2})",
+            h.task_id, h.score, h.sbert, h.bm25
+        ),
+        Event::MemoryHit { hit: None, .. } => writeln!(out, "  memory: nothing similar enough"),
+        Event::MemoryStored { entry_id: Some(id), .. } => writeln!(out, "  remembered as {id}"),
+        Event::MemoryStored { error: Some(e), .. } => writeln!(out, "  not remembered: {e}"),
+        Event::MemoryStored { .. } => Ok(()),
         Event::TaskFinished { result } => writeln!(out, "\n■ {}", task_line(result)),
         Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
     };

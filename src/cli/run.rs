@@ -11,7 +11,7 @@ use super::print::{Printer, PrinterMode};
 use crate::agents::Prompts;
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
-use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, Recorder, RunSummary, Sweep, TaskRunner};
+use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, MemoryLookup, Recorder, RunSummary, Sweep, TaskRunner};
 use crate::llm::{ChatModel, OpenAiChat};
 use crate::sandbox::{Executor, SandboxKind, make_executor};
 use crate::store::{Home, RunStore, export_run};
@@ -46,6 +46,9 @@ pub struct CommonArgs {
     /// (set by --detach)
     #[arg(long, hide = true)]
     pub journal: bool,
+    /// Run without the memory pool (the paper's ablation): nothing retrieved, nothing stored
+    #[arg(long)]
+    pub no_memory: bool,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
@@ -193,6 +196,35 @@ struct Parts {
     model: Arc<dyn ChatModel>,
     executor: Arc<dyn Executor>,
     prompts: Arc<Prompts>,
+    memory: Option<Arc<dyn MemoryLookup>>,
+}
+
+/// The memory pool for a run (unless `--no-memory`), and what the manifest says about it.
+fn open_memory(
+    home: &Home,
+    enabled: bool,
+    run_id: &str,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<(Option<Arc<dyn MemoryLookup>>, MemoryInfo)> {
+    if !enabled {
+        let info = MemoryInfo {
+            enabled: false,
+            note: "memory disabled (--no-memory): the paper's no-memory ablation".into(),
+            entries: None,
+            content_hash: None,
+        };
+        return Ok((None, info));
+    }
+    let pool = super::memory_cmd::open_pool(home, report)?;
+    let state = pool.state();
+    let info = MemoryInfo {
+        enabled: true,
+        note: format!("pool {}", pool.dir().display()),
+        entries: Some(state.entries),
+        content_hash: Some(state.content_hash),
+    };
+    let lookup = crate::memory::PoolMemory::new(pool, crate::memory::SearchOptions::default(), run_id.to_string());
+    Ok((Some(Arc::new(lookup)), info))
 }
 
 fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
@@ -205,7 +237,12 @@ fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> any
         Some(dir) => Prompts::from_dir(dir)?,
         None => Prompts::builtin(),
     });
-    Ok(Parts { model, executor, prompts })
+    Ok(Parts {
+        model,
+        executor,
+        prompts,
+        memory: None,
+    })
 }
 
 /// Creates a new recorded run, ready to start.
@@ -220,12 +257,14 @@ pub(crate) fn new_run(
     if tasks.is_empty() {
         bail!("no tasks selected");
     }
-    let parts = parts(settings, common, report)?;
+    let mut parts = parts(settings, common, report)?;
     let mut limits = settings.limits.clone();
     if let Some(secs) = common.test_timeout {
         limits.per_test = std::time::Duration::from_secs_f64(secs);
     }
     let run_id = common.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
+    let (memory, memory_info) = open_memory(home, !common.no_memory, &run_id, report)?;
+    parts.memory = memory;
     let manifest = Manifest {
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
@@ -249,10 +288,7 @@ pub(crate) fn new_run(
         concurrency: settings.concurrency,
         sandbox: parts.executor.name().into(),
         limits,
-        memory: MemoryInfo {
-            enabled: false,
-            note: "no memory pool yet: the paper's no-memory ablation".into(),
-        },
+        memory: memory_info,
         pricing: settings.pricing,
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
@@ -312,7 +348,10 @@ fn resume(
         .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
         .collect();
     settings.limits = manifest.limits.clone();
-    let parts = parts(&settings, &args.common, &stderr_line)?;
+    let mut parts = parts(&settings, &args.common, &stderr_line)?;
+    // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
+    // the state the run started with).
+    parts.memory = open_memory(home, manifest.memory.enabled, &run_id, &stderr_line)?.0;
     if parts.prompts.hashes() != &manifest.prompts {
         eprintln!("warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes");
     }
@@ -344,7 +383,7 @@ fn prepare(store: Arc<RunStore>, parts: Parts, concurrency: usize, tasks: Vec<Ta
     let runner = Arc::new(TaskRunner::new(
         parts.model,
         parts.executor,
-        None,
+        parts.memory,
         parts.prompts,
         config,
         manifest.limits.clone(),

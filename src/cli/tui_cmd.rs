@@ -38,10 +38,7 @@ pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             file_path.map_or("none (defaults)".into(), |p| p.display().to_string()),
         ),
         ("state".to_string(), home.root.display().to_string()),
-        (
-            "memory".to_string(),
-            "no memory pool yet (runs are the no-memory ablation)".to_string(),
-        ),
+        ("memory".to_string(), memory_line(home)),
     ];
     let launcher = launcher(
         home.clone(),
@@ -92,9 +89,20 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             tui: true,
             journal: false,
             run_id: None,
+            no_memory: !request.memory,
         };
         // Progress lines would write over the screen; the sandbox is normally built already.
         let prepared = new_run(&home, &settings, &common, dataset, tasks, &|_| {})?;
         Ok((prepared.sweep, prepared.resumed))
     })
+}
+
+/// Where the pool is, without opening it (a live run may hold its lock).
+fn memory_line(home: &Home) -> String {
+    let dir = crate::memory::MemoryPool::dir_in(&home.root);
+    if dir.join("pool").exists() {
+        format!("pool at {} (`rgd memory stats`); --no-memory for the ablation", dir.display())
+    } else {
+        "empty: solved tasks are remembered from the first run on (--no-memory for the ablation)".into()
+    }
 }

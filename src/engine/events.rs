@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
 use super::result::{RunSummary, TaskResult};
-use crate::agents::{Agent, Purpose};
+use crate::agents::{Agent, Purpose, Retrieved};
 use crate::code::ExtractProblem;
 use crate::llm::{CallParams, LlmError, Message, Usage};
 use crate::sandbox::RunReport;
@@ -111,6 +111,18 @@ pub enum Event {
         iteration: u32,
         query: String,
     },
+    /// What memory offered the Guide's refinement (`None`: nothing above the threshold).
+    MemoryHit {
+        task_id: String,
+        iteration: u32,
+        hit: Option<Retrieved>,
+    },
+    /// A solved task entered the memory pool (or could not: `error`).
+    MemoryStored {
+        task_id: String,
+        entry_id: Option<String>,
+        error: Option<String>,
+    },
     TaskFinished {
         result: TaskResult,
     },
@@ -133,7 +145,9 @@ impl Event {
             | CodeExtracted { task_id, .. }
             | TestsStarted { task_id, .. }
             | TestsRun { task_id, .. }
-            | MemoryQuery { task_id, .. } => Some(task_id),
+            | MemoryQuery { task_id, .. }
+            | MemoryHit { task_id, .. }
+            | MemoryStored { task_id, .. } => Some(task_id),
             TaskFinished { result } => Some(&result.task_id),
             RunStarted { .. } | RunResumed { .. } | RunFinished { .. } => None,
         }

@@ -36,6 +36,22 @@ pub enum Effect {
     QueryMemory {
         query: String,
     },
+    /// Remember a solved task (only after it passed visible and hidden tests).
+    StoreMemory {
+        record: MemoryRecord,
+    },
+}
+
+/// What the memory pool keeps of a solved task: Q, G, K and the code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryRecord {
+    pub task_id: String,
+    pub entry_point: String,
+    pub question: String,
+    pub guidance: String,
+    /// From the Keywords agent (empty if it failed); the pool adds identifiers from the code.
+    pub keywords: Vec<String>,
+    pub code: String,
 }
 
 #[derive(Debug)]
@@ -43,6 +59,8 @@ pub enum Outcome {
     Agent(Result<ChatResponse, LlmError>),
     Tests(Result<RunReport, String>),
     Memory(Option<Retrieved>),
+    /// The stored entry's id, or why storing failed (the task is solved either way).
+    Stored(Result<String, String>),
 }
 
 #[derive(Debug)]
@@ -67,6 +85,9 @@ enum Phase {
     Feedback,
     Memory,
     Refine,
+    /// Solved and remembering: the Guide extracts keywords, then the entry is stored.
+    Keywords,
+    Store,
     Done,
 }
 
@@ -159,12 +180,11 @@ impl TaskMachine {
             }
             (Phase::Hidden, Outcome::Tests(Ok(report))) => {
                 if report.all_passed() {
-                    let first = self.iteration;
-                    let mut t = self.finish(vec![], TaskStatus::Solved, None);
-                    if let Step::Finished(r) = &mut t.step {
-                        r.first_pass_iteration = Some(first);
+                    if self.config.memory {
+                        self.call(vec![], Purpose::Keywords)
+                    } else {
+                        self.solved()
                     }
-                    t
                 } else {
                     // The agents learn only that the code was not accepted, never which tests failed.
                     self.hidden_failed = true;
@@ -193,6 +213,30 @@ impl TaskMachine {
                     self.call(vec![], Purpose::GuideRefine)
                 }
             }
+            (Phase::Keywords, Outcome::Agent(answer)) => {
+                // A failed keyword call costs the entry its LLM keywords, not the task its success.
+                let keywords = match answer {
+                    Ok(resp) => {
+                        self.count(Agent::Guide, &resp);
+                        crate::agents::parse_keywords(&resp.text)
+                    }
+                    Err(_) => Vec::new(),
+                };
+                self.phase = Phase::Store;
+                let record = MemoryRecord {
+                    task_id: self.task.id.clone(),
+                    entry_point: self.task.entry_point.clone(),
+                    question: self.task.prompt.clone(),
+                    guidance: self.guidance.clone(),
+                    keywords,
+                    code: self.code.clone().unwrap_or_default(),
+                };
+                Transition {
+                    events: vec![],
+                    step: Step::Run(Effect::StoreMemory { record }),
+                }
+            }
+            (Phase::Store, Outcome::Stored(_)) => self.solved(),
             (Phase::Memory, Outcome::Memory(hit)) => {
                 self.retrieved = hit;
                 self.call(vec![], Purpose::GuideRefine)
@@ -267,7 +311,8 @@ impl TaskMachine {
             Purpose::GuideInit => Phase::GuideInit,
             Purpose::GuideRefine => Phase::Refine,
             Purpose::DebugInit | Purpose::DebugFix => Phase::Debug,
-            Purpose::Feedback | Purpose::Keywords => Phase::Feedback,
+            Purpose::Feedback => Phase::Feedback,
+            Purpose::Keywords => Phase::Keywords,
         };
         let ctx = self.context();
         let params = self
@@ -311,6 +356,16 @@ impl TaskMachine {
             task_id: self.task.id.clone(),
             iteration: self.iteration,
         }
+    }
+
+    /// Passed visible and hidden tests in this iteration.
+    fn solved(&mut self) -> Transition {
+        let first = self.iteration;
+        let mut t = self.finish(vec![], TaskStatus::Solved, None);
+        if let Step::Finished(r) = &mut t.step {
+            r.first_pass_iteration = Some(first);
+        }
+        t
     }
 
     fn finish(&mut self, events: Vec<Event>, status: TaskStatus, error: Option<String>) -> Transition {

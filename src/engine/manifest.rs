@@ -40,6 +40,11 @@ pub struct MemoryInfo {
     pub enabled: bool,
     /// Why memory is off, or what pool it used.
     pub note: String,
+    /// The pool's size and content hash when the run started: what memory the result had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,13 +12,16 @@ use crate::sandbox::{Executor, Job, Limits};
 
 use super::bus::EventBus;
 use super::events::Event;
-use super::machine::{Effect, LoopConfig, Outcome, Step, TaskMachine, suite_tests};
+use super::machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, suite_tests};
 use super::result::TaskResult;
 
 /// Looks up past guidance for a task description (the memory pool, once it exists).
 #[async_trait::async_trait]
 pub trait MemoryLookup: Send + Sync {
-    async fn best_match(&self, query: &str) -> Option<Retrieved>;
+    /// The best past guidance for `query` above the threshold, never one of `task_id` itself.
+    async fn best_match(&self, task_id: &str, query: &str) -> Result<Option<Retrieved>, String>;
+    /// Stores a solved task; returns the new entry's id.
+    async fn store(&self, record: MemoryRecord) -> Result<String, String>;
 }
 
 pub struct TaskRunner {
@@ -162,10 +165,31 @@ impl TaskRunner {
             }
             Effect::QueryMemory { query } => {
                 let hit = match &self.memory {
-                    Some(memory) => memory.best_match(&query).await,
+                    Some(memory) => memory.best_match(&task.id, &query).await.unwrap_or_else(|e| {
+                        // A failing lookup degrades to "no hit" (recorded), never to a failed task.
+                        tracing::warn!("memory lookup for {}: {e}", task.id);
+                        None
+                    }),
                     None => None,
                 };
+                self.bus.emit(Event::MemoryHit {
+                    task_id: task.id.clone(),
+                    iteration,
+                    hit: hit.clone(),
+                });
                 Outcome::Memory(hit)
+            }
+            Effect::StoreMemory { record } => {
+                let stored = match &self.memory {
+                    Some(memory) => memory.store(record).await,
+                    None => Err("no memory pool in this run".into()),
+                };
+                self.bus.emit(Event::MemoryStored {
+                    task_id: task.id.clone(),
+                    entry_id: stored.as_ref().ok().cloned(),
+                    error: stored.as_ref().err().cloned(),
+                });
+                Outcome::Stored(stored)
             }
         }
     }

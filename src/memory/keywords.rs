@@ -1,6 +1,6 @@
 //! Keywords from code without an LLM: what tree-sitter-python finds (defined and called functions,
-//! imported modules, attributes used). Merged with the LLM's ExtractKeywords answer, they keep the
-//! keyword field useful when that answer is poor.
+//! imported modules, attributes used). Merged with the Keywords agent's answer
+//! (`agents::parse_keywords`), they keep the keyword field useful when that answer is poor.
 
 use std::collections::BTreeSet;
 
@@ -46,23 +46,6 @@ pub fn code_keywords(code: &str) -> Vec<String> {
     found.into_iter().filter(|k| k.len() > 1).collect()
 }
 
-/// Keywords from an LLM answer: comma or newline separated, list markers stripped, deduplicated.
-pub fn parse_keywords(answer: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in answer.split([',', '\n', ';']) {
-        let k = part
-            .trim()
-            .trim_start_matches(['-', '*', '•'])
-            .trim()
-            .trim_matches(['`', '"', '\'', '.'])
-            .trim();
-        if !k.is_empty() && k.len() <= 60 && !out.iter().any(|o| o.eq_ignore_ascii_case(k)) {
-            out.push(k.to_string());
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,9 +57,5 @@ mod tests {
         for want in ["sort_matrix", "Counter", "sorted", "heapq", "nsmallest", "collections"] {
             assert!(k.contains(&want.to_string()), "{want} missing from {k:?}");
         }
-        assert_eq!(
-            parse_keywords("- sorting, matrix rows\n* `sum`\nsorting"),
-            ["sorting", "matrix rows", "sum"]
-        );
     }
 }

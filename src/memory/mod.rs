@@ -9,9 +9,11 @@ pub mod assets;
 mod bm25;
 pub mod embed;
 pub mod keywords;
+mod lookup;
 mod search;
 
 pub use embed::{DIM, Embedder};
+pub use lookup::PoolMemory;
 pub use search::{Fusion, Hit, Method, SearchOptions};
 
 use std::collections::HashMap;

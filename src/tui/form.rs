@@ -16,6 +16,7 @@ pub struct RunRequest {
     pub max_iters: u32,
     pub concurrency: usize,
     pub sandbox: SandboxKind,
+    pub memory: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +30,7 @@ pub enum FormAction {
     Submit,
 }
 
-pub const FIELDS: [&str; 10] = [
+pub const FIELDS: [&str; 11] = [
     "Dataset",
     "Tasks (ids, comma-separated; empty = all)",
     "Limit (first N)",
@@ -40,8 +41,12 @@ pub const FIELDS: [&str; 10] = [
     "Max iterations",
     "Concurrency",
     "Sandbox",
+    "Memory pool (off = the paper's no-memory ablation)",
 ];
-const SANDBOX: usize = FIELDS.len() - 1;
+const SANDBOX: usize = FIELDS.len() - 2;
+const MEMORY: usize = FIELDS.len() - 1;
+/// Fields chosen with ←/→ rather than typed.
+pub const CHOICES: [usize; 2] = [SANDBOX, MEMORY];
 
 #[derive(Debug, Clone)]
 pub struct Form {
@@ -68,6 +73,7 @@ impl Form {
                 "10".into(),
                 "4".into(),
                 "wasm".into(),
+                "on".into(),
             ],
             focus: 0,
             error: None,
@@ -80,14 +86,19 @@ impl Form {
         match action {
             FormAction::Next => self.focus = (self.focus + 1) % FIELDS.len(),
             FormAction::Prev => self.focus = (self.focus + FIELDS.len() - 1) % FIELDS.len(),
-            FormAction::Char(c) if self.focus != SANDBOX => self.values[self.focus].push(c),
+            FormAction::Char(c) if !CHOICES.contains(&self.focus) => self.values[self.focus].push(c),
             FormAction::Char(_) => {}
-            FormAction::Backspace => {
+            FormAction::Backspace if !CHOICES.contains(&self.focus) => {
                 self.values[self.focus].pop();
             }
+            FormAction::Backspace => {}
             FormAction::Cycle(_) if self.focus == SANDBOX => {
                 let next = if self.values[SANDBOX] == "wasm" { "native" } else { "wasm" };
                 self.values[SANDBOX] = next.into();
+            }
+            FormAction::Cycle(_) if self.focus == MEMORY => {
+                let next = if self.values[MEMORY] == "on" { "off" } else { "on" };
+                self.values[MEMORY] = next.into();
             }
             FormAction::Cycle(_) => {}
             FormAction::Submit => match self.request() {
@@ -131,6 +142,7 @@ impl Form {
             } else {
                 SandboxKind::Wasm
             },
+            memory: v[MEMORY] == "on",
         })
     }
 }
@@ -161,11 +173,11 @@ mod tests {
         "m2".chars().for_each(|c| {
             form.apply(FormAction::Char(c));
         });
-        form.apply(FormAction::Prev);
-        form.apply(FormAction::Prev);
-        form.apply(FormAction::Prev);
-        form.apply(FormAction::Prev);
-        form.apply(FormAction::Prev);
+        for _ in 0..6 {
+            form.apply(FormAction::Prev);
+        }
+        form.apply(FormAction::Cycle(true));
+        assert_eq!(form.focus, 10, "wrapped round to the last field, memory");
         form.apply(FormAction::Prev);
         form.apply(FormAction::Cycle(true));
         let request = form.apply(FormAction::Submit).expect("valid");
@@ -175,6 +187,7 @@ mod tests {
         assert_eq!(request.debug_model.as_deref(), Some("m2"));
         assert_eq!(request.guide_model, None);
         assert_eq!(request.sandbox, SandboxKind::Native);
+        assert!(!request.memory);
         assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
     }
 }

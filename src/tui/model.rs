@@ -70,6 +70,8 @@ pub struct Iteration {
     /// Passed and total hidden tests: counts only, as the agents saw nothing more.
     pub hidden: Option<(usize, usize)>,
     pub memory_query: Option<String>,
+    /// What memory offered (`Some(None)`: asked, nothing above the threshold).
+    pub memory_hit: Option<Option<crate::agents::Retrieved>>,
 }
 
 impl Iteration {
@@ -95,6 +97,8 @@ pub struct TaskView {
     pub iterations: Vec<Iteration>,
     pub result: Option<TaskResult>,
     pub started_at: Option<DateTime<Utc>>,
+    /// The memory entry this solved task became, or why it did not.
+    pub remembered: Option<Result<String, String>>,
 }
 
 impl TaskView {
@@ -110,6 +114,7 @@ impl TaskView {
             iterations: Vec::new(),
             result: None,
             started_at: None,
+            remembered: None,
         }
     }
 
@@ -349,6 +354,15 @@ impl RunModel {
                 let t = self.task_mut(task_id);
                 t.phase = Phase::Remembering;
                 t.iteration_mut(*iteration).memory_query = Some(query.clone());
+            }
+            Event::MemoryHit { task_id, iteration, hit } => {
+                self.task_mut(task_id).iteration_mut(*iteration).memory_hit = Some(hit.clone());
+            }
+            Event::MemoryStored { task_id, entry_id, error } => {
+                self.task_mut(task_id).remembered = Some(match (entry_id, error) {
+                    (Some(id), _) => Ok(id.clone()),
+                    (None, e) => Err(e.clone().unwrap_or_default()),
+                });
             }
             Event::TaskFinished { result } => {
                 let t = self.task_mut(&result.task_id);

@@ -72,7 +72,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         for (i, name) in FIELDS.iter().enumerate() {
             let focused = i == form.focus;
             let value = &form.values[i];
-            let shown = if i == FIELDS.len() - 1 {
+            let shown = if crate::tui::form::CHOICES.contains(&i) {
                 format!("‹ {value} ›")
             } else {
                 value.clone()

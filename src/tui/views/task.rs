@@ -193,10 +193,23 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &mut App, task: &TaskView, show
         Pane::Analysis => {
             let call = it.and_then(|i| i.call(&[Purpose::Feedback]));
             let mut lines = call_text(call, "no analysis in this iteration (tests passed, or not yet run)");
-            if let Some(q) = it.and_then(|i| i.memory_query.as_ref()) {
-                lines.push(Line::raw(""));
-                lines.push(Line::styled("memory query:", Style::new().bold()));
-                lines.extend(plain(q));
+            match it.and_then(|i| i.memory_hit.as_ref()) {
+                Some(Some(h)) => {
+                    lines.push(Line::raw(""));
+                    lines.push(Line::styled(
+                        format!(
+                            "memory: {} (hybrid {:.3} = SBERT {:.3}, BM25 {:.2})",
+                            h.task_id, h.score, h.sbert, h.bm25
+                        ),
+                        Style::new().bold().fg(Color::Magenta),
+                    ));
+                    lines.extend(plain(&h.guidance));
+                }
+                Some(None) => {
+                    lines.push(Line::raw(""));
+                    lines.push(dim("memory: nothing similar enough above the threshold"));
+                }
+                None => {}
             }
             frame.render_widget(
                 Paragraph::new(lines)

@@ -1,0 +1,82 @@
+//! The engine's view of the pool: best match for the Guide's refinement, and storing solved tasks.
+//! Searches and inserts embed text (CPU work), so they run on blocking threads.
+
+use std::sync::{Arc, Mutex};
+
+use crate::agents::Retrieved;
+use crate::engine::{MemoryLookup, MemoryRecord};
+
+use super::keywords::code_keywords;
+use super::{Entry, MemoryPool, SearchOptions};
+
+pub struct PoolMemory {
+    pool: Arc<Mutex<MemoryPool>>,
+    options: SearchOptions,
+    run_id: String,
+}
+
+impl PoolMemory {
+    pub fn new(pool: MemoryPool, options: SearchOptions, run_id: String) -> PoolMemory {
+        PoolMemory {
+            pool: Arc::new(Mutex::new(pool)),
+            options,
+            run_id,
+        }
+    }
+}
+
+fn lock(pool: &Mutex<MemoryPool>) -> std::sync::MutexGuard<'_, MemoryPool> {
+    pool.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[async_trait::async_trait]
+impl MemoryLookup for PoolMemory {
+    async fn best_match(&self, task_id: &str, query: &str) -> Result<Option<Retrieved>, String> {
+        let (pool, query, task_id) = (self.pool.clone(), query.to_string(), task_id.to_string());
+        // One more than needed: the task's own entry (from an earlier run) is never offered.
+        let options = SearchOptions {
+            k: self.options.k.max(1) + 1,
+            ..self.options
+        };
+        tokio::task::spawn_blocking(move || {
+            let hits = lock(&pool).search(&query, &options).map_err(|e| e.to_string())?;
+            Ok(hits.into_iter().find(|h| h.entry.task_id != task_id).map(|h| Retrieved {
+                question: h.entry.question,
+                guidance: h.entry.guidance,
+                entry_id: h.entry.id,
+                task_id: h.entry.task_id,
+                score: h.score,
+                bm25: h.bm25,
+                sbert: h.sbert,
+            }))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    async fn store(&self, record: MemoryRecord) -> Result<String, String> {
+        let pool = self.pool.clone();
+        let mut keywords = record.keywords;
+        for k in code_keywords(&record.code) {
+            if !keywords.iter().any(|x| x.eq_ignore_ascii_case(&k)) {
+                keywords.push(k);
+            }
+        }
+        let entry = Entry {
+            id: ulid::Ulid::generate().to_string(),
+            task_id: record.task_id,
+            entry_point: record.entry_point,
+            question: record.question,
+            guidance: record.guidance,
+            keywords,
+            code: record.code,
+            run_id: Some(self.run_id.clone()),
+            created_at: chrono::Utc::now(),
+        };
+        let id = entry.id.clone();
+        tokio::task::spawn_blocking(move || lock(&pool).insert(vec![entry]).map_err(|e| e.to_string()))
+            .await
+            .map_err(|e| e.to_string())??;
+        Ok(id)
+    }
+}
