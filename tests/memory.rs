@@ -254,3 +254,42 @@ fn jsonl_round_trip_and_json_search_output() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_tui_memory_browser_lists_searches_and_shows_scores() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use rgd::tui::{Action, App, MemoryBrowser, Screen, views};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    pool.insert(sample_entries()).unwrap();
+    pool.record_use(&pool.entries()[0].id.clone(), "01RUNXYZ", "Mine/7").unwrap();
+    let mut app = App::new(Screen::Memory);
+    let mut browser = MemoryBrowser::new();
+    browser.pool = Some(pool);
+    app.memory = Some(browser);
+    let render = |app: &mut App| {
+        let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        terminal.draw(|f| views::draw(f, app)).unwrap();
+        terminal.backend().to_string()
+    };
+    let screen = render(&mut app);
+    assert!(
+        screen.contains("entries (4)") && screen.contains("sort_matrix") && screen.contains("offered 1 time(s)"),
+        "{screen}"
+    );
+    app.handle(Action::StartFilter);
+    for c in "count the vowels".chars() {
+        app.handle(Action::FilterChar(c));
+    }
+    app.handle(Action::EndFilter { keep: true });
+    let screen = render(&mut app);
+    assert!(screen.contains("hybrid sbert  bm25"), "{screen}");
+    let first_row = screen.lines().find(|l| l.contains("HumanEval/64") || l.contains("MBPP/")).unwrap();
+    assert!(first_row.contains("HumanEval/64"), "the vowel task ranks first: {screen}");
+    assert!(
+        screen.contains("vowels_count") && screen.contains("guidance for vowels_count"),
+        "{screen}"
+    );
+}

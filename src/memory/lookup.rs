@@ -32,15 +32,20 @@ fn lock(pool: &Mutex<MemoryPool>) -> std::sync::MutexGuard<'_, MemoryPool> {
 #[async_trait::async_trait]
 impl MemoryLookup for PoolMemory {
     async fn best_match(&self, task_id: &str, query: &str) -> Result<Option<Retrieved>, String> {
-        let (pool, query, task_id) = (self.pool.clone(), query.to_string(), task_id.to_string());
+        let (pool, query, task_id, run_id) = (self.pool.clone(), query.to_string(), task_id.to_string(), self.run_id.clone());
         // One more than needed: the task's own entry (from an earlier run) is never offered.
         let options = SearchOptions {
             k: self.options.k.max(1) + 1,
             ..self.options
         };
         tokio::task::spawn_blocking(move || {
-            let hits = lock(&pool).search(&query, &options).map_err(|e| e.to_string())?;
-            Ok(hits.into_iter().find(|h| h.entry.task_id != task_id).map(|h| Retrieved {
+            let pool = lock(&pool);
+            let hits = pool.search(&query, &options).map_err(|e| e.to_string())?;
+            let best = hits.into_iter().find(|h| h.entry.task_id != task_id);
+            if let Some(h) = &best {
+                pool.record_use(&h.entry.id, &run_id, &task_id).map_err(|e| e.to_string())?;
+            }
+            Ok(best.map(|h| Retrieved {
                 question: h.entry.question,
                 guidance: h.entry.guidance,
                 entry_id: h.entry.id,

@@ -74,6 +74,8 @@ pub struct MemoryPool {
     db: sled::Db,
     entries_tree: sled::Tree,
     vectors_tree: sled::Tree,
+    /// `entry id \0 run id \0 task id` for every time an entry was offered to a Guide.
+    uses_tree: sled::Tree,
     entries: Vec<Entry>,
     /// Row i is the unit embedding of `entries[i].question`.
     vectors: Vec<f32>,
@@ -102,6 +104,7 @@ impl MemoryPool {
         })?;
         let entries_tree = db.open_tree("entries")?;
         let vectors_tree = db.open_tree("vectors")?;
+        let uses_tree = db.open_tree("uses")?;
         let mut entries = Vec::new();
         let mut vectors = Vec::new();
         for item in entries_tree.iter() {
@@ -124,6 +127,7 @@ impl MemoryPool {
             db,
             entries_tree,
             vectors_tree,
+            uses_tree,
             entries,
             vectors,
             position,
@@ -252,6 +256,27 @@ impl MemoryPool {
 
     fn position_of(&self, id: &str) -> Option<usize> {
         self.position.get(id).copied()
+    }
+
+    /// Records that an entry was offered to a run's task (for "which runs used it").
+    pub fn record_use(&self, entry_id: &str, run_id: &str, task_id: &str) -> Result<(), MemoryError> {
+        self.uses_tree.insert(format!("{entry_id}\0{run_id}\0{task_id}").as_bytes(), &[])?;
+        self.uses_tree.flush()?;
+        Ok(())
+    }
+
+    /// (run id, task id) pairs an entry was offered to.
+    pub fn uses_of(&self, entry_id: &str) -> Vec<(String, String)> {
+        self.uses_tree
+            .scan_prefix(format!("{entry_id}\0").as_bytes())
+            .keys()
+            .flatten()
+            .filter_map(|k| {
+                let k = String::from_utf8_lossy(&k).into_owned();
+                let mut parts = k.split('\0').skip(1);
+                Some((parts.next()?.to_string(), parts.next()?.to_string()))
+            })
+            .collect()
     }
 
     /// The embedding stored for entry `i`.

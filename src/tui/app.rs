@@ -18,6 +18,7 @@ pub enum Screen {
     Home,
     Sweep,
     Task(String),
+    Memory,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +149,7 @@ pub enum Action {
     CycleSort,
     NewRun,
     Refresh,
+    OpenMemory,
     Confirm(bool),
     ScrollAt { column: u16, row: u16, down: bool },
     ClickAt { column: u16, row: u16 },
@@ -195,6 +197,8 @@ pub struct App {
     pub page: usize,
     pub code_cache: super::views::CodeCache,
     pub pending_launch: Option<tokio::task::JoinHandle<anyhow::Result<(crate::engine::Sweep, bool)>>>,
+    pub memory: Option<super::memory::MemoryBrowser>,
+    pub memory_loading: Option<tokio::task::JoinHandle<anyhow::Result<crate::memory::MemoryPool>>>,
 }
 
 impl App {
@@ -220,6 +224,8 @@ impl App {
             page: 10,
             code_cache: Default::default(),
             pending_launch: None,
+            memory: None,
+            memory_loading: None,
         }
     }
 
@@ -299,6 +305,23 @@ impl App {
             }
             return;
         }
+        if let Some(browser) = self.memory.as_mut().filter(|b| b.editing) {
+            match action {
+                Action::FilterChar(c) => browser.query.push(c),
+                Action::FilterBackspace => {
+                    browser.query.pop();
+                }
+                Action::EndFilter { keep } => {
+                    browser.editing = false;
+                    if !keep {
+                        browser.query.clear();
+                    }
+                    browser.search();
+                }
+                _ => {}
+            }
+            return;
+        }
         if self.sweep.editing_filter {
             match action {
                 Action::FilterChar(c) => self.sweep.filter.push(c),
@@ -319,9 +342,19 @@ impl App {
         match action {
             Action::Help => self.overlay = Some(Overlay::Help),
             Action::Quit => self.request_quit(),
+            Action::Back if *self.screen() == Screen::Memory && self.memory.as_ref().is_some_and(|b| !b.query.is_empty()) => {
+                if let Some(b) = &mut self.memory {
+                    b.query.clear();
+                    b.search();
+                }
+            }
             Action::Back => {
                 if self.screens.len() > 1 {
-                    self.screens.pop();
+                    if self.screens.pop() == Some(Screen::Memory) {
+                        // Closing the browser releases the pool for runs.
+                        self.memory = None;
+                        self.memory_loading = None;
+                    }
                     if *self.screen() == Screen::Home {
                         self.refresh_runs();
                     }
@@ -336,6 +369,7 @@ impl App {
                 Screen::Home => self.home_action(other),
                 Screen::Sweep => self.sweep_action(other),
                 Screen::Task(_) => self.task_action(other),
+                Screen::Memory => self.memory_action(other),
             },
         }
     }
@@ -363,6 +397,7 @@ impl App {
                 }
             }
             Action::Refresh => self.refresh_runs(),
+            Action::OpenMemory => self.open_memory(),
             Action::Enter => {
                 if let Some(row) = self.runs.get(self.run_selected) {
                     let id = row.run_id.clone();
@@ -397,6 +432,59 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+
+    fn open_memory(&mut self) {
+        let Some(dir) = self.home_dir.clone() else { return };
+        if self.run_is_live() {
+            self.status = Some("the memory pool is in use by the live run; open it when the run ends".into());
+            return;
+        }
+        if crate::memory::assets::installed().is_none() {
+            self.status = Some("no embedding model yet: run `rgd memory setup` (or any run with memory) first".into());
+            return;
+        }
+        self.memory = Some(super::memory::MemoryBrowser::new());
+        self.memory_loading = Some(tokio::task::spawn_blocking(move || {
+            let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
+            let embedder = std::sync::Arc::new(crate::memory::Embedder::load(&assets)?);
+            Ok(crate::memory::MemoryPool::open(&crate::memory::MemoryPool::dir_in(&dir), embedder)?)
+        }));
+        self.task.scroll = [0; 5];
+        self.screens.push(Screen::Memory);
+    }
+
+    /// The pool opened for the browser (or why it could not be).
+    pub fn memory_opened(&mut self, pool: anyhow::Result<crate::memory::MemoryPool>) {
+        self.memory_loading = None;
+        if let Some(b) = &mut self.memory {
+            match pool {
+                Ok(p) => b.pool = Some(p),
+                Err(e) => b.error = Some(format!("{e:#}")),
+            }
+        }
+    }
+
+    fn memory_action(&mut self, action: Action) {
+        let page = self.page;
+        let Some(b) = &mut self.memory else { return };
+        let n = b.rows().len();
+        let before = b.selected;
+        match action {
+            Action::Up => b.selected = b.selected.saturating_sub(1),
+            Action::Down => b.selected = (b.selected + 1).min(n.saturating_sub(1)),
+            Action::PageUp => b.selected = b.selected.saturating_sub(page),
+            Action::PageDown => b.selected = (b.selected + page).min(n.saturating_sub(1)),
+            Action::Top => b.selected = 0,
+            Action::Bottom => b.selected = n.saturating_sub(1),
+            Action::StartFilter => b.editing = true,
+            Action::Right => self.task.scroll[0] = self.task.scroll[0].saturating_add(5),
+            Action::Left => self.task.scroll[0] = self.task.scroll[0].saturating_sub(5),
+            _ => {}
+        }
+        if self.memory.as_ref().is_some_and(|b| b.selected != before) {
+            self.task.scroll[0] = 0;
         }
     }
 
@@ -467,6 +555,7 @@ impl App {
 
     fn click_at(&mut self, column: u16, row: u16) {
         match self.screen() {
+            Screen::Memory => {}
             Screen::Task(_) => {
                 if let Some((pane, _)) = self.layout.panes.iter().find(|(_, r)| r.contains((column, row).into())) {
                     self.task.focus = *pane;

@@ -55,7 +55,7 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
             _ => return None,
         });
     }
-    if app.sweep.editing_filter {
+    if app.sweep.editing_filter || app.memory.as_ref().is_some_and(|m| m.editing) {
         return Some(match key.code {
             KeyCode::Enter => Action::EndFilter { keep: true },
             KeyCode::Esc => Action::EndFilter { keep: false },
@@ -105,6 +105,7 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('s') => Action::CycleSort,
         KeyCode::Char('n') => Action::NewRun,
         KeyCode::Char('r') => Action::Refresh,
+        KeyCode::Char('m') => Action::OpenMemory,
         _ => return None,
     })
 }
@@ -124,6 +125,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("s", "sort tasks: order, status, iterations, time"),
     ("n", "home: start a new run"),
     ("r", "home: refresh the run list"),
+    ("m", "home: the memory browser (/ searches; ← → scroll the entry)"),
     ("space", "replay: play / pause"),
     (". ,", "replay: one event forward / back"),
     ("] [", "replay: next / previous iteration"),

@@ -9,6 +9,7 @@ mod app;
 mod form;
 mod home;
 mod input;
+mod memory;
 pub mod model;
 mod replay;
 mod source;
@@ -17,6 +18,7 @@ pub mod views;
 pub use app::{Action, App, Launcher, Overlay, Pane, ReplayAction, Screen};
 pub use form::{Form, RunRequest};
 pub use home::RunRow;
+pub use memory::MemoryBrowser;
 pub use replay::Replay;
 
 use std::time::{Duration, Instant};
@@ -92,6 +94,10 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                         Ok(_) => app.status = Some("run finished; Esc/q to leave, everything is recorded".into()),
                     },
                 }
+                dirty = true;
+            }
+            joined = pending(&mut app.memory_loading) => {
+                app.memory_opened(joined.unwrap_or_else(|e| Err(anyhow::anyhow!("opening the memory pool failed: {e}"))));
                 dirty = true;
             }
             joined = pending(&mut app.pending_launch) => {

@@ -2,6 +2,7 @@
 //! app shows; the only thing written back is where things were drawn (for mouse hits).
 
 mod home;
+mod memory;
 mod sweep;
 mod task;
 mod text;
@@ -32,6 +33,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Screen::Home => home::draw(frame, body, app),
         Screen::Sweep => sweep::draw(frame, body, app),
         Screen::Task(id) => task::draw(frame, body, app, &id),
+        Screen::Memory => memory::draw(frame, body, app),
     }
     frame.render_widget(Paragraph::new(hint_line(app)), bottom);
     match &app.overlay {
@@ -47,6 +49,7 @@ fn title_line(app: &App) -> Line<'static> {
         Screen::Home => "home".to_string(),
         Screen::Sweep => "sweep".to_string(),
         Screen::Task(id) => format!("task {id}"),
+        Screen::Memory => "memory".to_string(),
     };
     spans.push(Span::raw(format!(" {where_}")));
     if let Some(m) = &app.model.manifest {
@@ -85,11 +88,12 @@ fn hint_line(app: &App) -> Line<'static> {
     }
     let hint = if app.form.is_some() {
         "Tab/↑↓ field  ←→ choose  Enter start  Esc cancel"
-    } else if app.sweep.editing_filter {
+    } else if app.sweep.editing_filter || app.memory.as_ref().is_some_and(|m| m.editing) {
         "type to filter  Enter keep  Esc clear"
     } else {
         match app.screen() {
-            Screen::Home => "↑↓ select  Enter open (replay)  n new run  r refresh  ? help  q quit",
+            Screen::Home => "↑↓ select  Enter open (replay)  n new run  m memory  r refresh  ? help  q quit",
+            Screen::Memory => "↑↓ select  / search  ←→ scroll entry  ? help  Esc back",
             Screen::Sweep => "↑↓ select  Enter open task  / filter  s sort  ? help  Esc back",
             Screen::Task(_) => "←→ iteration  Tab pane  ↑↓ scroll  d diff  z zoom  w write code  ? help  Esc back",
         }

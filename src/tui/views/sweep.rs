@@ -117,19 +117,7 @@ fn draw_list(frame: &mut Frame, area: Rect, app: &mut App) {
     let rows = app.visible_tasks();
     let height = area.height.saturating_sub(3) as usize; // borders and header
     app.page = height.max(1);
-    let selected = app.sweep.selected.min(rows.len().saturating_sub(1));
-    // Only the rows on screen are built: a 500-task sweep costs what fits.
-    let offset = if height == 0 { 0 } else { selected.saturating_sub(height - 1) };
-    let shown: Vec<Row> = rows
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(height)
-        .map(|(i, &t)| {
-            let row = row_for(&app.model.tasks[t]);
-            if i == selected { row.style(Style::new().reversed()) } else { row }
-        })
-        .collect();
+    let (shown, offset) = super::text::window_rows(&rows, app.sweep.selected, height, |&t| row_for(&app.model.tasks[t]));
     let header = Row::new(["task", "status", "iter", "visible", "hidden", "time"]).style(Style::new().bold());
     let id_width = app.model.tasks.iter().map(|t| t.id.len()).max().unwrap_or(4).clamp(4, 40) as u16 + 1;
     let widths = [

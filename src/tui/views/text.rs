@@ -118,3 +118,26 @@ pub fn window(lines: &[Line<'static>], scroll: u16, height: u16) -> (Vec<Line<'s
 pub fn dim(text: &str) -> Line<'static> {
     Line::from(Span::raw(text.to_string()).dim())
 }
+
+/// The table rows that fit `height` lines with `selected` visible (highlighted), built only for
+/// those items: a 500-row list costs what fits on screen. Returns the rows and the first index.
+pub fn window_rows<T>(
+    items: &[T],
+    selected: usize,
+    height: usize,
+    row: impl Fn(&T) -> ratatui::widgets::Row<'static>,
+) -> (Vec<ratatui::widgets::Row<'static>>, usize) {
+    let selected = selected.min(items.len().saturating_sub(1));
+    let offset = if height == 0 { 0 } else { selected.saturating_sub(height - 1) };
+    let rows = items
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, item)| {
+            let r = row(item);
+            if i == selected { r.style(Style::new().reversed()) } else { r }
+        })
+        .collect();
+    (rows, offset)
+}
