@@ -245,6 +245,25 @@ fn main() {
         }
         without.sort();
         with.sort();
+        // Where the time goes: each method alone, same queries.
+        let mut parts = Vec::new();
+        for method in [Method::Sbert, Method::Bm25] {
+            let options = SearchOptions {
+                method,
+                ..SearchOptions::default()
+            };
+            let mut times: Vec<Duration> = queries
+                .iter()
+                .map(|q| {
+                    let v = embedder.embed_one(q).unwrap();
+                    let t = Instant::now();
+                    pool.search_with_vector(q, &v, &options).unwrap();
+                    t.elapsed()
+                })
+                .collect();
+            times.sort();
+            parts.push(format!("{method:?} alone {:.2} ms", percentile(&times, 0.5)));
+        }
         println!(
             "{size:>9}  {:>10.2} / {:>9.2}  {:>10.2} / {:>9.2}  {:>9.0} /s",
             percentile(&without, 0.5),
@@ -253,6 +272,7 @@ fn main() {
             percentile(&with, 0.95),
             rate
         );
+        println!("{:>9}  medians: {}", "", parts.join(", "));
         if size == 1_000 {
             // The reference: every query re-embeds the whole pool.
             let entries_text: Vec<&str> = pool.entries().iter().map(|e| e.question.as_str()).collect();

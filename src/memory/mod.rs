@@ -79,6 +79,8 @@ pub struct MemoryPool {
     entries: Vec<Entry>,
     /// Row i is the unit embedding of `entries[i].question`.
     vectors: Vec<f32>,
+    /// The same vectors as int8 (x127): a first pass over 100k entries reads 38 MB instead of 154.
+    quantized: Vec<i8>,
     position: HashMap<String, usize>,
     bm25: Bm25,
     embedder: Arc<Embedder>,
@@ -120,6 +122,7 @@ impl MemoryPool {
             entries.push(entry);
         }
         let position = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+        let quantized = embed::quantize(&vectors);
         let state = content_hash(&entries);
         let bm25 = Bm25::open(&dir.join("bm25"), &state, || Box::new(entries.iter()))?;
         Ok(MemoryPool {
@@ -130,6 +133,7 @@ impl MemoryPool {
             uses_tree,
             entries,
             vectors,
+            quantized,
             position,
             bm25,
             embedder,
@@ -218,11 +222,13 @@ impl MemoryPool {
                 Some(&i) => {
                     self.entries[i] = entry.clone();
                     self.vectors[i * DIM..(i + 1) * DIM].copy_from_slice(vector);
+                    self.quantized[i * DIM..(i + 1) * DIM].copy_from_slice(&embed::quantize(vector));
                 }
                 None => {
                     self.position.insert(entry.id.clone(), self.entries.len());
                     self.entries.push(entry.clone());
                     self.vectors.extend_from_slice(vector);
+                    self.quantized.extend(embed::quantize(vector));
                 }
             }
         }
@@ -245,6 +251,7 @@ impl MemoryPool {
         self.db.flush()?;
         self.entries.remove(i);
         self.vectors.drain(i * DIM..(i + 1) * DIM);
+        self.quantized.drain(i * DIM..(i + 1) * DIM);
         self.position = self.entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         self.bm25.remove(id)?;
         self.bm25.mark(&content_hash(&self.entries))
@@ -277,6 +284,11 @@ impl MemoryPool {
                 Some((parts.next()?.to_string(), parts.next()?.to_string()))
             })
             .collect()
+    }
+
+    /// The int8 form of entry `i`'s embedding (for the first pass of a search).
+    pub fn quantized(&self, i: usize) -> &[i8] {
+        &self.quantized[i * DIM..(i + 1) * DIM]
     }
 
     /// The embedding stored for entry `i`.

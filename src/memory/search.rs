@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::embed::dot;
+use super::embed::{dot, dot_i8, quantize};
 use super::{Entry, MemoryError, MemoryPool};
 
 /// How the two rankings are combined.
@@ -73,7 +73,6 @@ impl MemoryPool {
             return Ok(Vec::new());
         }
         let depth = (options.k * 10).max(50).min(n);
-        let sims: Vec<f32> = (0..n).map(|i| dot(self.vector(i), query)).collect();
         let bm25: HashMap<usize, f32> = if options.method == Method::Sbert {
             HashMap::new()
         } else {
@@ -81,27 +80,39 @@ impl MemoryPool {
         };
         let best_bm25 = bm25.values().copied().fold(0.0f32, f32::max);
 
-        // Candidates: SBERT's best `depth` plus every BM25 candidate.
+        // Candidates: SBERT's best `depth` by a first pass over the int8 vectors (memory bandwidth
+        // is the cost at 100k entries), plus every BM25 candidate. Candidates are then scored
+        // with the exact float vectors.
         let mut candidates: Vec<usize> = match options.method {
             Method::Bm25 => Vec::new(),
-            _ => top_indices(&sims, depth),
+            _ => {
+                let q8 = quantize(query);
+                let approx: Vec<f32> = (0..n).map(|i| dot_i8(self.quantized(i), &q8)).collect();
+                // A margin for the quantisation error, so no true top-`depth` entry is missed.
+                top_indices(&approx, (depth * 2).min(n))
+            }
         };
         candidates.extend(bm25.keys().copied());
         candidates.sort_unstable();
         candidates.dedup();
+        let sims: HashMap<usize, f32> = candidates.iter().map(|&i| (i, dot(self.vector(i), query))).collect();
 
-        let sbert_rank = rank_of(&candidates, |i| sims[i]);
+        // RRF ranks SBERT over its own top `depth`, as BM25 is ranked over its own.
+        let mut by_sim = candidates.clone();
+        by_sim.sort_by(|a, b| sims[b].total_cmp(&sims[a]).then(a.cmp(b)));
+        by_sim.truncate(depth);
+        let sbert_rank = rank_of(&by_sim, |i| sims[&i]);
         let bm25_rank = rank_of(&bm25.keys().copied().collect::<Vec<_>>(), |i| bm25[&i]);
         let mut hits: Vec<(usize, f32)> = candidates
             .iter()
-            .filter(|&&i| options.method == Method::Bm25 || sims[i] >= options.min_similarity)
+            .filter(|&&i| options.method == Method::Bm25 || sims[&i] >= options.min_similarity)
             .filter_map(|&i| {
                 let b = bm25.get(&i).copied();
                 let score = match options.method {
-                    Method::Sbert => sims[i],
+                    Method::Sbert => sims[&i],
                     Method::Bm25 => b? / best_bm25.max(f32::EPSILON),
                     Method::Hybrid => match options.fusion {
-                        Fusion::Weighted { sbert, bm25: w } => sbert * sims[i] + w * b.unwrap_or(0.0) / best_bm25.max(f32::EPSILON),
+                        Fusion::Weighted { sbert, bm25: w } => sbert * sims[&i] + w * b.unwrap_or(0.0) / best_bm25.max(f32::EPSILON),
                         Fusion::Rrf { k } => {
                             let r = |rank: Option<&usize>| rank.map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0));
                             r(sbert_rank.get(&i)) + r(bm25_rank.get(&i))
@@ -119,7 +130,7 @@ impl MemoryPool {
                 entry: self.entries()[i].clone(),
                 score,
                 bm25: bm25.get(&i).copied().unwrap_or(0.0),
-                sbert: sims[i],
+                sbert: sims[&i],
             })
             .collect())
     }
