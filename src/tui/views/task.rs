@@ -10,24 +10,49 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
+use super::text::CodeCache;
 use super::text::{diff_lines, dim, plain, window};
 use crate::agents::Purpose;
 use crate::sandbox::TestStatus;
-use crate::tui::app::{App, Pane};
+use crate::tui::app::{App, Pane, TaskState};
 use crate::tui::model::{Call, Iteration, TaskView};
 
+/// What the panes draw from. The task is borrowed, not copied: a live view redraws up to 60 times
+/// a second, and a task holds every prompt and answer of every iteration.
+struct Panes<'a> {
+    task: &'a TaskView,
+    shown: Option<usize>,
+    state: &'a TaskState,
+    code_cache: &'a mut CodeCache,
+    drawn: &'a mut Vec<(Pane, Rect)>,
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
-    app.layout.panes.clear();
-    let Some(task) = app.model.task(id).cloned() else {
+    let shown = app.shown_iteration();
+    let App {
+        model,
+        task: state,
+        code_cache,
+        layout,
+        ..
+    } = app;
+    layout.panes.clear();
+    let Some(task) = model.task(id) else {
         frame.render_widget(Paragraph::new(format!("no task {id} in this run")), area);
         return;
     };
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
-    draw_head(frame, head, &task);
-    let shown = app.shown_iteration();
+    draw_head(frame, head, task);
+    let mut panes = Panes {
+        task,
+        shown,
+        state,
+        code_cache,
+        drawn: &mut layout.panes,
+    };
     let small = body.width < 90 || body.height < 16;
-    if app.task.zoom || small {
-        draw_pane(frame, body, app, &task, shown, app.task.focus);
+    if state.zoom || small {
+        draw_pane(frame, body, &mut panes, state.focus);
         return;
     }
     let [timeline, rest] = Layout::horizontal([Constraint::Length(28), Constraint::Min(40)]).areas(body);
@@ -41,7 +66,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
         (Pane::Tests, tests),
         (Pane::Analysis, analysis),
     ] {
-        draw_pane(frame, rect, app, &task, shown, pane);
+        draw_pane(frame, rect, &mut panes, pane);
     }
 }
 
@@ -115,10 +140,11 @@ fn call_text(call: Option<&Call>, waiting: &str) -> Vec<Line<'static>> {
     }
 }
 
-fn draw_pane(frame: &mut Frame, area: Rect, app: &mut App, task: &TaskView, shown: Option<usize>, pane: Pane) {
-    app.layout.panes.push((pane, area));
-    let focused = app.task.focus == pane;
-    let scroll = app.task.scroll[Pane::ALL.iter().position(|p| *p == pane).expect("listed")];
+fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
+    cx.drawn.push((pane, area));
+    let (task, shown) = (cx.task, cx.shown);
+    let focused = cx.state.focus == pane;
+    let scroll = cx.state.scroll[Pane::ALL.iter().position(|p| *p == pane).expect("listed")];
     let it: Option<&Iteration> = shown.and_then(|i| task.iterations.get(i));
     let inner_height = area.height.saturating_sub(2);
     match pane {
@@ -158,7 +184,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &mut App, task: &TaskView, show
             let debug = it.and_then(|i| i.call(&[Purpose::DebugInit, Purpose::DebugFix]));
             // Highlighted code is shared with the cache, not copied: a frame touches only visible lines.
             let (lines, note): (Arc<Vec<Line<'static>>>, String) = match it {
-                Some(i) if app.task.show_diff => match &i.diff {
+                Some(i) if cx.state.show_diff => match &i.diff {
                     Some(d) => (Arc::new(diff_lines(d)), " — diff vs previous iteration".into()),
                     None => (
                         Arc::new(vec![dim("no diff: first code, or no code in one of the two iterations")]),
@@ -168,7 +194,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &mut App, task: &TaskView, show
                 Some(i) if i.code.is_some() => {
                     let code = i.code.as_deref().expect("checked");
                     let problem = i.problem.as_ref().map(|p| format!(" — {p:?}")).unwrap_or_default();
-                    (app.code_cache.lines(code), problem)
+                    (cx.code_cache.lines(code), problem)
                 }
                 Some(_) if debug.is_some_and(|c| !c.done) => (Arc::new(call_text(debug, "")), " (streaming…)".into()),
                 Some(i) => match &i.problem {
