@@ -3,11 +3,11 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Subcommand;
 
+use super::run::stderr_line;
 use crate::memory::{Embedder, Entry, Fusion, MemoryPool, Method, SearchOptions, assets};
 use crate::store::Home;
 
@@ -58,12 +58,7 @@ pub enum MemoryCommand {
 /// Fetches the model if needed, loads it, opens the pool in `$RGD_HOME/memory`.
 pub fn open_pool(home: &Home, report: &dyn Fn(&str)) -> anyhow::Result<MemoryPool> {
     let assets = assets::ensure(report)?;
-    let embedder = Arc::new(Embedder::load(&assets)?);
-    Ok(MemoryPool::open(&MemoryPool::dir_in(&home.root), embedder)?)
-}
-
-fn stderr_line(line: &str) {
-    eprintln!("{line}");
+    Ok(MemoryPool::open_in_home(&home.root, &assets)?)
 }
 
 pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {

@@ -140,6 +140,13 @@ impl MemoryPool {
         })
     }
 
+    /// The pool in `$RGD_HOME/memory`, with the embedding model loaded from `assets`: how the CLI,
+    /// a run and the TUI all open it.
+    pub fn open_in_home(home_root: &Path, assets: &assets::EmbeddingAssets) -> Result<MemoryPool, MemoryError> {
+        let embedder = Arc::new(Embedder::load(assets)?);
+        MemoryPool::open(&MemoryPool::dir_in(home_root), embedder)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -261,7 +268,8 @@ impl MemoryPool {
         &self.bm25
     }
 
-    fn position_of(&self, id: &str) -> Option<usize> {
+    /// Where entry `id` is in `entries()`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
         self.position.get(id).copied()
     }
 

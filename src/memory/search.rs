@@ -140,7 +140,7 @@ impl MemoryPool {
             .bm25_index()
             .search(text, depth)?
             .into_iter()
-            .filter_map(|(id, score)| self.position_of(&id).map(|i| (i, score)))
+            .filter_map(|(id, score)| self.index_of(&id).map(|i| (i, score)))
             .collect())
     }
 }

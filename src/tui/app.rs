@@ -447,9 +447,9 @@ impl App {
         }
         self.memory = Some(super::memory::MemoryBrowser::new());
         self.memory_loading = Some(tokio::task::spawn_blocking(move || {
+            // Never a download from the browser: only a model already in the cache.
             let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
-            let embedder = std::sync::Arc::new(crate::memory::Embedder::load(&assets)?);
-            Ok(crate::memory::MemoryPool::open(&crate::memory::MemoryPool::dir_in(&dir), embedder)?)
+            Ok(crate::memory::MemoryPool::open_in_home(&dir, &assets)?)
         }));
         self.task.scroll = [0; 5];
         self.screens.push(Screen::Memory);

@@ -32,7 +32,7 @@ impl MemoryBrowser {
             None => (0..pool.len()).map(|i| (i, None)).collect(),
             Some(hits) => hits
                 .iter()
-                .filter_map(|h| pool.entries().iter().position(|e| e.id == h.entry.id).map(|i| (i, Some(h))))
+                .filter_map(|h| pool.index_of(&h.entry.id).map(|i| (i, Some(h))))
                 .collect(),
         }
     }
