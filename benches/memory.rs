@@ -109,7 +109,7 @@ fn main() {
     let (_, path) = resolve_dataset("mbpp", None).unwrap();
     let tasks = load_dataset("mbpp", &path, 0).unwrap().tasks;
 
-    // ---- quality ----
+    // ---- quality ---- (`RGD_BENCH_PART=quality` stops after it)
     let dir = tempfile::tempdir().unwrap();
     let mut pool = MemoryPool::open(dir.path(), embedder.clone()).unwrap();
     let entries: Vec<Entry> = tasks
@@ -196,6 +196,10 @@ fn main() {
     }
     drop(pool);
 
+    if std::env::var("RGD_BENCH_PART").as_deref() == Ok("quality") {
+        return;
+    }
+
     // ---- speed ----
     let texts: Vec<String> = tasks.iter().map(|t| description(&t.prompt)).collect();
     let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -210,7 +214,12 @@ fn main() {
         "{:>9}  {:>22}  {:>22}  {:>14}",
         "entries", "search (no embedding)", "embedding + search", "build rate"
     );
-    for size in [1_000usize, 10_000, 100_000] {
+    // `RGD_BENCH_SIZES=100000` measures one size only.
+    let sizes: Vec<usize> = std::env::var("RGD_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    for size in sizes {
         let dir = tempfile::tempdir().unwrap();
         let mut pool = MemoryPool::open(dir.path(), embedder.clone()).unwrap();
         // Synthetic entries: MBPP texts with a numbered suffix, vectors of those texts jittered
@@ -273,6 +282,34 @@ fn main() {
             rate
         );
         println!("{:>9}  medians: {}", "", parts.join(", "));
+        if size >= 20_000 {
+            // The sign and int8 passes only shortlist: check SBERT's top 3 against an exhaustive
+            // float scan of every entry.
+            let options = SearchOptions {
+                method: Method::Sbert,
+                min_similarity: -1.0,
+                ..SearchOptions::default()
+            };
+            let mut same = 0;
+            for q in &queries {
+                let v = embedder.embed_one(q).unwrap();
+                let got: Vec<String> = pool
+                    .search_with_vector(q, &v, &options)
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| h.entry.id)
+                    .collect();
+                let mut all: Vec<(f32, usize)> = (0..pool.len()).map(|i| (rgd::memory::embed::dot(pool.vector(i), &v), i)).collect();
+                all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let want: Vec<String> = all.iter().take(3).map(|(_, i)| pool.entries()[*i].id.clone()).collect();
+                same += usize::from(got == want);
+            }
+            println!(
+                "{:>9}  SBERT top 3 identical to an exhaustive float scan: {same}/{} queries",
+                "",
+                queries.len()
+            );
+        }
         if size == 1_000 {
             // The reference: every query re-embeds the whole pool.
             let entries_text: Vec<&str> = pool.entries().iter().map(|e| e.question.as_str()).collect();

@@ -10,6 +10,7 @@ mod bm25;
 pub mod embed;
 pub mod keywords;
 mod lookup;
+mod scan;
 mod search;
 
 pub use embed::{DIM, Embedder};
@@ -81,6 +82,8 @@ pub struct MemoryPool {
     vectors: Vec<f32>,
     /// The same vectors as int8 (x127): a first pass over 100k entries reads 38 MB instead of 154.
     quantized: Vec<i8>,
+    /// Their sign bits (`scan::WORDS` u64 a row), for the first pass over large pools.
+    signs: Vec<u64>,
     position: HashMap<String, usize>,
     bm25: Bm25,
     embedder: Arc<Embedder>,
@@ -123,6 +126,7 @@ impl MemoryPool {
         }
         let position = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let quantized = embed::quantize(&vectors);
+        let signs = vectors.chunks_exact(DIM).flat_map(scan::signs).collect();
         let state = content_hash(&entries);
         let bm25 = Bm25::open(&dir.join("bm25"), &state, || Box::new(entries.iter()))?;
         Ok(MemoryPool {
@@ -134,6 +138,7 @@ impl MemoryPool {
             entries,
             vectors,
             quantized,
+            signs,
             position,
             bm25,
             embedder,
@@ -230,12 +235,14 @@ impl MemoryPool {
                     self.entries[i] = entry.clone();
                     self.vectors[i * DIM..(i + 1) * DIM].copy_from_slice(vector);
                     self.quantized[i * DIM..(i + 1) * DIM].copy_from_slice(&embed::quantize(vector));
+                    self.signs[i * scan::WORDS..(i + 1) * scan::WORDS].copy_from_slice(&scan::signs(vector));
                 }
                 None => {
                     self.position.insert(entry.id.clone(), self.entries.len());
                     self.entries.push(entry.clone());
                     self.vectors.extend_from_slice(vector);
                     self.quantized.extend(embed::quantize(vector));
+                    self.signs.extend(scan::signs(vector));
                 }
             }
         }
@@ -259,6 +266,7 @@ impl MemoryPool {
         self.entries.remove(i);
         self.vectors.drain(i * DIM..(i + 1) * DIM);
         self.quantized.drain(i * DIM..(i + 1) * DIM);
+        self.signs.drain(i * scan::WORDS..(i + 1) * scan::WORDS);
         self.position = self.entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         self.bm25.remove(id)?;
         self.bm25.mark(&content_hash(&self.entries))
@@ -294,9 +302,14 @@ impl MemoryPool {
             .collect()
     }
 
-    /// The int8 form of entry `i`'s embedding (for the first pass of a search).
-    pub fn quantized(&self, i: usize) -> &[i8] {
-        &self.quantized[i * DIM..(i + 1) * DIM]
+    /// Every embedding in int8 form, row i for entry i (for the first pass of a search).
+    pub fn quantized_matrix(&self) -> &[i8] {
+        &self.quantized
+    }
+
+    /// Every embedding's sign bits, row i for entry i.
+    pub fn sign_matrix(&self) -> &[u64] {
+        &self.signs
     }
 
     /// The embedding stored for entry `i`.

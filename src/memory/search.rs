@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::embed::{dot, dot_i8, quantize};
+use super::embed::{dot, quantize};
+use super::scan::{signs, top_rows};
 use super::{Entry, MemoryError, MemoryPool};
 
 /// How the two rankings are combined.
@@ -73,25 +74,39 @@ impl MemoryPool {
             return Ok(Vec::new());
         }
         let depth = (options.k * 10).max(50).min(n);
-        let bm25: HashMap<usize, f32> = if options.method == Method::Sbert {
-            HashMap::new()
-        } else {
-            self.bm25_ranked(text, depth)?
-        };
-        let best_bm25 = bm25.values().copied().fold(0.0f32, f32::max);
-
-        // Candidates: SBERT's best `depth` by a first pass over the int8 vectors (memory bandwidth
-        // is the cost at 100k entries), plus every BM25 candidate. Candidates are then scored
-        // with the exact float vectors.
-        let mut candidates: Vec<usize> = match options.method {
-            Method::Bm25 => Vec::new(),
-            _ => {
-                let q8 = quantize(query);
-                let approx: Vec<f32> = (0..n).map(|i| dot_i8(self.quantized(i), &q8)).collect();
+        // BM25 and the SBERT first pass are independent: on two cores they run side by side.
+        let (bm25, sbert_candidates) = std::thread::scope(|scope| {
+            let bm25 = scope.spawn(|| -> Result<(HashMap<usize, f32>, f32), MemoryError> {
+                if options.method == Method::Sbert {
+                    return Ok((HashMap::new(), 1.0));
+                }
+                let ranked = self.bm25_ranked(text, depth)?;
+                let best = ranked.values().copied().fold(0.0f32, f32::max);
+                // Normalised by the larger of the best score and what a full match would score
+                // (see `Bm25::ceiling`), so a query whose words the pool mostly lacks leans on SBERT.
+                let scale = if ranked.is_empty() {
+                    1.0
+                } else {
+                    best.max(self.bm25_index().ceiling(text)?).max(f32::EPSILON)
+                };
+                Ok((ranked, scale))
+            });
+            let candidates = match options.method {
+                Method::Bm25 => Vec::new(),
                 // A margin for the quantisation error, so no true top-`depth` entry is missed.
-                top_indices(&approx, (depth * 2).min(n))
-            }
-        };
+                _ => top_rows(
+                    self.quantized_matrix(),
+                    self.sign_matrix(),
+                    &quantize(query),
+                    &signs(query),
+                    (depth * 2).min(n),
+                ),
+            };
+            (bm25.join().expect("BM25 thread panicked"), candidates)
+        });
+        let (bm25, bm25_scale) = bm25?;
+        let best_bm25 = bm25.values().copied().fold(0.0f32, f32::max);
+        let mut candidates = sbert_candidates;
         candidates.extend(bm25.keys().copied());
         candidates.sort_unstable();
         candidates.dedup();
@@ -112,7 +127,7 @@ impl MemoryPool {
                     Method::Sbert => sims[&i],
                     Method::Bm25 => b? / best_bm25.max(f32::EPSILON),
                     Method::Hybrid => match options.fusion {
-                        Fusion::Weighted { sbert, bm25: w } => sbert * sims[&i] + w * b.unwrap_or(0.0) / best_bm25.max(f32::EPSILON),
+                        Fusion::Weighted { sbert, bm25: w } => sbert * sims[&i] + w * b.unwrap_or(0.0) / bm25_scale,
                         Fusion::Rrf { k } => {
                             let r = |rank: Option<&usize>| rank.map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0));
                             r(sbert_rank.get(&i)) + r(bm25_rank.get(&i))
@@ -143,16 +158,6 @@ impl MemoryPool {
             .filter_map(|(id, score)| self.index_of(&id).map(|i| (i, score)))
             .collect())
     }
-}
-
-/// Indices of the `n` largest values (unordered).
-fn top_indices(values: &[f32], n: usize) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..values.len()).collect();
-    if n < idx.len() {
-        idx.select_nth_unstable_by(n, |&a, &b| values[b].total_cmp(&values[a]));
-        idx.truncate(n);
-    }
-    idx
 }
 
 /// 0-based rank of each index by `score`, best first.
