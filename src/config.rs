@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::agents::Agent;
+use crate::llm::local::LocalSettings;
 use crate::llm::{CallParams, OpenAiSettings};
 use crate::sandbox::Limits;
 
@@ -17,6 +18,8 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     pub llm: Option<LlmSection>,
+    /// The embedded model, used when no endpoint is configured.
+    pub local: LocalSection,
     pub agents: BTreeMap<Agent, AgentSection>,
     pub sandbox: SandboxSection,
     pub run: RunSection,
@@ -39,6 +42,15 @@ pub struct LlmSection {
     /// Cost estimate in the TUI: price per million input / output tokens.
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalSection {
+    /// A built-in model (smollm2-135m, gemma3-270m), a .gguf path, or a Hugging Face repo id.
+    pub model: Option<String>,
+    pub threads: Option<i32>,
+    pub context: Option<u32>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -117,12 +129,17 @@ pub struct LlmArgs {
     /// LLM requests in flight at once (default: the sweep's concurrency)
     #[arg(long, global = true)]
     pub llm_concurrency: Option<usize>,
+    /// CPU threads of the embedded model (default: all cores)
+    #[arg(long, env = "RGD_THREADS", global = true)]
+    pub threads: Option<i32>,
 }
 
 /// Everything resolved.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The endpoint, when one is configured; otherwise `local` is set.
     pub openai: Option<OpenAiSettings>,
+    pub local: Option<LocalSettings>,
     pub agents: BTreeMap<Agent, CallParams>,
     pub limits: Limits,
     pub max_iters: u32,
@@ -167,7 +184,20 @@ impl Settings {
                 backoff_max_ms: section.backoff_max_ms.unwrap_or(defaults.backoff_max_ms),
             }
         });
-        let model = llm.model.clone().or(section.model.clone()).unwrap_or_else(|| DEFAULT_MODEL.into());
+        // No endpoint: the embedded model serves every agent.
+        let local = openai.is_none().then(|| LocalSettings {
+            model: llm
+                .model
+                .clone()
+                .or(file.local.model.clone())
+                .unwrap_or_else(|| crate::llm::local::DEFAULT_MODEL.into()),
+            threads: llm.threads.or(file.local.threads).unwrap_or_else(LocalSettings::default_threads),
+            context: file.local.context.unwrap_or(4096),
+        });
+        let model = match &local {
+            Some(l) => l.model.clone(),
+            None => llm.model.clone().or(section.model.clone()).unwrap_or_else(|| DEFAULT_MODEL.into()),
+        };
         let seed = file.run.seed;
         let mut agents = BTreeMap::new();
         for agent in Agent::ALL {
@@ -177,6 +207,9 @@ impl Settings {
                 Agent::Debug => (0.0, 2048),
                 Agent::Feedback => (0.7, 1024),
             };
+            // A small CPU model rambles rather than improves with room; shorter answers keep a
+            // demo task within a minute or two.
+            let max_tokens = if local.is_some() { max_tokens.min(512) } else { max_tokens };
             let from_file = file.agents.get(&agent).cloned().unwrap_or_default();
             let flag = match agent {
                 Agent::Guide => &llm.guide_model,
@@ -190,6 +223,7 @@ impl Settings {
                     temperature: from_file.temperature.unwrap_or(temperature),
                     max_tokens: from_file.max_tokens.unwrap_or(max_tokens),
                     seed,
+                    stop: Vec::new(),
                 },
             );
         }
@@ -207,6 +241,7 @@ impl Settings {
         };
         Settings {
             openai,
+            local,
             agents,
             limits,
             max_iters: max_iters.or(file.run.max_iters).unwrap_or(10).max(1),

@@ -14,17 +14,19 @@ fn rgd(home: &std::path::Path) -> std::process::Command {
     cmd
 }
 
+/// Without an endpoint the embedded model runs; an API model name then means the user forgot
+/// the endpoint, and the error says both ways out.
 #[test]
-fn no_endpoint_is_a_clear_error() {
+fn an_api_model_without_an_endpoint_is_a_clear_error() {
     let home = temp_home();
     let out = rgd(home.path())
-        .args(["run", "--dataset", "sample", "--task", "Sample/1"])
+        .args(["run", "--dataset", "sample", "--task", "Sample/1", "--model", "gpt-4o-mini"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no LLM endpoint configured") && err.contains("OPENAI_BASE_URL"),
+        err.contains("`gpt-4o-mini` is not an embedded model") && err.contains("OPENAI_BASE_URL") && err.contains("smollm2-135m"),
         "{err}"
     );
     assert!(

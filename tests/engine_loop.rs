@@ -131,7 +131,7 @@ async fn failing_code_is_analysed_and_repaired() {
         assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "events are numbered without gaps");
         let manifest = &events[0]["event"]["manifest"];
         assert_eq!(manifest["memory"]["enabled"], false);
-        assert_eq!(manifest["prompts"].as_object().unwrap().len(), 6, "every prompt file is hashed");
+        assert_eq!(manifest["prompts"].as_object().unwrap().len(), 7, "every prompt file is hashed");
         assert!(manifest["dataset"]["sha256"].as_str().unwrap().len() == 64);
         let diff = events.iter().filter(|e| e["event"]["type"] == "code_extracted").nth(1).unwrap()["event"]["diff"]
             .as_str()
@@ -202,4 +202,51 @@ async fn out_of_iterations_is_a_recorded_failure() {
     // 3 code attempts: 1 + 2 repairs, each repair preceded by feedback and refinement.
     let debug_calls = server.requests().iter().filter(|r| r.purpose.starts_with("debug")).count();
     assert_eq!(debug_calls, 3);
+}
+
+/// The Direct baseline: one answer per task from the task alone, tested once; no Guide, no
+/// Feedback, no memory. A wrong answer is not repaired.
+#[tokio::test(flavor = "multi_thread")]
+async fn direct_strategy_asks_once_and_never_repairs() {
+    let server = ScriptedServer::start(Arc::new(|req| match req.purpose {
+        "direct" if req.user.contains("count_vowels") => Reply::Text(fenced(BUGGY)),
+        "direct" => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    return a + b\n")),
+        other => Reply::Status(400, format!("unexpected request {other}")),
+    }))
+    .await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args([
+        "sweep",
+        "--dataset",
+        "sample",
+        "--tasks",
+        "Sample/1,Sample/5",
+        "--strategy",
+        "direct",
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let purposes: Vec<&str> = server.requests().iter().map(|r| r.purpose).collect();
+    assert_eq!(purposes, ["direct", "direct"]);
+    assert!(server.requests().iter().all(|r| !r.user.contains("Guidance")));
+    let run_id = only_run_id(home.path());
+    let events = events(home.path(), &server.base_url(), &run_id);
+    let manifest = &events[0]["event"]["manifest"];
+    assert_eq!(manifest["strategy"], "direct");
+    assert_eq!(manifest["max_iters"], 1);
+    assert_eq!(manifest["memory"]["enabled"], false);
+    let statuses: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "task_finished")
+        .map(|e| {
+            let r = &e["event"]["result"];
+            (
+                r["task_id"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(statuses.contains(&("Sample/1".into(), "solved".into())), "{statuses:?}");
+    assert!(statuses.contains(&("Sample/5".into(), "failed".into())), "{statuses:?}");
 }

@@ -115,8 +115,10 @@ fn no_prompt_contains_hidden_tests_or_canonical_code() {
         temperature: 0.0,
         max_tokens: 10,
         seed: None,
+        stop: Vec::new(),
     };
     let config = Arc::new(LoopConfig {
+        strategy: rgd::engine::Strategy::Rgd,
         max_iters: 3,
         params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
         memory: true,

@@ -42,22 +42,25 @@ pub enum Purpose {
     DebugFix,
     Feedback,
     Keywords,
+    /// The Direct baseline: code straight from the task, no guidance, one try.
+    Direct,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 6] = [
+    pub const ALL: [Purpose; 7] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
         Purpose::DebugFix,
         Purpose::Feedback,
         Purpose::Keywords,
+        Purpose::Direct,
     ];
 
     pub fn agent(self) -> Agent {
         match self {
             Purpose::GuideInit | Purpose::GuideRefine | Purpose::Keywords => Agent::Guide,
-            Purpose::DebugInit | Purpose::DebugFix => Agent::Debug,
+            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct => Agent::Debug,
             Purpose::Feedback => Agent::Feedback,
         }
     }
@@ -71,6 +74,7 @@ impl Purpose {
             Purpose::DebugFix => "debug_fix",
             Purpose::Feedback => "feedback",
             Purpose::Keywords => "keywords",
+            Purpose::Direct => "direct",
         }
     }
 }

@@ -16,6 +16,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("debug_fix", include_str!("../../assets/prompts/debug_fix.md")),
     ("feedback", include_str!("../../assets/prompts/feedback.md")),
     ("keywords", include_str!("../../assets/prompts/keywords.md")),
+    ("direct", include_str!("../../assets/prompts/direct.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,9 @@
 //! starts the engine and subscribes a printer to the event stream.
 
 mod datasets;
+mod demo;
 mod detach;
+mod doctor;
 mod memory_cmd;
 mod print;
 mod run;
@@ -66,6 +68,15 @@ pub enum Command {
     /// Run a Python program in the sandbox and print the JSON verdict
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
+    /// First run: get every part ready, then watch RGD solve the bundled sample tasks
+    Demo(demo::DemoArgs),
+    /// Check every part (endpoint, embedded model, sandbox, embedding model, data and state
+    /// dirs) and say what to do about each failure
+    Doctor {
+        /// Fetch and build what is missing
+        #[arg(long)]
+        fix: bool,
+    },
 }
 
 impl Cli {
@@ -74,6 +85,7 @@ impl Cli {
             None | Some(Command::Replay { .. }) => true,
             Some(Command::Run(a)) => a.common.tui,
             Some(Command::Sweep(a)) => a.common.tui,
+            Some(Command::Demo(a)) => !a.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()),
             _ => false,
         }
     }
@@ -107,6 +119,10 @@ pub fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init(),
     }
+    // Downloads and builds draw progress bars when someone is watching stderr, except behind a
+    // full-screen view that was open from the start (the home screen, replays).
+    let full_screen_first = matches!(cli.command, None | Some(Command::Replay { .. }));
+    crate::assets::set_interactive(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !full_screen_first);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -136,5 +152,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
+        Command::Demo(args) => demo::demo(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
+        Command::Doctor { fix } => doctor::doctor(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, fix).await,
     }
 }

@@ -11,7 +11,10 @@ use super::print::{Printer, PrinterMode};
 use crate::agents::Prompts;
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
-use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, MemoryLookup, Recorder, RunSummary, Sweep, TaskRunner};
+use crate::engine::{
+    DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, MemoryLookup, Recorder, RunSummary, Strategy, Sweep, TaskRunner,
+};
+use crate::llm::local::LocalChat;
 use crate::llm::{ChatModel, OpenAiChat};
 use crate::sandbox::{Executor, SandboxKind, make_executor};
 use crate::store::{Home, RunStore, export_run};
@@ -49,6 +52,9 @@ pub struct CommonArgs {
     /// Run without the memory pool (the paper's ablation): nothing retrieved, nothing stored
     #[arg(long)]
     pub no_memory: bool,
+    /// rgd (the three agents) or direct (the baseline: one answer from the task, tested once)
+    #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
+    pub strategy: Strategy,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
@@ -228,10 +234,7 @@ fn open_memory(
 }
 
 fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
-    let openai = settings.openai.clone().context(
-        "no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server needs one), pass --base-url, or add [llm] base_url to rgd.toml",
-    )?;
-    let model: Arc<dyn ChatModel> = Arc::new(OpenAiChat::new(openai));
+    let model = chat_model(settings, report)?;
     let executor = make_executor(common.sandbox, report)?;
     let prompts = Arc::new(match &common.prompts {
         Some(dir) => Prompts::from_dir(dir)?,
@@ -243,6 +246,30 @@ fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> any
         prompts,
         memory: None,
     })
+}
+
+/// The endpoint's client, or (no endpoint configured) the embedded model, fetched and loaded.
+pub(crate) fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::Result<Arc<dyn ChatModel>> {
+    if let Some(openai) = &settings.openai {
+        return Ok(Arc::new(OpenAiChat::new(openai.clone())));
+    }
+    let local = settings
+        .local
+        .as_ref()
+        .context("no LLM endpoint and no embedded model configured")?;
+    let models: std::collections::BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
+    if models.len() > 1 {
+        bail!(
+            "the embedded model serves every agent, but different models were asked for ({}); per-agent models need an endpoint (OPENAI_BASE_URL)",
+            models.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    report(&format!(
+        "no endpoint configured (OPENAI_BASE_URL): the agents run on the embedded model {} with {} thread(s)",
+        local.model, local.threads
+    ));
+    let model = LocalChat::load(local, report).map_err(|e| anyhow::anyhow!("embedded model {}: {e}", local.model))?;
+    Ok(Arc::new(model))
 }
 
 /// Creates a new recorded run, ready to start.
@@ -263,14 +290,18 @@ pub(crate) fn new_run(
         limits.per_test = std::time::Duration::from_secs_f64(secs);
     }
     let run_id = common.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
-    let (memory, memory_info) = open_memory(home, !common.no_memory, &run_id, report)?;
+    let direct = common.strategy == Strategy::Direct;
+    let (memory, mut memory_info) = open_memory(home, !common.no_memory && !direct, &run_id, report)?;
+    if direct {
+        memory_info.note = "direct strategy: no memory".into();
+    }
     parts.memory = memory;
     let manifest = Manifest {
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
         rgd_version: env!("CARGO_PKG_VERSION").into(),
         command: std::env::args().collect(),
-        strategy: "rgd".into(),
+        strategy: common.strategy.name().into(),
         dataset: DatasetInfo {
             name: dataset.name.clone(),
             path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
@@ -284,7 +315,7 @@ pub(crate) fn new_run(
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
         prompts_source: parts.prompts.source().into(),
         prompts: parts.prompts.hashes().clone(),
-        max_iters: settings.max_iters,
+        max_iters: if direct { 1 } else { settings.max_iters },
         concurrency: settings.concurrency,
         sandbox: parts.executor.name().into(),
         limits,
@@ -373,6 +404,11 @@ fn prepare(store: Arc<RunStore>, parts: Parts, concurrency: usize, tasks: Vec<Ta
     let next_seq = store.next_seq()?;
     let bus = EventBus::new(Some(recorder), next_seq);
     let config = Arc::new(LoopConfig {
+        strategy: if manifest.strategy == Strategy::Direct.name() {
+            Strategy::Direct
+        } else {
+            Strategy::Rgd
+        },
         max_iters: manifest.max_iters,
         params: crate::agents::Agent::ALL
             .iter()

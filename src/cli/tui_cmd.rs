@@ -30,7 +30,9 @@ pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             settings
                 .openai
                 .as_ref()
-                .map_or("not configured (set OPENAI_BASE_URL)".to_string(), |o| o.base_url.clone()),
+                .map_or("none: the embedded model (set OPENAI_BASE_URL for an endpoint)".to_string(), |o| {
+                    o.base_url.clone()
+                }),
         ),
         ("model".to_string(), model),
         (
@@ -90,6 +92,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             journal: false,
             run_id: None,
             no_memory: !request.memory,
+            strategy: crate::engine::Strategy::Rgd,
         };
         // Progress lines would write over the screen; the sandbox is normally built already.
         let prepared = new_run(&home, &settings, &common, dataset, tasks, &|_| {})?;

@@ -17,9 +17,30 @@ use super::result::{TaskResult, TaskStatus, Tokens};
 /// Per-run settings the loop needs.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {
+    pub strategy: Strategy,
     pub max_iters: u32,
     pub params: BTreeMap<Agent, CallParams>,
     pub memory: bool,
+}
+
+/// RGD, or the Direct baseline the paper compares against (one answer, no agents around it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    #[default]
+    Rgd,
+    /// The Debug agent writes code from the task alone; it is tested once (the max-iterations
+    /// and memory settings do not apply).
+    Direct,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Rgd => "rgd",
+            Strategy::Direct => "direct",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,12 +151,16 @@ impl TaskMachine {
         self.iteration
     }
 
-    /// Round 1: the Guide writes G_init from Q and E (no memory in the first round).
+    /// Round 1: the Guide writes G_init from Q and E (no memory in the first round). Direct:
+    /// the Debug agent answers from the task alone.
     pub fn start(&mut self) -> Transition {
         self.iteration = 1;
         self.phase = Phase::GuideInit;
         let events = vec![self.iteration_started()];
-        self.call(events, Purpose::GuideInit)
+        match self.config.strategy {
+            Strategy::Rgd => self.call(events, Purpose::GuideInit),
+            Strategy::Direct => self.call(events, Purpose::Direct),
+        }
     }
 
     pub fn advance(&mut self, outcome: Outcome) -> Transition {
@@ -180,7 +205,7 @@ impl TaskMachine {
             }
             (Phase::Hidden, Outcome::Tests(Ok(report))) => {
                 if report.all_passed() {
-                    if self.config.memory {
+                    if self.config.memory && self.config.strategy == Strategy::Rgd {
                         self.call(vec![], Purpose::Keywords)
                     } else {
                         self.solved()
@@ -300,7 +325,7 @@ impl TaskMachine {
     }
 
     fn next_round(&mut self, events: Vec<Event>) -> Transition {
-        if self.iteration >= self.config.max_iters {
+        if self.iteration >= self.config.max_iters || self.config.strategy == Strategy::Direct {
             return self.finish(events, TaskStatus::Failed, None);
         }
         self.call(events, Purpose::Feedback)
@@ -310,7 +335,7 @@ impl TaskMachine {
         self.phase = match purpose {
             Purpose::GuideInit => Phase::GuideInit,
             Purpose::GuideRefine => Phase::Refine,
-            Purpose::DebugInit | Purpose::DebugFix => Phase::Debug,
+            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct => Phase::Debug,
             Purpose::Feedback => Phase::Feedback,
             Purpose::Keywords => Phase::Keywords,
         };

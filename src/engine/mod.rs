@@ -11,7 +11,7 @@ mod sweep;
 
 pub use bus::{EventBus, Recorder};
 pub use events::{Envelope, Event, Suite};
-pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, Transition, suite_tests};
+pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, Strategy, TaskMachine, Transition, suite_tests};
 pub use manifest::{DatasetInfo, Manifest, MemoryInfo, Pricing};
 pub use result::{RunSummary, TaskResult, TaskStatus, Tokens};
 pub use runner::{MemoryLookup, TaskRunner};

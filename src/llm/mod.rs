@@ -1,8 +1,9 @@
 //! Chat models. Agents talk to a `ChatModel`; the OpenAI-compatible client is one implementation
-//! (the embedded llama.cpp model is another, later). Retries, timeouts and the global concurrency
+//! (the embedded llama.cpp model, `local`, is the other). Retries, timeouts and the global concurrency
 //! limit live here so that every caller gets them.
 
 mod error;
+pub mod local;
 mod openai;
 
 pub use error::{LlmError, LlmErrorKind};
@@ -50,6 +51,9 @@ pub struct CallParams {
     /// Sent to endpoints that honour it, and recorded so a run can be repeated.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub seed: Option<i64>,
+    /// Generation ends before any of these strings.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub stop: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

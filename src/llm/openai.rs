@@ -8,7 +8,7 @@ use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CreateChatCompletionRequest,
+    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CreateChatCompletionRequest, StopConfiguration,
 };
 use backon::{ExponentialBuilder, Retryable};
 use futures::StreamExt;
@@ -93,6 +93,7 @@ impl OpenAiChat {
             temperature: Some(params.temperature),
             max_tokens: Some(params.max_tokens),
             seed: params.seed,
+            stop: (!params.stop.is_empty()).then(|| StopConfiguration::StringArray(params.stop.clone())),
             stream_options: self.settings.stream.then_some(ChatCompletionStreamOptions {
                 include_usage: Some(true),
                 ..Default::default()

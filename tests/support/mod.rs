@@ -115,6 +115,8 @@ fn classify(system: &str, user: &str) -> &'static str {
         }
     } else if system.contains("You are the Feedback agent") {
         "feedback"
+    } else if system.contains("You are a Python programmer") {
+        "direct"
     } else {
         "unknown"
     }

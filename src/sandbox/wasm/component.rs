@@ -44,10 +44,19 @@ pub fn sources_hash() -> String {
     hex::encode(hasher.finalize())
 }
 
+fn component_file() -> PathBuf {
+    cache_dir().join(format!("guest-{}.wasm", &sources_hash()[..16]))
+}
+
+/// The built component if it is already in the cache (nothing is built).
+pub fn installed_component() -> Option<PathBuf> {
+    Some(component_file()).filter(|p| p.is_file())
+}
+
 /// The built component, building it first if needed. `report` hears progress lines.
 pub fn ensure_component(report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> {
     let dir = cache_dir();
-    let target = dir.join(format!("guest-{}.wasm", &sources_hash()[..16]));
+    let target = component_file();
     if target.is_file() {
         return Ok(target);
     }
@@ -69,6 +78,7 @@ pub fn ensure_component(report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> 
         std::fs::write(path, text)?;
     }
     let output = work.path().join("guest.wasm");
+    let spinner = crate::assets::spinner("building the sandbox component (CPython for WASI)");
     let result = Command::new(&python)
         .env("PYTHONPATH", &tool)
         .arg("-c")
@@ -83,6 +93,7 @@ pub fn ensure_component(report: &dyn Fn(&str)) -> Result<PathBuf, SandboxError> 
         .current_dir(work.path())
         .output()
         .map_err(|e| build_error(format!("cannot run {python}: {e}")))?;
+    spinner.finish_and_clear();
     if !result.status.success() || !output.is_file() {
         return Err(build_error(format!("componentize-py failed: {}", tail(&result.stderr))));
     }
@@ -102,10 +113,8 @@ fn install_tool(dir: &Path, report: &dyn Fn(&str)) -> Result<PathBuf, SandboxErr
     let requirements = staging.path().join("requirements.txt");
     std::fs::write(&requirements, SOURCES[0].1)?;
     let target = staging.path().join("lib");
-    let args: [&std::ffi::OsStr; 9] = [
+    let args: [&std::ffi::OsStr; 7] = [
         "install".as_ref(),
-        "--quiet".as_ref(),
-        "--disable-pip-version-check".as_ref(),
         "--require-hashes".as_ref(),
         "--no-deps".as_ref(),
         "--target".as_ref(),

