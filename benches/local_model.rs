@@ -6,7 +6,8 @@
 //!
 //! Quality: pass@1 of Direct (one answer from the task) vs RGD (the three agents, at most
 //! `RGD_BENCH_ITERS` rounds, default 3) on the bundled sample and the first 20 HumanEval tasks,
-//! through the real binary with no endpoint configured. `RGD_BENCH_MODELS` (comma-separated,
+//! through the real binary with no endpoint configured (RGD starts each sweep with an empty
+//! memory pool, which fills as tasks are solved; Direct has none). `RGD_BENCH_MODELS` (comma-separated,
 //! default `smollm2-135m,gemma3-270m`) picks the models; RGD runs for the first one only, as it
 //! takes several times longer. `RGD_BENCH_PART=speed|quality` runs one half.
 
@@ -121,7 +122,6 @@ fn sweep(model: &str, dataset: &str, limit: Option<usize>, strategy: &str, iters
             model,
             "--strategy",
             strategy,
-            "--no-memory",
         ])
         .args(["--max-iters", &iters.to_string()])
         .arg("--out")
@@ -191,7 +191,7 @@ fn main() {
         return;
     }
     let iters: u32 = std::env::var("RGD_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
-    println!("\npass@1 through `rgd sweep` with no endpoint (embedded model, no memory, greedy code):");
+    println!("\npass@1 through `rgd sweep` with no endpoint (embedded model; RGD with a fresh memory pool per sweep):");
     println!(
         "{:<14} {:<24} {:>16} {:>16}",
         "model",

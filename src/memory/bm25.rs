@@ -2,36 +2,18 @@
 //! rebuilt from the sled store whenever it is missing or was built from a different pool state.
 //!
 //! Tokenizer: tantivy's `en_stem` (split on non-alphanumerics, lowercase, English stemming), so a
-//! code identifier like `sort_matrix` matches the words "sort matrix" and "sorting matrices". A
-//! third field keeps identifiers whole (`sort_matrix` is one term), so a query naming the exact
-//! identifier ranks it above entries that merely use both words.
+//! code identifier like `sort_matrix` matches the words "sort matrix" and "sorting matrices".
 
 use std::path::{Path, PathBuf};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::QueryParser;
 use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
-use tantivy::tokenizer::{LowerCaser, RegexTokenizer, RemoveLongFilter, TextAnalyzer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
 
 use super::{Entry, MemoryError};
 
 const MARKER: &str = "pool-state";
-const IDENTIFIER_TOKENIZER: &str = "rgd_identifier";
-/// Part of the marker: an index built with another schema is rebuilt.
-const SCHEMA_VERSION: &str = "schema-2";
-
-fn identifier_analyzer() -> TextAnalyzer {
-    let words = RegexTokenizer::new(r"[A-Za-z0-9_]+").expect("a valid pattern");
-    TextAnalyzer::builder(words)
-        .filter(RemoveLongFilter::limit(60))
-        .filter(LowerCaser)
-        .build()
-}
-
-fn marker(state: &str) -> String {
-    format!("{SCHEMA_VERSION} {state}")
-}
 
 pub struct Bm25 {
     index: Index,
@@ -39,11 +21,10 @@ pub struct Bm25 {
     id: Field,
     keywords: Field,
     question: Field,
-    identifiers: Field,
     dir: PathBuf,
 }
 
-fn schema() -> (Schema, Field, Field, Field, Field) {
+fn schema() -> (Schema, Field, Field, Field) {
     let mut b = Schema::builder();
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
@@ -53,13 +34,7 @@ fn schema() -> (Schema, Field, Field, Field, Field) {
     let id = b.add_text_field("id", STRING | STORED);
     let keywords = b.add_text_field("keywords", text.clone());
     let question = b.add_text_field("question", text);
-    let whole = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(IDENTIFIER_TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqs),
-    );
-    let identifiers = b.add_text_field("identifiers", whole);
-    (b.build(), id, keywords, question, identifiers)
+    (b.build(), id, keywords, question)
 }
 
 fn err(e: impl std::fmt::Display) -> MemoryError {
@@ -71,7 +46,7 @@ impl Bm25 {
     /// was built from another pool state (`state` is the pool's content hash).
     pub fn open<'a>(dir: &Path, state: &str, entries: impl Fn() -> Box<dyn Iterator<Item = &'a Entry> + 'a>) -> Result<Bm25, MemoryError> {
         let current = std::fs::read_to_string(dir.join(MARKER)).ok();
-        if current.as_deref() == Some(marker(state).as_str())
+        if current.as_deref() == Some(state)
             && let Ok(index) = Index::open_in_dir(dir)
         {
             return Bm25::from_index(index, dir);
@@ -89,8 +64,7 @@ impl Bm25 {
     }
 
     fn from_index(index: Index, dir: &Path) -> Result<Bm25, MemoryError> {
-        let (_, id, keywords, question, identifiers) = schema();
-        index.tokenizers().register(IDENTIFIER_TOKENIZER, identifier_analyzer());
+        let (_, id, keywords, question) = schema();
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
         Ok(Bm25 {
             index,
@@ -98,7 +72,6 @@ impl Bm25 {
             id,
             keywords,
             question,
-            identifiers,
             dir: dir.to_path_buf(),
         })
     }
@@ -113,12 +86,7 @@ impl Bm25 {
         for e in entries {
             writer.delete_term(tantivy::Term::from_field_text(self.id, &e.id));
             writer
-                .add_document(doc!(
-                    self.id => e.id.clone(),
-                    self.keywords => e.keywords.join(" "),
-                    self.question => e.question.clone(),
-                    self.identifiers => format!("{} {}", e.keywords.join(" "), e.question),
-                ))
+                .add_document(doc!(self.id => e.id.clone(), self.keywords => e.keywords.join(" "), self.question => e.question.clone()))
                 .map_err(err)?;
         }
         writer.commit().map_err(err)?;
@@ -134,16 +102,16 @@ impl Bm25 {
 
     /// Records which pool state the index reflects.
     pub fn mark(&self, state: &str) -> Result<(), MemoryError> {
-        std::fs::write(self.dir.join(MARKER), marker(state)).map_err(err)
+        std::fs::write(self.dir.join(MARKER), state).map_err(err)
     }
 
     /// The best `n` entries for `text`: (id, BM25 score), best first.
     pub fn search(&self, text: &str, n: usize) -> Result<Vec<(String, f32)>, MemoryError> {
         let searcher = self.reader.searcher();
-        let query = self.query(text)?;
-        if query.clauses().is_empty() {
-            return Ok(Vec::new());
-        }
+        let parser = QueryParser::for_index(&self.index, vec![self.keywords, self.question]);
+        // Free text is not query syntax: quotes, colons and brackets in a task description must
+        // not fail the search.
+        let (query, _) = parser.parse_query_lenient(text);
         let top = searcher
             .search(&query, &TopDocs::with_limit(n.max(1)).order_by_score())
             .map_err(err)?;
@@ -154,32 +122,6 @@ impl Bm25 {
                 Ok((id, score))
             })
             .collect()
-    }
-
-    /// One flat disjunction of term queries: each word in both text fields, and each compound
-    /// identifier (`sort_matrix`) whole. Only a flat union of terms lets tantivy skip blocks of
-    /// documents that cannot reach the top `n` (block-max WAND); tantivy's query parser nests
-    /// each word's fields and turns identifiers into phrase queries, which scans every posting.
-    /// Free text is not query syntax either, so quotes or colons in a task cannot fail.
-    fn query(&self, text: &str) -> Result<BooleanQuery, MemoryError> {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for field in [self.keywords, self.question] {
-            let mut analyzer = self.index.tokenizer_for_field(field).map_err(err)?;
-            let mut stream = analyzer.token_stream(text);
-            while let Some(token) = stream.next() {
-                let term = Term::from_field_text(field, &token.text);
-                clauses.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
-            }
-        }
-        let mut analyzer = identifier_analyzer();
-        let mut stream = analyzer.token_stream(text);
-        while let Some(token) = stream.next() {
-            if token.text.contains('_') {
-                let term = Term::from_field_text(self.identifiers, &token.text);
-                clauses.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
-            }
-        }
-        Ok(BooleanQuery::new(clauses))
     }
 
     /// What an entry whose description holds every word of `text` once would score on that

@@ -60,6 +60,9 @@ pub struct Hit {
     pub sbert: f32,
 }
 
+/// Pools from this size search BM25 and SBERT on two threads.
+const PARALLEL_FROM: usize = 20_000;
+
 impl MemoryPool {
     /// Embeds the query, then searches.
     pub fn search(&self, text: &str, options: &SearchOptions) -> Result<Vec<Hit>, MemoryError> {
@@ -74,36 +77,43 @@ impl MemoryPool {
             return Ok(Vec::new());
         }
         let depth = (options.k * 10).max(50).min(n);
-        // BM25 and the SBERT first pass are independent: on two cores they run side by side.
-        let (bm25, sbert_candidates) = std::thread::scope(|scope| {
-            let bm25 = scope.spawn(|| -> Result<(HashMap<usize, f32>, f32), MemoryError> {
-                if options.method == Method::Sbert {
-                    return Ok((HashMap::new(), 1.0));
-                }
-                let ranked = self.bm25_ranked(text, depth)?;
-                let best = ranked.values().copied().fold(0.0f32, f32::max);
-                // Normalised by the larger of the best score and what a full match would score
-                // (see `Bm25::ceiling`), so a query whose words the pool mostly lacks leans on SBERT.
-                let scale = if ranked.is_empty() {
-                    1.0
-                } else {
-                    best.max(self.bm25_index().ceiling(text)?).max(f32::EPSILON)
-                };
-                Ok((ranked, scale))
-            });
-            let candidates = match options.method {
-                Method::Bm25 => Vec::new(),
-                // A margin for the quantisation error, so no true top-`depth` entry is missed.
-                _ => top_rows(
-                    self.quantized_matrix(),
-                    self.sign_matrix(),
-                    &quantize(query),
-                    &signs(query),
-                    (depth * 2).min(n),
-                ),
+        let bm25_part = || -> Result<(HashMap<usize, f32>, f32), MemoryError> {
+            if options.method == Method::Sbert {
+                return Ok((HashMap::new(), 1.0));
+            }
+            let ranked = self.bm25_ranked(text, depth)?;
+            let best = ranked.values().copied().fold(0.0f32, f32::max);
+            // Normalised by the larger of the best score and what a full match would score
+            // (see `Bm25::ceiling`), so a query whose words the pool mostly lacks leans on SBERT.
+            let scale = if ranked.is_empty() {
+                1.0
+            } else {
+                best.max(self.bm25_index().ceiling(text)?).max(f32::EPSILON)
             };
-            (bm25.join().expect("BM25 thread panicked"), candidates)
-        });
+            Ok((ranked, scale))
+        };
+        let sbert_part = || match options.method {
+            Method::Bm25 => Vec::new(),
+            // A margin for the quantisation error, so no true top-`depth` entry is missed.
+            _ => top_rows(
+                self.quantized_matrix(),
+                self.sign_matrix(),
+                &quantize(query),
+                &signs(query),
+                (depth * 2).min(n),
+            ),
+        };
+        // BM25 and the SBERT first pass are independent: in large pools they run side by side on
+        // two threads; in small ones starting a thread costs more than it saves.
+        let (bm25, sbert_candidates) = if n >= PARALLEL_FROM {
+            std::thread::scope(|scope| {
+                let bm25 = scope.spawn(bm25_part);
+                let candidates = sbert_part();
+                (bm25.join().expect("BM25 thread panicked"), candidates)
+            })
+        } else {
+            (bm25_part(), sbert_part())
+        };
         let (bm25, bm25_scale) = bm25?;
         let best_bm25 = bm25.values().copied().fold(0.0f32, f32::max);
         let mut candidates = sbert_candidates;
