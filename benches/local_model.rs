@@ -57,6 +57,7 @@ fn child(model: &str, threads: i32) {
     let settings = LocalSettings {
         model: model.into(),
         threads,
+        contexts: 1,
         context: 4096,
     };
     let local = LocalChat::load(&settings, &|l| eprintln!("{l}")).unwrap();
@@ -70,29 +71,26 @@ fn child(model: &str, threads: i32) {
     prompt_tps.sort_by(f64::total_cmp);
     gen_tps.sort_by(f64::total_cmp);
 
-    // Two calls at once: one model serves them in turn. Compare with two one-thread models.
-    let pair = |a: &LocalChat, b: &LocalChat| {
+    // Two calls at once: one context serves them in turn. Compare with two contexts of one
+    // thread each taking calls from the same queue (what a sweep with concurrency gets).
+    let pair = |m: &LocalChat| {
         let t = Instant::now();
         rt.block_on(async {
-            let (m, p) = (messages(), params(64));
-            let (x, y) = tokio::join!(a.generate(&m, &p, &Silent), b.generate(&m, &p, &Silent));
+            let (msgs, p) = (messages(), params(64));
+            let (x, y) = tokio::join!(m.generate(&msgs, &p, &Silent), m.generate(&msgs, &p, &Silent));
             x.unwrap();
             y.unwrap();
         });
         t.elapsed().as_secs_f64()
     };
-    let queued = pair(&local, &local);
-    // Two models of one thread each (two contexts on two cores), loaded apart from the shared one.
-    let one = || {
-        let settings = LocalSettings {
-            model: model.into(),
-            threads: 1,
-            context: 4096,
-        };
-        LocalChat::load_private(&settings, &|_| {}).unwrap()
+    let queued = pair(&local);
+    let two = LocalSettings {
+        model: model.into(),
+        threads: 1,
+        contexts: 2,
+        context: 4096,
     };
-    let (a, b) = (one(), one());
-    let parallel = pair(&a, &b);
+    let parallel = pair(&LocalChat::load_private(&two, &|_| {}).unwrap());
     println!(
         "{}",
         serde_json::json!({
@@ -114,15 +112,7 @@ fn sweep(model: &str, dataset: &str, limit: Option<usize>, strategy: &str, iters
         .env_remove("OPENAI_BASE_URL")
         .env("RGD_HOME", home.path())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "sweep",
-            "--dataset",
-            dataset,
-            "--model",
-            model,
-            "--strategy",
-            strategy,
-        ])
+        .args(["sweep", "--dataset", dataset, "--model", model, "--strategy", strategy])
         .args(["--max-iters", &iters.to_string()])
         .arg("--out")
         .arg(&out);
@@ -174,7 +164,7 @@ fn main() {
                     continue;
                 };
                 println!(
-                    "{:<14} {:>7} {:>12.0} {:>12.1} {:>9.0} {:>7.2}   one model queued {:.1} s, two 1-thread models {:.1} s",
+                    "{:<14} {:>7} {:>12.0} {:>12.1} {:>9.0} {:>7.2}   one context, in turn {:.1} s; two 1-thread contexts {:.1} s",
                     model,
                     threads,
                     r["prompt_tps"].as_f64().unwrap_or(0.0),

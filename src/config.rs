@@ -50,6 +50,7 @@ pub struct LocalSection {
     /// A built-in model (smollm2-135m, gemma3-270m), a .gguf path, or a Hugging Face repo id.
     pub model: Option<String>,
     pub threads: Option<i32>,
+    pub contexts: Option<usize>,
     pub context: Option<u32>,
 }
 
@@ -129,7 +130,7 @@ pub struct LlmArgs {
     /// LLM requests in flight at once (default: the sweep's concurrency)
     #[arg(long, global = true)]
     pub llm_concurrency: Option<usize>,
-    /// CPU threads of the embedded model (default: all cores)
+    /// CPU threads of the embedded model, per context (default: the cores shared among contexts)
     #[arg(long, env = "RGD_THREADS", global = true)]
     pub threads: Option<i32>,
 }
@@ -185,14 +186,21 @@ impl Settings {
             }
         });
         // No endpoint: the embedded model serves every agent.
-        let local = openai.is_none().then(|| LocalSettings {
-            model: llm
-                .model
-                .clone()
-                .or(file.local.model.clone())
-                .unwrap_or_else(|| crate::llm::local::DEFAULT_MODEL.into()),
-            threads: llm.threads.or(file.local.threads).unwrap_or_else(LocalSettings::default_threads),
-            context: file.local.context.unwrap_or(4096),
+        let local = openai.is_none().then(|| {
+            let contexts = file.local.contexts.unwrap_or_else(|| LocalSettings::default_contexts(concurrency));
+            LocalSettings {
+                model: llm
+                    .model
+                    .clone()
+                    .or(file.local.model.clone())
+                    .unwrap_or_else(|| crate::llm::local::DEFAULT_MODEL.into()),
+                threads: llm
+                    .threads
+                    .or(file.local.threads)
+                    .unwrap_or_else(|| LocalSettings::default_threads(contexts)),
+                contexts,
+                context: file.local.context.unwrap_or(4096),
+            }
         });
         let model = match &local {
             Some(l) => l.model.clone(),

@@ -26,6 +26,7 @@ fn model() -> LocalChat {
     let settings = LocalSettings {
         model: rgd::llm::local::DEFAULT_MODEL.into(),
         threads: 2,
+        contexts: 1,
         context: 2048,
     };
     LocalChat::load(&settings, &|l| eprintln!("{l}")).expect("the default model loads")
@@ -140,4 +141,32 @@ fn a_run_without_an_endpoint_uses_the_embedded_model() {
     );
     assert_eq!(manifest["agents"]["debug"]["model"], "smollm2-135m");
     assert_eq!(manifest["agents"]["debug"]["max_tokens"], 96);
+}
+
+/// Two contexts take calls from one queue: two calls made together generate at the same time
+/// (with one context the second would start only after the first ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_contexts_serve_two_calls_at_once() {
+    let settings = LocalSettings {
+        model: rgd::llm::local::DEFAULT_MODEL.into(),
+        threads: 1,
+        contexts: 2,
+        context: 2048,
+    };
+    let model = LocalChat::load_private(&settings, &|l| eprintln!("{l}")).unwrap();
+    assert_eq!(model.info().contexts, 2);
+    let (a, b) = (collector(), collector());
+    let call = |seen: Arc<Collect>| {
+        let model = &model;
+        async move {
+            let r = model.chat(&ask(), &params(40, &[]), seen.as_ref()).await.unwrap();
+            (r, std::time::Instant::now())
+        }
+    };
+    let b_first = async {
+        b.1.notified().await;
+        std::time::Instant::now()
+    };
+    let ((_, a_done), (_, _), b_started) = tokio::join!(call(a.clone()), call(b.clone()), b_first);
+    assert!(b_started < a_done, "the second call streamed while the first was still generating");
 }

@@ -265,8 +265,8 @@ pub(crate) fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::
         );
     }
     report(&format!(
-        "no endpoint configured (OPENAI_BASE_URL): the agents run on the embedded model {} with {} thread(s)",
-        local.model, local.threads
+        "no endpoint configured (OPENAI_BASE_URL): the agents run on the embedded model {} ({} context(s) of {} thread(s))",
+        local.model, local.contexts, local.threads
     ));
     let model = LocalChat::load(local, report).map_err(|e| anyhow::anyhow!("embedded model {}: {e}", local.model))?;
     Ok(Arc::new(model))

@@ -26,15 +26,27 @@ use worker::{Job, Worker};
 pub struct LocalSettings {
     /// A built-in model name, a .gguf path or a Hugging Face repo id.
     pub model: String,
-    /// CPU threads for llama.cpp (default: all cores).
+    /// CPU threads for llama.cpp, per context (default: the cores divided among the contexts).
     pub threads: i32,
+    /// Contexts generating at once (default 1; a sweep with concurrency uses one per core).
+    pub contexts: usize,
     /// Context window in tokens (capped at what the model was trained with).
     pub context: u32,
 }
 
 impl LocalSettings {
-    pub fn default_threads() -> i32 {
-        std::thread::available_parallelism().map_or(1, |n| n.get() as i32)
+    pub fn cores() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+
+    /// Contexts for a run with `concurrency` tasks at once: one per core when tasks overlap.
+    pub fn default_contexts(concurrency: usize) -> usize {
+        concurrency.clamp(1, Self::cores())
+    }
+
+    /// Threads per context: the cores shared among the contexts.
+    pub fn default_threads(contexts: usize) -> i32 {
+        (Self::cores() / contexts.max(1)).max(1) as i32
     }
 }
 
@@ -43,8 +55,8 @@ pub struct LocalChat {
     label: String,
 }
 
-/// (file, threads, context): what makes two loaded models different.
-type ModelKey = (std::path::PathBuf, i32, u32);
+/// (file, threads, context, contexts): what makes two loaded models different.
+type ModelKey = (std::path::PathBuf, i32, u32, usize);
 
 /// One loaded model per key per process: every run, task and agent in the process shares it.
 fn loaded() -> &'static Mutex<HashMap<ModelKey, Worker>> {
@@ -57,12 +69,12 @@ impl LocalChat {
     pub fn load(settings: &LocalSettings, report: &dyn Fn(&str)) -> Result<LocalChat, String> {
         let source = ModelSource::parse(&settings.model)?;
         let path = catalog::ensure(&source, report)?;
-        let key = (path.clone(), settings.threads.max(1), settings.context);
+        let key = (path.clone(), settings.threads.max(1), settings.context, settings.contexts.max(1));
         let mut cache = loaded().lock().unwrap_or_else(|p| p.into_inner());
         let worker = match cache.get(&key) {
             Some(w) => w.clone(),
             None => {
-                let w = Worker::start(&path, key.1, key.2)?;
+                let w = Worker::start(&path, key.1, key.2, key.3)?;
                 cache.insert(key, w.clone());
                 w
             }
@@ -78,7 +90,7 @@ impl LocalChat {
         let source = ModelSource::parse(&settings.model)?;
         let path = catalog::ensure(&source, report)?;
         Ok(LocalChat {
-            worker: Worker::start(&path, settings.threads.max(1), settings.context)?,
+            worker: Worker::start(&path, settings.threads.max(1), settings.context, settings.contexts.max(1))?,
             label: source.label(),
         })
     }

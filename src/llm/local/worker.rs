@@ -1,11 +1,12 @@
-//! The thread that owns the loaded model. llama.cpp contexts are not thread-safe and on a
-//! 2-core machine two generations at once only split the same cores, so calls are served one at
-//! a time from a queue (measured: see the README). The model is loaded once per process.
+//! The threads that own the loaded model. A llama.cpp context is not thread-safe, so each model
+//! thread owns one and serves one call at a time; calls wait in one queue. One context with all
+//! cores is fastest per call; with calls arriving together (a sweep with concurrency), one
+//! context per core finishes them sooner (measured: see the README). Loaded once per process.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Instant;
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -61,7 +62,10 @@ pub struct ModelInfo {
     pub path: PathBuf,
     pub format: PromptFormat,
     pub context: u32,
+    /// CPU threads per context.
     pub threads: i32,
+    /// Contexts serving calls at once.
+    pub contexts: usize,
     pub parameters: u64,
     pub load_secs: f64,
 }
@@ -85,67 +89,95 @@ fn backend() -> Result<&'static LlamaBackend, String> {
 }
 
 impl Worker {
-    /// Loads the model on a new thread; returns once it is loaded (or failed to load).
-    pub fn start(path: &Path, threads: i32, context: u32) -> Result<Worker, String> {
+    /// Loads the model on `contexts` threads (each with its own context and `threads` CPU
+    /// threads; the weights are memory-mapped, so the copies share pages), all taking calls
+    /// from one queue. Returns once every one is loaded, or with the first failure.
+    pub fn start(path: &Path, threads: i32, context: u32, contexts: usize) -> Result<Worker, String> {
         let backend = backend()?;
-        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let (ready_tx, ready_rx) = mpsc::sync_channel(contexts.max(1));
         let (jobs, queue) = mpsc::channel::<Job>();
-        let path = path.to_path_buf();
-        std::thread::Builder::new()
-            .name("rgd-llama".into())
-            .spawn(move || {
-                let started = Instant::now();
-                let model = match LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(format!("cannot load {}: {e}", path.display())));
-                        return;
-                    }
-                };
-                let context = context.min(model.n_ctx_train()).max(512);
-                let params = LlamaContextParams::default()
-                    .with_n_ctx(NonZeroU32::new(context))
-                    .with_n_batch(BATCH as u32)
-                    .with_n_threads(threads)
-                    .with_n_threads_batch(threads);
-                let mut ctx = match model.new_context(backend, params) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(format!("cannot create a context for {}: {e}", path.display())));
-                        return;
-                    }
-                };
-                let format = if model.chat_template(None).is_ok() {
-                    PromptFormat::ModelTemplate
-                } else {
-                    PromptFormat::Plain
-                };
-                let info = ModelInfo {
-                    path: path.clone(),
-                    format,
-                    context,
-                    threads,
-                    parameters: model.n_params(),
-                    load_secs: started.elapsed().as_secs_f64(),
-                };
-                if ready_tx.send(Ok(info)).is_err() {
-                    return;
-                }
-                while let Ok(job) = queue.recv() {
-                    ctx.clear_kv_cache();
-                    let result = generate(&model, &mut ctx, format, &job);
-                    let _ = job.done.send(result);
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        let info = ready_rx
-            .recv()
-            .map_err(|_| "the model thread stopped while loading".to_string())??;
+        let queue = Arc::new(Mutex::new(queue));
+        for n in 0..contexts.max(1) {
+            let (path, ready_tx, queue) = (path.to_path_buf(), ready_tx.clone(), queue.clone());
+            std::thread::Builder::new()
+                .name(format!("rgd-llama-{n}"))
+                .spawn(move || serve(backend, &path, threads, context, &ready_tx, &queue))
+                .map_err(|e| e.to_string())?;
+        }
+        drop(ready_tx);
+        let mut info = None;
+        for _ in 0..contexts.max(1) {
+            let loaded = ready_rx
+                .recv()
+                .map_err(|_| "the model thread stopped while loading".to_string())??;
+            info.get_or_insert(loaded);
+        }
+        let mut info: ModelInfo = info.expect("at least one context");
+        info.contexts = contexts.max(1);
         Ok(Worker { jobs, info })
     }
 
     pub fn submit(&self, job: Job) -> Result<(), String> {
         self.jobs.send(job).map_err(|_| "the model thread has stopped".to_string())
+    }
+}
+
+/// One model thread: load, report, then serve calls from the shared queue until it closes.
+fn serve(
+    backend: &LlamaBackend,
+    path: &Path,
+    threads: i32,
+    context: u32,
+    ready: &mpsc::SyncSender<Result<ModelInfo, String>>,
+    queue: &Mutex<mpsc::Receiver<Job>>,
+) {
+    let started = Instant::now();
+    let model = match LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot load {}: {e}", path.display())));
+            return;
+        }
+    };
+    let context = context.min(model.n_ctx_train()).max(512);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context))
+        .with_n_batch(BATCH as u32)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let mut ctx = match model.new_context(backend, params) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot create a context for {}: {e}", path.display())));
+            return;
+        }
+    };
+    let format = if model.chat_template(None).is_ok() {
+        PromptFormat::ModelTemplate
+    } else {
+        PromptFormat::Plain
+    };
+    let info = ModelInfo {
+        path: path.to_path_buf(),
+        format,
+        context,
+        threads,
+        contexts: 1,
+        parameters: model.n_params(),
+        load_secs: started.elapsed().as_secs_f64(),
+    };
+    if ready.send(Ok(info)).is_err() {
+        return;
+    }
+    loop {
+        // The lock is held only while waiting for a call, not while generating.
+        let job = match queue.lock().unwrap_or_else(|p| p.into_inner()).recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        ctx.clear_kv_cache();
+        let result = generate(&model, &mut ctx, format, &job);
+        let _ = job.done.send(result);
     }
 }
 
