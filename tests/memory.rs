@@ -118,6 +118,38 @@ fn a_deleted_or_stale_index_is_rebuilt_from_the_store() {
     assert_eq!(pool.search(query, &SearchOptions::default()).unwrap(), expected);
 }
 
+/// The content hash names the set of entries: the same whatever the order of inserts, back to
+/// the earlier value when an entry is removed again, the same after reopening, and changed when
+/// a stored entry is replaced by one with other keywords.
+#[test]
+fn the_content_hash_names_the_set_of_entries() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let entries = sample_entries();
+    let mut forward = MemoryPool::open(a.path(), embedder()).unwrap();
+    forward.insert(entries.clone()).unwrap();
+    let mut backward = MemoryPool::open(b.path(), embedder()).unwrap();
+    backward.insert(entries.iter().rev().cloned().collect()).unwrap();
+    assert_eq!(forward.state(), backward.state());
+
+    let three = {
+        let c = tempfile::tempdir().unwrap();
+        let mut pool = MemoryPool::open(c.path(), embedder()).unwrap();
+        pool.insert(entries[..3].to_vec()).unwrap();
+        pool.state()
+    };
+    backward.remove(&entries[3].id).unwrap();
+    assert_eq!(backward.state(), three);
+    drop(backward);
+    assert_eq!(MemoryPool::open(b.path(), embedder()).unwrap().state(), three);
+
+    let mut changed = entries[0].clone();
+    changed.keywords.push("matrices".into());
+    let before = forward.state();
+    forward.insert(vec![changed]).unwrap();
+    assert_eq!(forward.len(), entries.len());
+    assert_ne!(forward.state(), before);
+}
+
 #[test]
 fn remove_is_durable_and_changes_the_state() {
     let dir = tempfile::tempdir().unwrap();

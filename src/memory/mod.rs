@@ -85,6 +85,8 @@ pub struct MemoryPool {
     /// Their sign bits (`scan::WORDS` u64 a row), for the first pass over large pools.
     signs: Vec<u64>,
     position: HashMap<String, usize>,
+    /// The sum of every entry's digest, kept as entries come and go (see `ContentSum`).
+    content: ContentSum,
     bm25: Bm25,
     embedder: Arc<Embedder>,
 }
@@ -127,8 +129,9 @@ impl MemoryPool {
         let position = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let quantized = embed::quantize(&vectors);
         let signs = vectors.chunks_exact(DIM).flat_map(scan::signs).collect();
-        let state = content_hash(&entries);
-        let bm25 = Bm25::open(&dir.join("bm25"), &state, || Box::new(entries.iter()))?;
+        let mut content = ContentSum::default();
+        entries.iter().for_each(|e| content.add(e));
+        let bm25 = Bm25::open(&dir.join("bm25"), &content.hash(entries.len()), || Box::new(entries.iter()))?;
         Ok(MemoryPool {
             dir: dir.to_path_buf(),
             db,
@@ -140,6 +143,7 @@ impl MemoryPool {
             quantized,
             signs,
             position,
+            content,
             bm25,
             embedder,
         })
@@ -192,7 +196,7 @@ impl MemoryPool {
     pub fn state(&self) -> PoolState {
         PoolState {
             entries: self.entries.len(),
-            content_hash: content_hash(&self.entries),
+            content_hash: self.content.hash(self.entries.len()),
         }
     }
 
@@ -232,12 +236,15 @@ impl MemoryPool {
         for (entry, vector) in &new {
             match self.position.get(&entry.id) {
                 Some(&i) => {
+                    self.content.remove(&self.entries[i]);
+                    self.content.add(entry);
                     self.entries[i] = entry.clone();
                     self.vectors[i * DIM..(i + 1) * DIM].copy_from_slice(vector);
                     self.quantized[i * DIM..(i + 1) * DIM].copy_from_slice(&embed::quantize(vector));
                     self.signs[i * scan::WORDS..(i + 1) * scan::WORDS].copy_from_slice(&scan::signs(vector));
                 }
                 None => {
+                    self.content.add(entry);
                     self.position.insert(entry.id.clone(), self.entries.len());
                     self.entries.push(entry.clone());
                     self.vectors.extend_from_slice(vector);
@@ -247,7 +254,7 @@ impl MemoryPool {
             }
         }
         self.bm25.add(new.iter().map(|(e, _)| e))?;
-        self.bm25.mark(&content_hash(&self.entries))
+        self.bm25.mark(&self.content.hash(self.entries.len()))
     }
 
     pub fn remove(&mut self, id: &str) -> Result<(), MemoryError> {
@@ -263,13 +270,14 @@ impl MemoryPool {
             })
             .map_err(|e| MemoryError::Corrupt(format!("{e:?}")))?;
         self.db.flush()?;
+        self.content.remove(&self.entries[i]);
         self.entries.remove(i);
         self.vectors.drain(i * DIM..(i + 1) * DIM);
         self.quantized.drain(i * DIM..(i + 1) * DIM);
         self.signs.drain(i * scan::WORDS..(i + 1) * scan::WORDS);
         self.position = self.entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         self.bm25.remove(id)?;
-        self.bm25.mark(&content_hash(&self.entries))
+        self.bm25.mark(&self.content.hash(self.entries.len()))
     }
 
     fn bm25_index(&self) -> &Bm25 {
@@ -318,19 +326,41 @@ impl MemoryPool {
     }
 }
 
-/// Identity of the pool's content: entries are immutable once stored, so their ids (sorted) and
-/// the texts that are searched name the state.
-fn content_hash(entries: &[Entry]) -> String {
-    let mut ids: Vec<&Entry> = entries.iter().collect();
-    ids.sort_by(|a, b| a.id.cmp(&b.id));
-    let mut h = Sha256::new();
-    for e in ids {
+/// Identity of the pool's content: what is searched (id, question, keywords) of every entry,
+/// in no particular order. Each entry's sha256 is added into four 64-bit lanes (wrapping), so an
+/// insert or a removal updates it in O(1) instead of re-hashing the pool, and the same set of
+/// entries gives the same hash whatever order they came in.
+#[derive(Debug, Default, Clone, Copy)]
+struct ContentSum([u64; 4]);
+
+impl ContentSum {
+    fn digest(e: &Entry) -> [u64; 4] {
+        let mut h = Sha256::new();
         h.update(e.id.as_bytes());
         h.update([0]);
         h.update(e.question.as_bytes());
         h.update([0]);
         h.update(e.keywords.join("\u{1f}").as_bytes());
-        h.update([0]);
+        let d = h.finalize();
+        std::array::from_fn(|i| u64::from_le_bytes(d[i * 8..(i + 1) * 8].try_into().expect("8 bytes")))
     }
-    hex::encode(h.finalize())
+
+    fn add(&mut self, e: &Entry) {
+        let d = Self::digest(e);
+        (0..4).for_each(|i| self.0[i] = self.0[i].wrapping_add(d[i]));
+    }
+
+    fn remove(&mut self, e: &Entry) {
+        let d = Self::digest(e);
+        (0..4).for_each(|i| self.0[i] = self.0[i].wrapping_sub(d[i]));
+    }
+
+    /// The hash recorded in run manifests and in the BM25 index's marker.
+    fn hash(&self, entries: usize) -> String {
+        let mut h = Sha256::new();
+        h.update(b"rgd memory v2\0");
+        h.update((entries as u64).to_le_bytes());
+        self.0.iter().for_each(|lane| h.update(lane.to_le_bytes()));
+        hex::encode(h.finalize())
+    }
 }
