@@ -1,12 +1,14 @@
 //! What a new user meets first: `rgd demo` and `rgd doctor`, through the real binary. With an
 //! endpoint configured the demo uses it (not the embedded model) and ends by saying where the run
-//! is recorded; the doctor names each broken part together with what to do about it.
+//! is recorded; in a terminal it shows the run in the TUI first. The doctor names each broken
+//! part together with what to do about it.
 
 mod support;
 
 use std::sync::Arc;
 
 use serde_json::Value;
+use support::tmux::{Tmux, wait_for};
 use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
 
 /// Sample/1 (`add`): wrong at first, repaired after the Feedback agent's analysis.
@@ -113,4 +115,27 @@ async fn the_doctor_names_each_broken_part_and_its_fix() {
     assert!(check(&report, "endpoint").0.starts_with("ok"), "{report}");
     assert!(check(&report, "state dir").0.starts_with("ok"), "{report}");
     assert!(check(&report, "embedded model").0.contains("not used"), "{report}");
+}
+
+/// In a terminal the demo opens the TUI on its run, and the summary follows when the view closes.
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_terminal_the_demo_shows_the_run_in_the_tui_then_the_summary() {
+    let server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let line = format!("cd {} && {} demo --limit 1", env!("CARGO_MANIFEST_DIR"), env!("CARGO_BIN_EXE_rgd"));
+    let tmux = Tmux::start(&line, &env, (120, 40));
+    // A one-task run opens on that task: both iterations, the repair, the run finished.
+    let view = wait_for(&tmux, &["task Sample/1", "finished", "run finished"], 60).await;
+    assert!(
+        view.contains("Solved after 2 iteration(s)") && view.contains("return a + b"),
+        "{view}"
+    );
+    tmux.keys(&["q"]);
+    let after = wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+    assert!(after.contains("recorded as run") && after.contains("rgd replay"), "{after}");
 }

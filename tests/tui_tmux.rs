@@ -6,27 +6,12 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::tmux::Tmux;
+use support::tmux::{Tmux, wait_for};
 use support::{Reply, ScriptedServer, fenced, sample_solutions, temp_home};
 
 const ANALYSIS: &str = "ANALYSIS: the program subtracts where the task asks to add.";
-
-/// Waits until every needle is on screen; panics with the screen after `secs`.
-async fn wait_for(tmux: &Tmux, needles: &[&str], secs: u64) -> String {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let screen = tmux.screen();
-        if needles.iter().all(|n| screen.contains(n)) {
-            return screen;
-        }
-        if Instant::now() > deadline {
-            panic!("waited {secs}s for {needles:?}; the screen shows:\n{screen}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sweep_from_the_home_form_then_replay_it() {

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct Tmux {
     socket: String,
@@ -61,5 +61,20 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         self.tmux(&["kill-server"]);
+    }
+}
+
+/// Waits until every needle is on screen; panics with the screen after `secs`.
+pub async fn wait_for(tmux: &Tmux, needles: &[&str], secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let screen = tmux.screen();
+        if needles.iter().all(|n| screen.contains(n)) {
+            return screen;
+        }
+        if Instant::now() > deadline {
+            panic!("waited {secs}s for {needles:?}; the screen shows:\n{screen}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
