@@ -133,6 +133,9 @@ pub struct LlmArgs {
     /// CPU threads of the embedded model, per context (default: the cores shared among contexts)
     #[arg(long, env = "RGD_THREADS", global = true)]
     pub threads: Option<i32>,
+    /// Contexts of the embedded model, each serving one request at a time (default: from concurrency)
+    #[arg(long, env = "RGD_CONTEXTS", global = true)]
+    pub contexts: Option<usize>,
 }
 
 /// Everything resolved.
@@ -187,7 +190,11 @@ impl Settings {
         });
         // No endpoint: the embedded model serves every agent.
         let local = openai.is_none().then(|| {
-            let contexts = file.local.contexts.unwrap_or_else(|| LocalSettings::default_contexts(concurrency));
+            let contexts = llm
+                .contexts
+                .or(file.local.contexts)
+                .unwrap_or_else(|| LocalSettings::default_contexts(concurrency))
+                .max(1);
             LocalSettings {
                 model: llm
                     .model
@@ -257,5 +264,39 @@ impl Settings {
             config_file,
             pricing,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(file: &str, llm: &LlmArgs, concurrency: usize) -> LocalSettings {
+        let file: FileConfig = toml::from_str(file).unwrap();
+        Settings::resolve(file, None, llm, Some(concurrency), None)
+            .local
+            .expect("no endpoint: the embedded model")
+    }
+
+    #[test]
+    fn embedded_model_contexts_and_threads_flag_then_file_then_default() {
+        let cores = LocalSettings::cores();
+        let none = LlmArgs::default();
+        // Defaults: one context per concurrent task (at most the cores), the cores shared out.
+        let d = local("", &none, 1);
+        assert_eq!((d.contexts, d.threads), (1, cores as i32));
+        let d = local("", &none, 64);
+        assert_eq!((d.contexts, d.threads), (cores, 1));
+        // The file beats the default, and threads follow the contexts it sets.
+        let f = local("[local]\ncontexts = 3\n", &none, 1);
+        assert_eq!((f.contexts, f.threads), (3, (cores / 3).max(1) as i32));
+        // Flags beat the file; zero contexts means one.
+        let flags = LlmArgs {
+            threads: Some(5),
+            contexts: Some(0),
+            ..LlmArgs::default()
+        };
+        let f = local("[local]\ncontexts = 3\nthreads = 2\n", &flags, 1);
+        assert_eq!((f.contexts, f.threads), (1, 5));
     }
 }

@@ -99,6 +99,11 @@ fn home_with_runs_and_the_form() {
     insta::assert_snapshot!("home", render(&mut app, 100, 16));
     app.form = Some(Form::new(&app.home_info));
     insta::assert_snapshot!("home_form", render(&mut app, 100, 24));
+    // The last field, focused on a short terminal, scrolls into view; the error stays visible.
+    let form = app.form.as_mut().unwrap();
+    form.focus = form.values.len() - 1;
+    form.error = Some("Concurrency: \"x\" is not a number".into());
+    insta::assert_snapshot!("home_form_scrolled", render(&mut app, 100, 24));
 }
 
 #[test]

@@ -78,6 +78,8 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
                 flag.clone_from(value);
             }
         }
+        llm.threads = request.threads.or(llm.threads);
+        llm.contexts = request.contexts.or(llm.contexts);
         let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
         let common = CommonArgs {

@@ -15,6 +15,9 @@ pub struct RunRequest {
     pub feedback_model: Option<String>,
     pub max_iters: u32,
     pub concurrency: usize,
+    /// Embedded model only: llama.cpp threads per context, and contexts; `None` = the defaults.
+    pub threads: Option<i32>,
+    pub contexts: Option<usize>,
     pub sandbox: SandboxKind,
     pub memory: bool,
 }
@@ -30,7 +33,7 @@ pub enum FormAction {
     Submit,
 }
 
-pub const FIELDS: [&str; 11] = [
+pub const FIELDS: [&str; 13] = [
     "Dataset",
     "Tasks (ids, comma-separated; empty = all)",
     "Limit (first N)",
@@ -40,6 +43,8 @@ pub const FIELDS: [&str; 11] = [
     "Feedback model (empty = the model above)",
     "Max iterations",
     "Concurrency",
+    "Embedded model threads per context (empty = cores / contexts)",
+    "Embedded model contexts (empty = the concurrency, at most the cores)",
     "Sandbox",
     "Memory pool (off = the paper's no-memory ablation)",
 ];
@@ -72,6 +77,8 @@ impl Form {
                 String::new(),
                 "10".into(),
                 "4".into(),
+                String::new(),
+                String::new(),
                 "wasm".into(),
                 "on".into(),
             ],
@@ -137,6 +144,8 @@ impl Form {
             feedback_model: text(6),
             max_iters: number(7)?.unwrap_or(10).max(1) as u32,
             concurrency: number(8)?.unwrap_or(4).max(1),
+            threads: number(9)?.map(|n| n.clamp(1, i32::MAX as usize) as i32),
+            contexts: number(10)?.map(|n| n.max(1)),
             sandbox: if v[SANDBOX] == "native" {
                 SandboxKind::Native
             } else {
@@ -177,9 +186,18 @@ mod tests {
             form.apply(FormAction::Prev);
         }
         form.apply(FormAction::Cycle(true));
-        assert_eq!(form.focus, 10, "wrapped round to the last field, memory");
+        assert_eq!(form.focus, 12, "wrapped round to the last field, memory");
         form.apply(FormAction::Prev);
         form.apply(FormAction::Cycle(true));
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Char('x'));
+        assert!(form.apply(FormAction::Submit).is_none(), "threads must be a number");
+        assert!(form.error.as_deref().unwrap().starts_with("Embedded model threads"));
+        form.apply(FormAction::Backspace);
+        form.apply(FormAction::Char('1'));
+        form.apply(FormAction::Next);
+        form.apply(FormAction::Char('2'));
         let request = form.apply(FormAction::Submit).expect("valid");
         assert_eq!(request.dataset, "humaneval");
         assert_eq!(request.tasks, ["HumanEval/0", "HumanEval/1"]);
@@ -189,5 +207,6 @@ mod tests {
         assert_eq!(request.sandbox, SandboxKind::Native);
         assert!(!request.memory);
         assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
+        assert_eq!((request.threads, request.contexts), (Some(1), Some(2)));
     }
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::centered;
 use crate::tui::app::App;
-use crate::tui::form::FIELDS;
+use crate::tui::form::{CHOICES, FIELDS, Form};
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let [info, list] = Layout::vertical([Constraint::Length(app.home_info.len() as u16 + 2), Constraint::Min(3)]).areas(area);
@@ -67,38 +67,56 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     );
 
     if let Some(form) = &app.form {
-        let popup = centered(area, 72, FIELDS.len() as u16 * 2 + 5);
-        let mut lines = Vec::new();
-        for (i, name) in FIELDS.iter().enumerate() {
-            let focused = i == form.focus;
-            let value = &form.values[i];
-            let shown = if crate::tui::form::CHOICES.contains(&i) {
-                format!("‹ {value} ›")
-            } else {
-                value.clone()
-            };
-            lines.push(Line::from(Span::styled(name.to_string(), Style::new().dim())));
-            let style = if focused { Style::new().reversed() } else { Style::new() };
-            lines.push(Line::from(vec![
-                Span::raw(if focused { "› " } else { "  " }),
-                Span::styled(format!("{shown}{}", if focused { "▏" } else { "" }), style),
-            ]));
-        }
-        if form.starting {
-            lines.push(Line::from(Span::styled(
-                "starting… (the first run builds the sandbox: about a minute)",
-                Style::new().fg(Color::Yellow),
-            )));
-        }
-        if let Some(e) = &form.error {
-            lines.push(Line::from(Span::styled(e.clone(), Style::new().fg(Color::Red))));
-        }
-        frame.render_widget(Clear, popup);
-        frame.render_widget(
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .block(Block::bordered().title(" start a run (Enter) ")),
-            popup,
-        );
+        draw_form(frame, area, form);
     }
+}
+
+/// The form as a popup. On a short terminal the fields scroll to keep the focused one in view,
+/// and the status (starting, or what is wrong) stays on screen below them.
+fn draw_form(frame: &mut Frame, area: Rect, form: &Form) {
+    let mut status = Vec::new();
+    if form.starting {
+        status.push(Line::from(Span::styled(
+            "starting… (the first run builds the sandbox: about a minute)",
+            Style::new().fg(Color::Yellow),
+        )));
+    }
+    if let Some(e) = &form.error {
+        status.push(Line::from(Span::styled(e.clone(), Style::new().fg(Color::Red))));
+    }
+    let popup = centered(area, 72, FIELDS.len() as u16 * 2 + 3 + status.len() as u16 * 2);
+    let mut fields = Vec::new();
+    for (i, name) in FIELDS.iter().enumerate() {
+        let focused = i == form.focus;
+        let value = &form.values[i];
+        let shown = if CHOICES.contains(&i) {
+            format!("‹ {value} ›")
+        } else {
+            value.clone()
+        };
+        fields.push(Line::from(Span::styled(name.to_string(), Style::new().dim())));
+        let style = if focused { Style::new().reversed() } else { Style::new() };
+        fields.push(Line::from(vec![
+            Span::raw(if focused { "› " } else { "  " }),
+            Span::styled(format!("{shown}{}", if focused { "▏" } else { "" }), style),
+        ]));
+    }
+    let mut block = Block::bordered().title(" start a run (Enter) ");
+    let inner = block.inner(popup);
+    // Each status line may wrap once in a narrow popup.
+    let status_height = (status.len() as u16 * 2).min(inner.height / 2);
+    let [fields_area, status_area] = Layout::vertical([Constraint::Min(0), Constraint::Length(status_height)]).areas(inner);
+    let total = fields.len() as u16;
+    let visible = fields_area.height;
+    // The first offset that shows both lines of the focused field.
+    let offset = (form.focus as u16 * 2 + 2)
+        .saturating_sub(visible)
+        .min(total.saturating_sub(visible));
+    if visible < total {
+        block = block.title_bottom(format!(" field {}/{} ↑↓ ", form.focus + 1, FIELDS.len()));
+    }
+    frame.render_widget(Clear, popup);
+    frame.render_widget(block, popup);
+    frame.render_widget(Paragraph::new(fields).scroll((offset, 0)), fields_area);
+    frame.render_widget(Paragraph::new(status).wrap(Wrap { trim: false }), status_area);
 }
