@@ -189,6 +189,8 @@ impl Settings {
             }
         });
         // No endpoint: the embedded model serves every agent.
+        // Zero or negative counts mean one, here where every user of the settings (the model,
+        // the manifest, the printed summary) reads them.
         let local = openai.is_none().then(|| {
             let contexts = llm
                 .contexts
@@ -204,7 +206,8 @@ impl Settings {
                 threads: llm
                     .threads
                     .or(file.local.threads)
-                    .unwrap_or_else(|| LocalSettings::default_threads(contexts)),
+                    .unwrap_or_else(|| LocalSettings::default_threads(contexts))
+                    .max(1),
                 contexts,
                 context: file.local.context.unwrap_or(4096),
             }
@@ -298,5 +301,8 @@ mod tests {
         };
         let f = local("[local]\ncontexts = 3\nthreads = 2\n", &flags, 1);
         assert_eq!((f.contexts, f.threads), (1, 5));
+        // Zero threads means one as well.
+        let f = local("[local]\nthreads = 0\n", &none, 1);
+        assert_eq!(f.threads, 1);
     }
 }

@@ -144,8 +144,9 @@ impl Form {
             feedback_model: text(6),
             max_iters: number(7)?.unwrap_or(10).max(1) as u32,
             concurrency: number(8)?.unwrap_or(4).max(1),
-            threads: number(9)?.map(|n| n.clamp(1, i32::MAX as usize) as i32),
-            contexts: number(10)?.map(|n| n.max(1)),
+            // Settings::resolve turns zero into one; only the cast needs a bound here.
+            threads: number(9)?.map(|n| n.min(i32::MAX as usize) as i32),
+            contexts: number(10)?,
             sandbox: if v[SANDBOX] == "native" {
                 SandboxKind::Native
             } else {
