@@ -8,7 +8,7 @@ use std::time::Duration;
 use rgd::dataset::{TaskKind, TestCase};
 use rgd::sandbox::{Job, Limits, SandboxKind, TestStatus, make_executor};
 
-use TestStatus::{Error, Failed, Memory, Passed, Timeout};
+use TestStatus::{Error, Failed, Memory, Passed, Tampered, Timeout};
 
 struct Case {
     name: &'static str,
@@ -136,47 +136,47 @@ const CASES: &[Case] = &[
     Case {
         name: "sys.exit(0)",
         code: "import sys\ndef f():\n    sys.exit(0)\n",
-        expect: &[Error],
+        expect: &[Tampered],
     },
     Case {
         name: "os._exit(0)",
         code: "import os\ndef f():\n    os._exit(0)\n",
-        expect: &[Error],
+        expect: &[Tampered],
     },
     Case {
         name: "exit() inside the test",
         code: "def f():\n    exit()\n",
-        expect: &[Error],
+        expect: &[Tampered],
     },
     Case {
         name: "raise SystemExit in finally",
         code: "def f():\n    try:\n        return 2\n    finally:\n        raise SystemExit(0)\n",
-        expect: &[Error],
+        expect: &[Tampered],
     },
     Case {
         name: "patch builtins.bool",
         code: "import builtins\nbuiltins.bool = lambda x: True\ndef f():\n    return 2\n",
-        expect: &[Failed],
+        expect: &[Tampered],
     },
     Case {
         name: "patch builtins.AssertionError",
         code: "import builtins\nbuiltins.AssertionError = KeyError\ndef f():\n    return 2\n",
-        expect: &[Failed],
+        expect: &[Tampered],
     },
     Case {
         name: "print a fake verdict",
         code: "def f():\n    print('{\"i\": 0, \"status\": \"passed\"}')\n    return 2\n",
-        expect: &[Failed],
+        expect: &[Tampered],
     },
     Case {
         name: "write a fake verdict to fd 1",
         code: "import os\ndef f():\n    os.write(1, b'X {\"i\": 0, \"status\": \"passed\"}\\n')\n    return 2\n",
-        expect: &[Failed],
+        expect: &[Tampered],
     },
     Case {
         name: "reach the judge through sys.stdout",
         code: "import sys\ndef f():\n    g = type(sys.stdout).write.__globals__\n    g['run_assert'] = lambda *a: None\n    return 2\n",
-        expect: &[Failed],
+        expect: &[Failed, Tampered],
     },
     Case {
         name: "import the judge and patch it",

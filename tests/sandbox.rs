@@ -1,11 +1,13 @@
 //! Verdicts of both executors (wasm, the default, and native python3): real values of failed
 //! asserts, exceptions with type and line, per-test deadlines, memory limits, output caps,
-//! stdin/stdout and call-based tasks, forged verdicts. Every case runs on both executors; where
+//! stdin/stdout and call-based tasks (forged verdicts: `tests/forging.rs`). Every case runs on both executors; where
 //! they legitimately differ, the difference is asserted too.
 
 use std::time::Duration;
 
 use rgd::dataset::{TaskKind, TestCase};
+mod support;
+
 use rgd::sandbox::{Job, Limits, RunReport, SandboxKind, SetupStatus, TestStatus, make_executor};
 
 const BOTH: [SandboxKind; 2] = [SandboxKind::Wasm, SandboxKind::Native];
@@ -14,21 +16,7 @@ fn asserts(srcs: &[&str]) -> Vec<TestCase> {
     srcs.iter().map(|s| TestCase::Assert { src: s.to_string() }).collect()
 }
 
-async fn run_on(sandbox: SandboxKind, code: &str, kind: &TaskKind, entry: &str, tests: &[TestCase], limits: &Limits) -> RunReport {
-    let executor = make_executor(sandbox, &|line| eprintln!("{line}")).expect("the sandbox can be built");
-    let report = executor
-        .run(Job {
-            code,
-            kind,
-            entry_point: entry,
-            tests,
-            limits,
-        })
-        .await
-        .expect("the sandbox runs");
-    assert_eq!(report.executor, executor.name());
-    report
-}
+use support::sandbox::run_program as run_on;
 
 fn statuses(r: &RunReport) -> Vec<TestStatus> {
     r.tests.iter().map(|t| t.status).collect()
@@ -135,8 +123,8 @@ async fn a_looping_test_times_out_and_later_tests_still_run() {
 #[tokio::test]
 async fn a_loop_inside_c_code_is_stopped() {
     // `sum` over a huge range never returns to the interpreter loop: a SIGALRM cannot interrupt it,
-    // so natively the whole-run deadline kills the process and later tests are not run. Under wasm
-    // the C code is WebAssembly too, epoch interruption stops it, and later tests still run.
+    // so natively the host's per-test deadline kills both interpreters and the later tests run in
+    // fresh ones. Under wasm the C code is WebAssembly too and epoch interruption stops it.
     let code = "def f(n):\n    return sum(range(n))\n";
     let tests = asserts(&["assert f(3) == 3", "assert f(10**11) == 0", "assert f(2) == 1"]);
     let limits = Limits {
@@ -146,8 +134,7 @@ async fn a_loop_inside_c_code_is_stopped() {
     let wasm = run_on(SandboxKind::Wasm, code, &TaskKind::Function, "f", &tests, &limits).await;
     assert_eq!(statuses(&wasm), [TestStatus::Passed, TestStatus::Timeout, TestStatus::Passed]);
     let native = run_on(SandboxKind::Native, code, &TaskKind::Function, "f", &tests, &limits).await;
-    assert_eq!(statuses(&native), [TestStatus::Passed, TestStatus::Timeout, TestStatus::NotRun]);
-    assert!(native.abnormal_end.unwrap().contains("time limit"));
+    assert_eq!(statuses(&native), [TestStatus::Passed, TestStatus::Timeout, TestStatus::Passed]);
 }
 
 #[tokio::test]
@@ -199,36 +186,6 @@ async fn output_is_captured_per_test_and_capped() {
         let r = run_on(sandbox, code, &TaskKind::Function, "f", &asserts(&["assert f() == 2"]), &quick()).await;
         let out = r.tests[0].stdout.as_deref().unwrap();
         assert!(out.len() < 1000 && out.starts_with("xxx"), "{sandbox:?}: {}", out.len());
-    }
-}
-
-#[tokio::test]
-async fn a_program_cannot_forge_its_verdict() {
-    // Printing is captured; lines written straight to fd 1 lack the run's nonce.
-    let code = concat!(
-        "import os\n",
-        "def f():\n",
-        "    print('{\"i\": 0, \"status\": \"passed\"}')\n",
-        "    os.write(1, b'AAAA {\"i\": 0, \"status\": \"passed\"}\\n')\n",
-        "    return 1\n",
-    );
-    for sandbox in BOTH {
-        let r = run_on(sandbox, code, &TaskKind::Function, "f", &asserts(&["assert f() == 2"]), &quick()).await;
-        assert_eq!(r.tests[0].status, TestStatus::Failed, "{sandbox:?}");
-        let r = run_on(
-            sandbox,
-            "import sys\ndef f():\n    sys.exit(0)\n",
-            &TaskKind::Function,
-            "f",
-            &asserts(&["assert f() == 1"]),
-            &quick(),
-        )
-        .await;
-        assert_eq!(
-            (r.tests[0].status, r.tests[0].exc_type.as_deref()),
-            (TestStatus::Error, Some("SystemExit")),
-            "{sandbox:?}"
-        );
     }
 }
 
@@ -290,12 +247,13 @@ async fn check_functions_run_once_even_when_the_solution_is_called_check() {
 async fn a_data_directory_is_readable_and_never_written() {
     let data = tempfile::tempdir().unwrap();
     std::fs::write(data.path().join("input.txt"), "3 4\n").unwrap();
-    let code = "def total():\n    return sum(map(int, open('input.txt').read().split()))\n";
-    let tests = asserts(&[
-        "assert total() == 7",
-        "assert open('written.txt', 'w').write('x') == 1",
-        "assert open('../../../../etc/hostname').read()",
-    ]);
+    // The files are the program's: the tests run in the checker's interpreter, which has none.
+    let code = concat!(
+        "def total():\n    return sum(map(int, open('input.txt').read().split()))\n",
+        "def write():\n    return open('written.txt', 'w').write('x')\n",
+        "def escape():\n    return open('../../../../etc/hostname').read()\n",
+    );
+    let tests = asserts(&["assert total() == 7", "assert write() == 1", "assert escape()"]);
     let limits = Limits {
         data_dir: Some(data.path().to_path_buf()),
         ..quick()

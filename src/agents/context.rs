@@ -34,6 +34,7 @@ impl PromptTestResult {
             TestStatus::Timeout => "timeout",
             TestStatus::Memory => "out of memory",
             TestStatus::NotRun => "not run",
+            TestStatus::Tampered => "tampered (the code tried to fool the test harness)",
         };
         let error = o.exc_type.as_ref().map(|t| {
             let mut s = t.clone();

@@ -110,7 +110,8 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
         (TaskStatus::Failed, _) => format!("failed after {} iterations", r.iterations),
         (TaskStatus::Error, _) => format!("error: {}", r.error.as_deref().unwrap_or("?")),
     };
-    format!("{:<14} {what} ({:.1}s)", r.task_id, r.seconds)
+    let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default();
+    format!("{:<14} {what} ({:.1}s){tampered}", r.task_id, r.seconds)
 }
 
 fn indent(text: &str) -> String {
@@ -177,8 +178,12 @@ fn detailed(event: &Event, visible_tests: &[String]) {
             suite: Suite::Hidden,
             passed,
             total,
+            report,
             ..
-        } => writeln!(out, "  hidden tests: {passed}/{total} passed"),
+        } => match report.tampered() {
+            Some(why) => writeln!(out, "  hidden tests: {passed}/{total} passed · tampered: {why}"),
+            None => writeln!(out, "  hidden tests: {passed}/{total} passed"),
+        },
         Event::TestsRun {
             suite: Suite::Visible,
             passed,

@@ -495,12 +495,17 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
     }
     if mode != PrinterMode::Json {
         eprintln!(
-            "run {run_id}: {}/{} solved (pass@1 {:.1}%), {} failed, {} errors{}",
+            "run {run_id}: {}/{} solved (pass@1 {:.1}%), {} failed, {} errors{}{}",
             summary.solved,
             summary.tasks,
             summary.pass_at_1 * 100.0,
             summary.failed,
             summary.errors,
+            if summary.tampered > 0 {
+                format!(", {} tampered with the judge", summary.tampered)
+            } else {
+                String::new()
+            },
             if summary.unfinished.is_empty() {
                 String::new()
             } else {

@@ -126,6 +126,7 @@ pub struct TaskMachine {
     analysis: String,
     retrieved: Option<Retrieved>,
     tokens: BTreeMap<Agent, Tokens>,
+    tampered: Option<String>,
 }
 
 impl TaskMachine {
@@ -144,6 +145,7 @@ impl TaskMachine {
             analysis: String::new(),
             retrieved: None,
             tokens: BTreeMap::new(),
+            tampered: None,
         }
     }
 
@@ -164,6 +166,11 @@ impl TaskMachine {
     }
 
     pub fn advance(&mut self, outcome: Outcome) -> Transition {
+        if let Outcome::Tests(Ok(report)) = &outcome
+            && self.tampered.is_none()
+        {
+            self.tampered = report.tampered().map(str::to_string);
+        }
         match (self.phase, outcome) {
             (Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
                 let purpose = self.phase_purpose();
@@ -405,6 +412,7 @@ impl TaskMachine {
             seconds: 0.0,
             error,
             completion: self.code.clone().unwrap_or_default(),
+            tampered: self.tampered.clone(),
         };
         Transition {
             events,

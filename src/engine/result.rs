@@ -51,6 +51,10 @@ pub struct TaskResult {
     pub error: Option<String>,
     /// The last code produced, passing or not ("" when none was ever produced).
     pub completion: String,
+    /// Set when some code of this task tried to fool the judge (the first reason seen): its tests
+    /// counted as failed, whatever they returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tampered: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -63,6 +67,10 @@ pub struct RunSummary {
     pub solved: usize,
     pub failed: usize,
     pub errors: usize,
+    /// Tasks with code that tried to fool the judge (counted as not solved unless later code passed
+    /// honestly).
+    #[serde(default)]
+    pub tampered: usize,
     /// solved / tasks (unfinished tasks count as not solved).
     pub pass_at_1: f64,
     /// Tasks first solved at each iteration.
@@ -91,6 +99,9 @@ impl RunSummary {
                 TaskStatus::Solved => s.solved += 1,
                 TaskStatus::Failed => s.failed += 1,
                 TaskStatus::Error => s.errors += 1,
+            }
+            if r.tampered.is_some() {
+                s.tampered += 1;
             }
             if let Some(k) = r.first_pass_iteration {
                 *s.solved_per_iteration.entry(k).or_default() += 1;

@@ -1,6 +1,8 @@
-//! Running untrusted Python against tests. Every executor speaks the same job/verdict format,
-//! produced by one runner script (`sandbox/runner.py`), so verdicts do not depend on where code ran.
+//! Running untrusted Python against tests. Every run is two interpreters started by an executor:
+//! one holds the program, the other the tests (`judge.rs` relays between them). Both run one
+//! runner script (`sandbox/runner.py`), so verdicts do not depend on where code ran.
 
+mod judge;
 mod native;
 mod verdict;
 pub mod wasm;
@@ -111,16 +113,26 @@ pub trait Executor: Send + Sync {
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError>;
 }
 
-/// The JSON job the runner reads on stdin.
-pub(crate) fn runner_job(job: &Job<'_>, nonce: &str) -> serde_json::Value {
+/// The job of the interpreter that holds the program: no test and no expected value is in it.
+pub(crate) fn candidate_job(job: &Job<'_>) -> serde_json::Value {
     serde_json::json!({
-        "nonce": nonce,
+        "role": "candidate",
         "code": job.code,
         "mode": job.kind.runner_mode(),
         "entry_point": job.entry_point,
-        "tests": job.tests,
         "per_test_timeout": job.limits.per_test.as_secs_f64(),
         "output_cap": job.limits.output_cap,
+    })
+}
+
+/// The job of the interpreter that holds the tests and writes the verdicts.
+pub(crate) fn checker_job(job: &Job<'_>, nonce: &str) -> serde_json::Value {
+    serde_json::json!({
+        "role": "checker",
+        "nonce": nonce,
+        "mode": job.kind.runner_mode(),
+        "entry_point": job.entry_point,
+        "tests": job.tests,
     })
 }
 

@@ -1,23 +1,21 @@
-//! The native executor: a `python3` subprocess in its own process group, with rlimits, an empty
-//! temporary working directory and a minimal environment. Weaker than the wasm sandbox: the
+//! The native executor: `python3` subprocesses (the program's and the tests', see `judge.rs`),
+//! each in its own process group, with rlimits, an empty temporary working directory and a
+//! minimal environment. Weaker than the wasm sandbox: the
 //! program can still read files the user can read. Use it where wasm is unavailable.
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Instant;
+use std::sync::Arc;
 
+use futures::FutureExt;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
+use super::judge::{Clock, Interpreters, Role, World, judge};
 use super::verdict::Ended;
-use super::{Executor, Job, RUNNER_PY, RunReport, SandboxError, runner_job};
-
-/// Bytes of runner stdout accepted before the run is killed as an output flood. The runner keeps
-/// program output inside its verdicts (capped per test), so only direct fd writes get this far.
-const STDOUT_CAP: u64 = 8 << 20;
+use super::{Executor, Job, Limits, RUNNER_PY, RunReport, SandboxError};
 
 pub struct NativeExecutor {
     python: PathBuf,
@@ -57,19 +55,27 @@ impl Executor for NativeExecutor {
     }
 
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError> {
-        // One interpreter per core: more only makes every test slower and deadlines noisier.
+        // One run per core: more only makes every test slower and deadlines noisier.
         let _slot = self.slots.acquire().await.expect("semaphore is never closed");
-        let nonce = ulid::Ulid::generate().to_string();
-        let input = serde_json::to_vec(&runner_job(&job, &nonce)).expect("job is plain JSON");
-        let total = job.limits.total_for(job.tests.len());
-        let memory = job.limits.memory_mb * 1024 * 1024;
+        judge(self, &job).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Interpreters for NativeExecutor {
+    fn name(&self) -> &'static str {
+        "native"
+    }
+
+    async fn start(&self, role: Role, limits: &Limits, _clock: Arc<Clock>) -> Result<World, SandboxError> {
+        let total = limits.max_total;
+        let memory = limits.memory_mb * 1024 * 1024;
         let cpu_secs = total.as_secs() + 1;
         let workdir = tempfile::tempdir()?;
-        if let Some(data) = job.limits.checked_data_dir()? {
+        if let (Role::Candidate, Some(data)) = (role, limits.checked_data_dir()?) {
             // A private copy: whatever the program writes stays in its own working directory.
             copy_tree(data, workdir.path())?;
         }
-
         let mut cmd = tokio::process::Command::new(&self.python);
         cmd.args(["-I", "-S", "-c", RUNNER_PY])
             .env_clear()
@@ -94,63 +100,44 @@ impl Executor for NativeExecutor {
                 Ok(())
             });
         }
-        let started = Instant::now();
         let mut child = cmd
             .spawn()
             .map_err(|e| SandboxError::NoPython(format!("{}: {e}", self.python.display())))?;
-        let pid = child.id().map(|p| Pid::from_raw(p as i32));
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-
-        // Verdict lines read so far survive a deadline kill: the buffer outlives the timed-out future.
-        let mut buf = Vec::new();
-        let work = async {
-            // The program may never read stdin; a failed write then is not our error.
-            let _ = stdin.write_all(&input).await;
-            drop(stdin);
-            let mut stdout = stdout;
-            let mut chunk = [0u8; 16 * 1024];
-            loop {
-                let n = stdout.read(&mut chunk).await?;
-                if n == 0 {
-                    return Ok::<_, std::io::Error>(false);
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() as u64 > STDOUT_CAP {
-                    return Ok(true);
-                }
-            }
+        let group = child.id().map(|p| GroupKill(Pid::from_raw(p as i32)));
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(SandboxError::Io(std::io::Error::other("python3 started without pipes")));
         };
-        let ended = match tokio::time::timeout(total, work).await {
-            Ok(Ok(false)) => None,
-            Ok(Ok(true)) => Some(Ended::OutputFlood),
-            Ok(Err(e)) => return Err(e.into()),
-            Err(_) => Some(Ended::Deadline),
-        };
-        if ended.is_some()
-            && let Some(pid) = pid
-        {
-            // The whole group: the program may have forked.
-            let _ = killpg(pid, Signal::SIGKILL);
-        }
-        let status = child.wait().await?;
-        let ended = ended.or_else(|| {
+        let ended = async move {
+            // Held until the interpreter has ended or the world is dropped: either way its whole
+            // process group goes (the program may have forked), and so does its working directory.
+            let _group = group;
+            let _workdir = workdir;
+            let status = child.wait().await;
             use std::os::unix::process::ExitStatusExt;
-            match (status.signal(), status.code()) {
-                (Some(sig), _) => Some(Ended::Signal(sig)),
-                (None, Some(code)) if code != 0 => Some(Ended::Exit(code)),
-                _ => None,
+            match status {
+                Ok(s) => match (s.signal(), s.code()) {
+                    (Some(sig), _) => Some(Ended::Signal(sig)),
+                    (None, Some(code)) if code != 0 => Some(Ended::Exit(code)),
+                    _ => None,
+                },
+                Err(_) => Some(Ended::Signal(9)),
             }
-        });
-        let wall_ms = started.elapsed().as_millis() as u64;
-        let text = String::from_utf8_lossy(&buf);
-        let mut report = RunReport::from_runner_output(self.name(), &text, &nonce, job.tests.len(), ended, wall_ms);
-        // A runner that reported every test and then exited non-zero (e.g. the program's atexit
-        // handler) has still been judged; only unreported tests carry the abnormal end.
-        if report.tests.iter().all(|t| t.exc_type.as_deref() != Some("Exited")) && matches!(ended, Some(Ended::Exit(_))) {
-            report.abnormal_end = None;
         }
-        Ok(report)
+        .boxed();
+        Ok(World {
+            stdin: Box::new(stdin),
+            stdout: Box::new(stdout),
+            ended,
+        })
+    }
+}
+
+/// Kills a process group when dropped.
+struct GroupKill(Pid);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        let _ = killpg(self.0, Signal::SIGKILL);
     }
 }
 

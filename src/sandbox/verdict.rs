@@ -14,6 +14,9 @@ pub enum TestStatus {
     Memory,
     /// Not reached: an earlier test used up the run's time or crashed the interpreter.
     NotRun,
+    /// The program tried to fool the judge (rewrote the harness, exited early, faked verdict
+    /// lines, returned an "always equal" object...): a failed test, whatever it returned.
+    Tampered,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +63,8 @@ pub enum SetupStatus {
     Error,
     Timeout,
     Memory,
+    /// The program's module code already tried to fool the judge: every test is `Tampered`.
+    Tampered,
 }
 
 /// Everything one run produced.
@@ -84,6 +89,14 @@ impl RunReport {
 
     pub fn all_passed(&self) -> bool {
         self.setup == SetupStatus::Ok && self.tests.iter().all(|t| t.status == TestStatus::Passed)
+    }
+
+    /// Why the run counts as tampered with, if it does (the first test marked so).
+    pub fn tampered(&self) -> Option<&str> {
+        self.tests
+            .iter()
+            .find(|t| t.status == TestStatus::Tampered)
+            .map(|t| t.exc_msg.as_deref().unwrap_or("the program tried to fool the judge"))
     }
 
     /// Builds a report from the runner's stdout. `killed` says why the host ended the process,
@@ -115,6 +128,7 @@ impl RunReport {
                     "ok" => SetupStatus::Ok,
                     "timeout" => SetupStatus::Timeout,
                     "memory" => SetupStatus::Memory,
+                    "tampered" => SetupStatus::Tampered,
                     _ => SetupStatus::Error,
                 };
                 let detail = (status != SetupStatus::Ok).then(|| outcome_from(&value, 0, TestStatus::Error));
@@ -129,7 +143,7 @@ impl RunReport {
                             .unwrap_or(TestStatus::Error);
                         *slot = Some(outcome_from(&value, i, status));
                     }
-                    // A second verdict for the same test can only come from the program itself.
+                    // The checker writes one verdict per test; a second one means the stream is broken.
                     _ => tampered = true,
                 }
             }
@@ -137,7 +151,7 @@ impl RunReport {
 
         let mut abnormal_end = killed.map(|k| k.describe());
         if tampered {
-            abnormal_end = Some("the program wrote fake verdict lines; every test counts as failed".into());
+            abnormal_end = Some("the verdict stream was malformed; every test counts as failed".into());
         }
         let (setup_status, setup_error) = setup.unwrap_or_else(|| {
             let mut detail = TestOutcome::new(0, TestStatus::Error);
@@ -158,7 +172,7 @@ impl RunReport {
                 Some(mut t) => {
                     if tampered {
                         t.status = TestStatus::Error;
-                        t.exc_type = Some("VerdictTampering".into());
+                        t.exc_type = Some("MalformedVerdicts".into());
                     }
                     t
                 }
@@ -168,6 +182,7 @@ impl RunReport {
                     t.status = match setup_status {
                         SetupStatus::Timeout => TestStatus::Timeout,
                         SetupStatus::Memory => TestStatus::Memory,
+                        SetupStatus::Tampered => TestStatus::Tampered,
                         _ => TestStatus::Error,
                     };
                     t
@@ -209,7 +224,7 @@ pub(crate) enum Ended {
 }
 
 impl Ended {
-    fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             Ended::Deadline => "the run exceeded its time limit and was killed".into(),
             Ended::OutputFlood => "the program flooded its output and was killed".into(),

@@ -1,49 +1,43 @@
-//! The default executor: CPython compiled to WebAssembly, run by wasmtime. A fresh instance per
-//! program from a pre-linked `InstancePre` (memory is copy-on-write from the precompiled image), no
-//! preopened directory, an empty environment, sockets denied, a memory limit enforced by the store,
-//! and deadlines enforced by epoch interruption.
-//!
-//! Per-test deadlines inside one instance: an epoch callback watches the verdict stream; each new
-//! verdict line restarts the current test's clock. A test that overruns traps the instance, and the
-//! remaining tests continue in a new instance, so one looping test does not cost the others.
+//! The default executor: CPython compiled to WebAssembly, run by wasmtime. Every interpreter is a
+//! fresh instance from a pre-linked `InstancePre` (memory is copy-on-write from the precompiled
+//! image), with no preopened directory (the candidate may get the job's data directory,
+//! read-only), an empty environment, sockets denied, a memory limit enforced by the store, and
+//! deadlines enforced by epoch interruption. Two instances judge each run (see `judge.rs`).
 
 mod component;
-mod pipe;
 
 pub use component::{cache_dir, ensure_component, installed_component, lock_cache, sources_hash};
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
+use futures::FutureExt;
 use tokio::sync::Semaphore;
 use tokio_util::task::AbortOnDropHandle;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline,
 };
+use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::bindings::CommandPre;
-use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
-
-use pipe::CountedPipe;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use super::judge::{Clock, Interpreters, Role, TICK, World, judge};
 use super::verdict::Ended;
-use super::{Executor, Job, RunReport, SandboxError, TestOutcome, TestStatus, runner_job};
+use super::{Executor, Job, Limits, RunReport, SandboxError};
 
-/// How often the epoch advances: the granularity of every deadline.
-const TICK: Duration = Duration::from_millis(5);
 /// Where the job's data directory appears inside the guest (its working directory).
-const GUEST_DATA_DIR: &str = "/data";
-/// Bytes of verdict output accepted; a program writing past this to fd 1 is an output flood.
-const STDOUT_CAP: usize = 8 << 20;
+pub(crate) const GUEST_DATA_DIR: &str = "/data";
+/// Buffer of each guest's stdin and stdout pipe.
+const PIPE_BUFFER: usize = 64 * 1024;
 
 struct Guest {
     ctx: WasiCtx,
     table: ResourceTable,
     limits: StoreLimits,
-    watch: Arc<Mutex<Watch>>,
+    clock: Arc<Clock>,
 }
 
 impl WasiView for Guest {
@@ -53,46 +47,6 @@ impl WasiView for Guest {
             table: &mut self.table,
         }
     }
-}
-
-/// Deadline bookkeeping read by the epoch callback.
-struct Watch {
-    out: CountedPipe,
-    seen_bytes: usize,
-    test_started: Instant,
-    run_started: Instant,
-    per_test: Duration,
-    total: Duration,
-    overran: Option<Overrun>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Overrun {
-    Test,
-    Run,
-}
-
-impl Watch {
-    /// Records an overrun, if any; `true` while the run may go on.
-    fn check(&mut self) -> bool {
-        let now = Instant::now();
-        let len = self.out.len();
-        if len != self.seen_bytes {
-            // A verdict line arrived: the next test's clock starts now.
-            self.seen_bytes = len;
-            self.test_started = now;
-        }
-        if now.duration_since(self.run_started) > self.total {
-            self.overran = Some(Overrun::Run);
-        } else if now.duration_since(self.test_started) > self.per_test {
-            self.overran = Some(Overrun::Test);
-        }
-        self.overran.is_none()
-    }
-}
-
-fn lock(watch: &Mutex<Watch>) -> std::sync::MutexGuard<'_, Watch> {
-    watch.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Cheap to clone: the engine, the pre-linked component and the slots are shared.
@@ -172,168 +126,86 @@ impl WasmExecutor {
     }
 }
 
-impl Inner {
-    /// One instance, one job. Returns the verdict stream and why the run ended early, if it did.
-    async fn run_instance(
-        &self,
-        input: Vec<u8>,
-        per_test: Duration,
-        total: Duration,
-        memory_mb: u64,
-        data_dir: Option<&std::path::Path>,
-    ) -> Result<(String, Option<(Ended, Option<Overrun>)>), SandboxError> {
-        let stdout = CountedPipe::new(STDOUT_CAP);
+#[async_trait::async_trait]
+impl Interpreters for Inner {
+    fn name(&self) -> &'static str {
+        "wasm"
+    }
+
+    fn guest_data_dir(&self) -> Option<&'static str> {
+        Some(GUEST_DATA_DIR)
+    }
+
+    async fn start(&self, role: Role, limits: &Limits, clock: Arc<Clock>) -> Result<World, SandboxError> {
+        let (host_stdin, guest_stdin) = tokio::io::duplex(PIPE_BUFFER);
+        let (guest_stdout, host_stdout) = tokio::io::duplex(PIPE_BUFFER);
         let mut builder = WasiCtxBuilder::new();
         builder
-            .stdin(MemoryInputPipe::new(input))
-            .stdout(stdout.clone())
+            .stdin(AsyncStdinStream::new(guest_stdin))
+            .stdout(AsyncStdoutStream::new(PIPE_BUFFER, guest_stdout))
             .stderr(MemoryOutputPipe::new(64 * 1024))
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .args(&["runner"]);
-        if let Some(dir) = data_dir {
+        if let (Role::Candidate, Some(dir)) = (role, limits.data_dir.as_deref()) {
             // The only host path a guest ever sees, and read-only.
             builder
                 .preopened_dir(dir, GUEST_DATA_DIR, FsPerms::ReadOnly)
                 .map_err(|e| SandboxError::Wasm(format!("data directory {}: {e:#}", dir.display())))?;
         }
         let ctx = builder.build();
-        let started = Instant::now();
-        let limits = StoreLimitsBuilder::new().memory_size((memory_mb as usize) << 20).build();
-        let watch = Arc::new(Mutex::new(Watch {
-            out: stdout.clone(),
-            seen_bytes: 0,
-            test_started: started,
-            run_started: started,
-            per_test,
-            total,
-            overran: None,
-        }));
+        let store_limits = StoreLimitsBuilder::new().memory_size((limits.memory_mb as usize) << 20).build();
         let mut store = Store::new(
             &self.engine,
             Guest {
                 ctx,
                 table: ResourceTable::new(),
-                limits,
-                watch: watch.clone(),
+                limits: store_limits,
+                clock,
             },
         );
         store.limiter(|g| &mut g.limits);
         store.set_epoch_deadline(1);
-        // Compute loops: interrupted at the first tick after an overrun; otherwise yield, so the
-        // watchdog below gets to run.
+        // Compute loops: interrupted at the first tick after a deadline; otherwise yield, so the
+        // relay and the other instance get to run (and a dropped instance is cancelled).
         store.epoch_deadline_callback(|cx| {
-            Ok(if lock(&cx.data().watch).check() {
+            Ok(if cx.data().clock.overrun().is_none() {
                 UpdateDeadline::Yield(1)
             } else {
                 UpdateDeadline::Interrupt
             })
         });
-
-        let run = async {
-            let command = self.pre.instantiate_async(&mut store).await?;
-            command.wasi_cli_run().call_run(&mut store).await
-        };
-        // Calls blocked in the host (sleep, poll): cancelled by dropping the call.
-        let watchdog = async {
-            loop {
-                tokio::time::sleep(TICK).await;
-                if !lock(&watch).check() {
-                    return;
+        let pre = self.pre.clone();
+        // The guest computes inside `poll`: on a task of its own it gets a core of its own,
+        // whoever awaits the run. Aborted when the world is dropped.
+        let task = AbortOnDropHandle::new(tokio::spawn(async move {
+            let outcome = async {
+                let command = pre.instantiate_async(&mut store).await?;
+                command.wasi_cli_run().call_run(&mut store).await
+            }
+            .await;
+            match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(())) => Some(Ended::Exit(1)),
+                Err(err) => {
+                    if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
+                        (exit.0 != 0).then_some(Ended::Exit(exit.0))
+                    } else if store.data().clock.overrun().is_some() {
+                        Some(Ended::Deadline)
+                    } else {
+                        tracing::debug!("sandbox trap: {err:?}");
+                        Some(Ended::Trapped)
+                    }
                 }
             }
-        };
-        let outcome = tokio::select! {
-            outcome = run => Some(outcome),
-            () = watchdog => None,
-        };
-        let text = String::from_utf8_lossy(&stdout.contents()).into_owned();
-        let overran = lock(&watch).overran;
-        let ended = match outcome {
-            None => Some((Ended::Deadline, overran)),
-            Some(Ok(Ok(()))) => None,
-            Some(Ok(Err(()))) => Some((Ended::Exit(1), None)),
-            Some(Err(err)) => {
-                if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
-                    (exit.0 != 0).then_some((Ended::Exit(exit.0), None))
-                } else if overran.is_some() {
-                    Some((Ended::Deadline, overran))
-                } else if stdout.len() >= STDOUT_CAP {
-                    Some((Ended::OutputFlood, None))
-                } else {
-                    tracing::debug!("sandbox trap: {err:?}");
-                    Some((Ended::Trapped, None))
-                }
-            }
-        };
-        Ok((text, ended))
-    }
-
-    /// Runs all tests, continuing in a new instance after a test that overran its deadline.
-    async fn run_all(self: &Arc<Self>, job: &Job<'_>) -> Result<RunReport, SandboxError> {
-        job.limits.checked_data_dir()?;
-        let started = Instant::now();
-        let n = job.tests.len();
-        let total = job.limits.total_for(n);
-        let mut outcomes: Vec<TestOutcome> = Vec::with_capacity(n);
-        let mut offset = 0;
-        loop {
-            let nonce = ulid::Ulid::generate().to_string();
-            let rest = &job.tests[offset..];
-            let view = Job {
-                tests: rest,
-                ..job.clone()
-            };
-            let mut input = runner_job(&view, &nonce);
-            if job.limits.data_dir.is_some() {
-                input["chdir"] = GUEST_DATA_DIR.into();
-            }
-            let input = serde_json::to_vec(&input).expect("job is plain JSON");
-            let remaining = total.saturating_sub(started.elapsed());
-            // The guest computes inside `poll`: on a task of its own it gets a core of its own,
-            // whoever awaits this (a sweep polls all its tasks from one task). Aborted if the
-            // caller gives up.
-            let inner = self.clone();
-            let (per_test, memory_mb, data_dir) = (job.limits.per_test, job.limits.memory_mb, job.limits.data_dir.clone());
-            let instance = AbortOnDropHandle::new(tokio::spawn(async move {
-                inner.run_instance(input, per_test, remaining, memory_mb, data_dir.as_deref()).await
-            }));
-            let (text, ended) = instance
-                .await
-                .map_err(|e| SandboxError::Wasm(format!("sandbox task failed: {e}")))??;
-            let wall_ms = started.elapsed().as_millis() as u64;
-            let mut report = RunReport::from_runner_output("wasm", &text, &nonce, rest.len(), ended.map(|e| e.0), wall_ms);
-            for t in &mut report.tests {
-                t.index += offset;
-            }
-            // The runner reports the test in progress at a deadline as the first Timeout.
-            let overrun_at = report.tests.iter().position(|t| t.status == TestStatus::Timeout);
-            let one_test_overran = matches!(ended, Some((Ended::Deadline, Some(Overrun::Test)))) && report.setup == super::SetupStatus::Ok;
-            let Some(k) = overrun_at.filter(|_| one_test_overran) else {
-                outcomes.extend(report.tests);
-                return Ok(RunReport { tests: outcomes, ..report });
-            };
-            // Test `offset + k` overran its own deadline: keep it and those before it, go on after it.
-            report.tests[k].exc_msg = Some(format!("the test ran longer than {:.1}s", job.limits.per_test.as_secs_f64()));
-            outcomes.extend(report.tests.drain(..=k));
-            offset += k + 1;
-            if offset >= n {
-                return Ok(RunReport {
-                    tests: outcomes,
-                    abnormal_end: None,
-                    ..report
-                });
-            }
-            if started.elapsed() >= total {
-                outcomes.extend((offset..n).map(|i| TestOutcome::new(i, TestStatus::NotRun)));
-                return Ok(RunReport {
-                    tests: outcomes,
-                    abnormal_end: Some("the run exceeded its time limit".into()),
-                    ..report
-                });
-            }
-        }
+        }));
+        let ended = async move { task.await.unwrap_or(Some(Ended::Trapped)) }.boxed();
+        Ok(World {
+            stdin: Box::new(host_stdin),
+            stdout: Box::new(host_stdout),
+            ended,
+        })
     }
 }
 
@@ -344,9 +216,9 @@ impl Executor for WasmExecutor {
     }
 
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError> {
-        // One guest per core: guests yield at every tick, but more only slows each of them.
+        // One run per core: its two guests mostly take turns, and more only slows each of them.
         let _slot = self.slots.acquire().await.expect("semaphore is never closed");
-        self.inner.run_all(&job).await
+        judge(&*self.inner, &job).await
     }
 }
 
@@ -355,8 +227,8 @@ impl Executor for WasmExecutor {
 /// guests' own work, serialised on the process's memory-map lock (2.9 s, no faster than one at a
 /// time); reused slots that keep their first 16 MiB resident: 9k faults, 1.04 s.
 fn pool_config() -> PoolingAllocationConfig {
-    // Room for every slot's instance plus ones still being torn down after a cancelled run.
-    let live = super::cores() as u32 * 4 + 8;
+    // Room for both instances of every slot's run plus ones still being torn down after a cancelled run.
+    let live = super::cores() as u32 * 8 + 16;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(live)
         // componentize-py components hold a handful of core instances, memories and tables each.

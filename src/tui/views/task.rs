@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
@@ -298,6 +298,7 @@ fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
         let (mark, style) = match t.status {
             TestStatus::Passed => ("✓", Style::new().fg(Color::Green)),
             TestStatus::Failed => ("✗", Style::new().fg(Color::Red)),
+            TestStatus::Tampered => ("⚠ tampered", Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD)),
             _ => ("!", Style::new().fg(Color::Red)),
         };
         lines.push(Line::from(vec![Span::styled(format!("{mark} "), style), Span::raw(label)]));

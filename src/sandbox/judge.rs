@@ -1,0 +1,360 @@
+//! The judge: every run is two interpreters that share nothing, and this relay between them.
+//!
+//! The candidate interpreter holds the program; the checker interpreter holds the tests and writes
+//! the verdicts (see `sandbox/runner.py`). The relay forwards the checker's requests to the
+//! candidate and the candidate's answers back, reads verdicts from the checker alone, enforces the
+//! deadlines, and watches the candidate's side of the channel: an answer nobody asked for is a line
+//! the program wrote itself, and marks the test in progress `tampered`. Both executors (wasm
+//! instances, python3 processes) only start interpreters; everything else is here, once.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, LinesCodec};
+
+use super::verdict::Ended;
+use super::{Job, Limits, RunReport, SandboxError, SetupStatus, TestOutcome, TestStatus};
+
+/// How often deadlines are checked: their granularity.
+pub(crate) const TICK: Duration = Duration::from_millis(5);
+/// Longest line either interpreter may write (a test's answer included).
+const LINE_CAP: usize = 16 << 20;
+/// Bytes the candidate may write to the channel in one round before it counts as a flood.
+const CANDIDATE_OUTPUT_CAP: usize = 64 << 20;
+/// How long the candidate's last lines are awaited after the checker has finished.
+const DRAIN: Duration = Duration::from_millis(500);
+const STRAY: &str = "the program wrote lines of its own to the judge's channel";
+/// Slack on the per-test deadline for the checker's own work and the round trips.
+const TEST_GRACE: Duration = Duration::from_millis(250);
+
+/// Which side of the run an interpreter is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Holds the program (and the job's data directory).
+    Candidate,
+    /// Holds the tests; runs no program code.
+    Checker,
+}
+
+/// One started interpreter.
+pub(crate) struct World {
+    pub stdin: Box<dyn AsyncWrite + Send + Unpin>,
+    pub stdout: Box<dyn AsyncRead + Send + Unpin>,
+    /// Resolves when the interpreter has ended: `None` for a normal end, else why. Dropping the
+    /// world (this future included) kills the interpreter.
+    pub ended: BoxFuture<'static, Option<Ended>>,
+}
+
+/// What starts interpreters: the wasm engine or a python3 binary.
+#[async_trait::async_trait]
+pub(crate) trait Interpreters: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Where the candidate finds the job's data directory, when it must change into it itself.
+    fn guest_data_dir(&self) -> Option<&'static str> {
+        None
+    }
+    async fn start(&self, role: Role, limits: &Limits, clock: std::sync::Arc<Clock>) -> Result<World, SandboxError>;
+}
+
+/// Deadlines of one round, shared with the interpreters (the wasm epoch callback reads it).
+pub(crate) struct Clock {
+    run_started: Instant,
+    test_started: Mutex<Instant>,
+    per_test: Duration,
+    total: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overrun {
+    Test,
+    Run,
+}
+
+impl Clock {
+    fn new(per_test: Duration, total: Duration) -> Self {
+        let now = Instant::now();
+        Clock {
+            run_started: now,
+            test_started: Mutex::new(now),
+            per_test: per_test + TEST_GRACE,
+            total,
+        }
+    }
+
+    fn next_test(&self) {
+        *self.test_started.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// Which deadline has passed, if any.
+    pub(crate) fn overrun(&self) -> Option<Overrun> {
+        let now = Instant::now();
+        let test_started = *self.test_started.lock().unwrap_or_else(|p| p.into_inner());
+        if now.duration_since(self.run_started) > self.total {
+            Some(Overrun::Run)
+        } else if now.duration_since(test_started) > self.per_test {
+            Some(Overrun::Test)
+        } else {
+            None
+        }
+    }
+}
+
+/// Runs all tests, continuing in fresh interpreters after a test that overran its deadline.
+/// Evidence of tampering anywhere in a run marks every test of it: a program caught trying to fool
+/// the judge has no trustworthy verdict left (a forged answer can even look like a correct one).
+pub(crate) async fn judge(interpreters: &dyn Interpreters, job: &Job<'_>) -> Result<RunReport, SandboxError> {
+    let mut report = judge_rounds(interpreters, job).await?;
+    if let Some(reason) = report.tampered().map(str::to_string) {
+        for t in &mut report.tests {
+            if t.status != TestStatus::Tampered {
+                t.status = TestStatus::Tampered;
+                t.exc_type = Some("Tampered".into());
+                t.exc_msg = Some(reason.clone());
+            }
+        }
+    }
+    Ok(report)
+}
+
+async fn judge_rounds(interpreters: &dyn Interpreters, job: &Job<'_>) -> Result<RunReport, SandboxError> {
+    job.limits.checked_data_dir()?;
+    let started = Instant::now();
+    let n = job.tests.len();
+    let total = job.limits.total_for(n);
+    let mut outcomes: Vec<TestOutcome> = Vec::with_capacity(n);
+    let mut offset = 0;
+    loop {
+        let rest = &job.tests[offset..];
+        let view = Job {
+            tests: rest,
+            ..job.clone()
+        };
+        let round = one_round(interpreters, &view, total.saturating_sub(started.elapsed())).await?;
+        let wall_ms = started.elapsed().as_millis() as u64;
+        let ended = round.ended.map(|(e, _)| e);
+        let mut report = RunReport::from_runner_output(interpreters.name(), &round.verdicts, &round.nonce, rest.len(), ended, wall_ms);
+        round.marks.apply(&mut report);
+        for t in &mut report.tests {
+            t.index += offset;
+        }
+        // The test in progress at a deadline is reported as the first Timeout.
+        let overrun_at = report.tests.iter().position(|t| t.status == TestStatus::Timeout);
+        let one_test_overran = matches!(round.ended, Some((Ended::Deadline, Some(Overrun::Test)))) && report.setup == SetupStatus::Ok;
+        let Some(k) = overrun_at.filter(|_| one_test_overran) else {
+            outcomes.extend(report.tests);
+            return Ok(RunReport { tests: outcomes, ..report });
+        };
+        // Test `offset + k` overran its own deadline: keep it and those before it, go on after it.
+        report.tests[k].exc_msg = Some(format!("the test ran longer than {:.1}s", job.limits.per_test.as_secs_f64()));
+        outcomes.extend(report.tests.drain(..=k));
+        offset += k + 1;
+        if offset >= n {
+            return Ok(RunReport {
+                tests: outcomes,
+                abnormal_end: None,
+                ..report
+            });
+        }
+        if started.elapsed() >= total {
+            outcomes.extend((offset..n).map(|i| TestOutcome::new(i, TestStatus::NotRun)));
+            return Ok(RunReport {
+                tests: outcomes,
+                abnormal_end: Some("the run exceeded its time limit".into()),
+                ..report
+            });
+        }
+    }
+}
+
+/// What one pair of interpreters produced.
+struct Round {
+    nonce: String,
+    /// The checker's verdict lines.
+    verdicts: String,
+    /// Why the round ended early, if it did (and which deadline passed).
+    ended: Option<(Ended, Option<Overrun>)>,
+    marks: TamperMarks,
+}
+
+/// Tampering the relay itself saw, by test (`None`: during the program's set-up).
+#[derive(Default)]
+struct TamperMarks(Vec<(Option<usize>, String)>);
+
+impl TamperMarks {
+    fn apply(&self, report: &mut RunReport) {
+        for (test, reason) in &self.0 {
+            let targets: Vec<usize> = match test {
+                Some(i) => vec![*i],
+                None => (0..report.tests.len()).collect(),
+            };
+            for i in targets {
+                if let Some(t) = report.tests.get_mut(i) {
+                    t.status = TestStatus::Tampered;
+                    t.exc_type = Some("Tampered".into());
+                    t.exc_msg = Some(reason.clone());
+                }
+            }
+        }
+    }
+}
+
+async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Duration) -> Result<Round, SandboxError> {
+    let nonce = ulid::Ulid::generate().to_string();
+    let clock = std::sync::Arc::new(Clock::new(job.limits.per_test, remaining));
+    let candidate = interpreters.start(Role::Candidate, job.limits, clock.clone()).await?;
+    let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
+    let World {
+        stdin: c_in,
+        stdout: c_out,
+        ended: mut c_ended,
+    } = candidate;
+    let World {
+        stdin: k_in,
+        stdout: k_out,
+        ended: mut k_ended,
+    } = checker;
+    let to_candidate = feed(c_in);
+    let to_checker = feed(k_in);
+    let mut candidate_job = super::candidate_job(job);
+    if let Some(dir) = interpreters.guest_data_dir().filter(|_| job.limits.data_dir.is_some()) {
+        candidate_job["chdir"] = dir.into();
+    }
+    let _ = to_candidate.send(json_line(&candidate_job));
+    let _ = to_checker.send(json_line(&super::checker_job(job, &nonce)));
+
+    let mut c_lines = FramedRead::new(c_out, LinesCodec::new_with_max_length(LINE_CAP));
+    let mut k_lines = FramedRead::new(k_out, LinesCodec::new_with_max_length(LINE_CAP));
+    let request_prefix = format!("{nonce}>");
+    let verdict_prefix = format!("{nonce} ");
+    let mut verdicts = String::new();
+    let mut verdicts_seen = 0usize;
+    // Answers the candidate owes: its set-up report, then one per forwarded request.
+    let mut owed = 1usize;
+    let mut last_request_test: Option<usize> = None;
+    let mut candidate_bytes = 0usize;
+    let mut candidate_open = true;
+    let mut marks = TamperMarks::default();
+    let mut ended = None;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+    // The candidate is gone: tell the checker, in a line only the host can write (it carries the
+    // checker's nonce, which the candidate never sees).
+    let candidate_gone = |why: Option<Ended>, to_checker: &mpsc::UnboundedSender<Vec<u8>>| {
+        let voluntary = matches!(why, None | Some(Ended::Exit(_)));
+        let reason = why
+            .map(|e| e.describe())
+            .unwrap_or_else(|| "the interpreter exited with status 0".into());
+        let note = serde_json::json!({"host": nonce, "ended": reason, "voluntary": voluntary});
+        let _ = to_checker.send(json_line(&note));
+    };
+
+    loop {
+        tokio::select! {
+            line = k_lines.next() => match line {
+                Some(Ok(line)) => {
+                    if let Some(request) = line.strip_prefix(&request_prefix) {
+                        if candidate_open {
+                            owed += 1;
+                            last_request_test = verdicts_seen.checked_sub(1);
+                            let mut bytes = request.as_bytes().to_vec();
+                            bytes.push(b'\n');
+                            let _ = to_candidate.send(bytes);
+                        }
+                    } else if line.starts_with(&verdict_prefix) {
+                        verdicts.push_str(&line);
+                        verdicts.push('\n');
+                        verdicts_seen += 1;
+                        clock.next_test();
+                    }
+                }
+                Some(Err(e)) => tracing::debug!("checker line dropped: {e}"),
+                None => {
+                    if let Some(why) = (&mut k_ended).await {
+                        tracing::debug!("checker ended abnormally: {}", why.describe());
+                        ended = Some((why, None));
+                    }
+                    // The candidate may still hold lines it wrote itself after its last answer.
+                    // Its stdin closes now, so its runner ends; read what is left, briefly.
+                    drop(to_candidate);
+                    if candidate_open {
+                        let drain = async {
+                            while let Some(Ok(_)) = c_lines.next().await {
+                                if owed == 0 {
+                                    marks.0.push((last_request_test, STRAY.into()));
+                                } else {
+                                    owed -= 1;
+                                }
+                            }
+                        };
+                        let _ = tokio::time::timeout(DRAIN, drain).await;
+                    }
+                    break;
+                }
+            },
+            line = c_lines.next(), if candidate_open => match line {
+                Some(Ok(line)) => {
+                    candidate_bytes += line.len() + 1;
+                    if candidate_bytes > CANDIDATE_OUTPUT_CAP {
+                        candidate_open = false;
+                        candidate_gone(Some(Ended::OutputFlood), &to_checker);
+                    } else if owed == 0 {
+                        // Nobody asked: the program wrote this line itself.
+                        marks.0.push((last_request_test, STRAY.into()));
+                    } else {
+                        owed -= 1;
+                        let mut bytes = line.into_bytes();
+                        bytes.push(b'\n');
+                        let _ = to_checker.send(bytes);
+                    }
+                }
+                Some(Err(_)) => {
+                    // Too long, or not text: either way no answer the checker could read.
+                    candidate_open = false;
+                    candidate_gone(Some(Ended::OutputFlood), &to_checker);
+                }
+                None => {
+                    candidate_open = false;
+                    let why = (&mut c_ended).await;
+                    candidate_gone(why, &to_checker);
+                }
+            },
+            _ = tick.tick() => {
+                if let Some(overrun) = clock.overrun() {
+                    ended = Some((Ended::Deadline, Some(overrun)));
+                    break;
+                }
+            }
+        }
+    }
+    Ok(Round {
+        nonce,
+        verdicts,
+        ended,
+        marks,
+    })
+}
+
+fn json_line(value: &serde_json::Value) -> Vec<u8> {
+    let mut bytes = value.to_string().into_bytes();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// A writer task for an interpreter's stdin: sends never block the relay, whatever the
+/// interpreter reads or does not read.
+fn feed(mut stdin: Box<dyn AsyncWrite + Send + Unpin>) -> mpsc::UnboundedSender<Vec<u8>> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(bytes) = rx.recv().await {
+            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                return;
+            }
+        }
+    });
+    tx
+}
