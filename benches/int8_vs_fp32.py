@@ -106,7 +106,7 @@ def int8_embed(session, ids):
 
 
 def main():
-    probs = sys.argv[1] if len(sys.argv) > 1 else "../shared/datasets/mbpp_ldb/probs.jsonl"
+    probs = sys.argv[1] if len(sys.argv) > 1 else "datasets/mbpp_ldb/probs.jsonl"
     cache = sys.argv[2] if len(sys.argv) > 2 else glob.glob(os.path.expanduser("~/.cache/rgd/embedding/*/model.onnx"))[0].rsplit("/", 1)[0]
     texts = [description(json.loads(line)["prompt"]) for line in open(probs)]
     pair = ["A man is eating food.", "A man is eating a piece of bread."]

@@ -85,3 +85,41 @@ fn verify_and_list_work_without_an_endpoint() {
     let out = rgd(home.path()).args(["runs", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("no runs in"));
 }
+
+/// A binary started outside any checkout still has every benchmark: the copies bundled in it are
+/// installed into its cache, and `datasets list` says where each comes from.
+#[test]
+fn an_rgd_started_in_an_empty_directory_has_every_benchmark() {
+    let home = temp_home();
+    let cache = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let out = rgd(home.path())
+        .env("RGD_CACHE", cache.path())
+        .current_dir(empty.path())
+        .args(["datasets", "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for (name, tasks) in [
+        ("sample", 6),
+        ("humaneval", 164),
+        ("humaneval-openai", 164),
+        ("humaneval-et", 164),
+        ("mbpp", 500),
+        ("mbpp-et", 397),
+        ("apps", 150),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{text}"));
+        assert!(line.contains(&format!("{tasks} tasks")), "{line}");
+        assert!(line.contains(&cache.path().display().to_string()), "not the bundled copy: {line}");
+    }
+    assert!(
+        text.contains("source: github.com/FloridSleeves/LLMDebugger@49ac191, licence: Apache-2.0"),
+        "{text}"
+    );
+    assert!(cache.path().join("datasets/mbpp_ldb/README.txt").is_file());
+}

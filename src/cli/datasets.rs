@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Subcommand;
 use futures::StreamExt;
 
-use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, resolve_dataset};
+use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, provenance, resolve_dataset};
 use crate::engine::{Suite, suite_tests};
 use crate::sandbox::{Executor, Job, Limits, RunReport, SandboxKind, TestStatus, make_executor};
 
@@ -59,6 +59,9 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                                     String::new()
                                 }
                             );
+                            if let Some(source) = entry.files.first().and_then(|f| provenance(f)) {
+                                println!("{:<17} source: {source}", "");
+                            }
                         }
                         Err(e) => println!("{:<17} error: {e}", entry.name),
                     },

@@ -29,7 +29,7 @@ pub struct Cli {
     /// State directory (runs, memory); default $RGD_HOME or the platform data dir
     #[arg(long, global = true)]
     pub home: Option<PathBuf>,
-    /// Directory holding datasets (searched before $RGD_DATA, ./datasets and ../shared/datasets)
+    /// Directory holding datasets (searched before $RGD_DATA, ./datasets and the copies bundled in rgd)
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     /// Configuration file (default ./rgd.toml, then $RGD_HOME/rgd.toml)

@@ -50,8 +50,8 @@ pub const CATALOG: &[DatasetEntry] = &[
     },
 ];
 
-/// The data directories in search order: `--data-dir`, `$RGD_DATA`, the repo's `datasets/`, then
-/// `../shared/datasets/` (both relative to the working directory and to the source checkout).
+/// The data directories in search order: `--data-dir`, `$RGD_DATA`, `./datasets` (a checkout),
+/// then the copies bundled in the binary (`bundled.rs`). No path of the build machine is involved.
 pub fn data_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = explicit {
@@ -60,11 +60,8 @@ pub fn data_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os("RGD_DATA") {
         dirs.push(PathBuf::from(dir));
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for base in [Path::new("."), repo] {
-        dirs.push(base.join("datasets"));
-        dirs.push(base.join("../shared/datasets"));
-    }
+    dirs.push(PathBuf::from("datasets"));
+    dirs.push(super::bundled::bundled_dir());
     let mut seen = Vec::new();
     dirs.retain(|d| {
         let key = d.canonicalize().unwrap_or_else(|_| d.clone());
@@ -97,6 +94,9 @@ pub fn resolve_dataset(name_or_path: &str, explicit: Option<&Path>) -> Result<(S
                     return Ok((entry.name.to_string(), candidate));
                 }
             }
+        }
+        if let Some(installed) = entry.files.iter().find_map(|file| super::bundled::install(file)) {
+            return Ok((entry.name.to_string(), installed));
         }
     }
     Err(DatasetError::NotFound {

@@ -3,11 +3,13 @@
 //! Loaders only translate file formats; which tests are visible and which are hidden is decided here
 //! once, so no later stage can leak a hidden test into a prompt by accident.
 
+mod bundled;
 mod catalog;
 mod doctest;
 mod formats;
 mod split;
 
+pub use bundled::{bundled_dir, provenance};
 pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
 pub use formats::{Format, LoadedDataset, load_dataset};
 pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
