@@ -174,6 +174,13 @@ impl Settings {
             .or_else(|| section.api_key_env.as_ref().and_then(|name| std::env::var(name).ok()))
             .filter(|k| !k.is_empty());
         let base_url = llm.base_url.clone().or(section.base_url.clone()).filter(|u| !u.is_empty());
+        // From here on nothing rgd writes may contain them.
+        if let Some(key) = &api_key {
+            crate::secrets::register(key);
+        }
+        if let Some(url) = &base_url {
+            crate::secrets::register_url(url);
+        }
         let concurrency = concurrency.or(file.run.concurrency).unwrap_or(1).max(1);
         let openai = (base_url.is_some() || api_key.is_some()).then(|| {
             let defaults = OpenAiSettings::default();

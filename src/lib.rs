@@ -12,5 +12,6 @@ pub mod engine;
 pub mod llm;
 pub mod memory;
 pub mod sandbox;
+pub mod secrets;
 pub mod store;
 pub mod tui;

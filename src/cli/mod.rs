@@ -112,11 +112,11 @@ pub fn main() -> ExitCode {
         Some(file) => tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_ansi(false)
-            .with_writer(std::sync::Mutex::new(file))
+            .with_writer(std::sync::Mutex::new(crate::secrets::ScrubWriter(file)))
             .init(),
         None => tracing_subscriber::fmt()
             .with_env_filter(filter)
-            .with_writer(std::io::stderr)
+            .with_writer(|| crate::secrets::ScrubWriter(std::io::stderr()))
             .init(),
     }
     // Downloads and builds draw progress bars when someone is watching stderr, except behind a

@@ -300,7 +300,7 @@ pub(crate) fn new_run(
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
         rgd_version: env!("CARGO_PKG_VERSION").into(),
-        command: std::env::args().collect(),
+        command: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
         strategy: common.strategy.name().into(),
         dataset: DatasetInfo {
             name: dataset.name.clone(),

@@ -162,7 +162,7 @@ impl OpenAiChat {
 #[async_trait::async_trait]
 impl ChatModel for OpenAiChat {
     fn endpoint(&self) -> String {
-        self.settings.base_url.clone()
+        crate::secrets::redact_url(&self.settings.base_url)
     }
 
     async fn chat(&self, messages: &[Message], params: &CallParams, observer: &dyn CallObserver) -> Result<ChatResponse, LlmError> {

@@ -39,7 +39,7 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
         let path = out.join(name);
         let mut file = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io(&path))?);
         for line in lines {
-            writeln!(file, "{line}").map_err(io(&path))?;
+            writeln!(file, "{}", crate::secrets::scrub(&line)).map_err(io(&path))?;
         }
         file.flush().map_err(io(&path))
     };
@@ -60,6 +60,7 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
     )?;
     write_lines("results.jsonl", results.iter().map(line).collect())?;
     let path = out.join("summary.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&summary).expect("summary is plain data")).map_err(io(&path))?;
+    let text = serde_json::to_string_pretty(&summary).expect("summary is plain data");
+    std::fs::write(&path, crate::secrets::scrub(&text).as_bytes()).map_err(io(&path))?;
     Ok(summary)
 }

@@ -23,7 +23,7 @@ pub fn spawn_journal(run_dir: &Path, mut events: UnboundedReceiver<Arc<Envelope>
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(journal_path(run_dir))?;
     std::thread::Builder::new().name("rgd-journal".into()).spawn(move || {
         while let Some(envelope) = events.blocking_recv() {
-            let mut line = serde_json::to_vec(&*envelope).expect("events serialise");
+            let mut line = crate::secrets::scrub_bytes(serde_json::to_vec(&*envelope).expect("events serialise"));
             line.push(b'\n');
             if let Err(e) = file.write_all(&line).and_then(|()| file.flush()) {
                 tracing::error!("journal write failed: {e}; followers will stop seeing events");

@@ -185,11 +185,11 @@ impl RunStore {
 impl Recorder for RunStore {
     fn record(&self, envelope: &Envelope) -> Result<(), String> {
         let key = envelope.seq.to_be_bytes();
-        let value = serde_json::to_vec(envelope).map_err(|e| e.to_string())?;
+        let value = crate::secrets::scrub_bytes(serde_json::to_vec(envelope).map_err(|e| e.to_string())?);
         if let Event::TaskFinished { result } = &envelope.event {
             // The event and the result land together or not at all, and are on disk before the
             // task counts as finished: a kill -9 right after cannot make a resume run it again.
-            let result_value = serde_json::to_vec(result).map_err(|e| e.to_string())?;
+            let result_value = crate::secrets::scrub_bytes(serde_json::to_vec(result).map_err(|e| e.to_string())?);
             use sled::Transactional;
             (&self.events, &self.results)
                 .transaction(|(events, results)| {

@@ -50,7 +50,8 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(),
         source,
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    serde_json::to_writer_pretty(&mut tmp, value).map_err(|e| io(e.into()))?;
+    let text = serde_json::to_string_pretty(value).map_err(|e| io(e.into()))?;
+    std::io::Write::write_all(&mut tmp, crate::secrets::scrub(&text).as_bytes()).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
