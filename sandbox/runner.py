@@ -24,12 +24,13 @@ Jobs arrive as one JSON line on stdin:
               "entry_point": str|null, "per_test_timeout": float, "output_cap": int, "chdir": str?}
   checker:   {"role": "checker", "nonce": str, "mode": ..., "entry_point": ...,
               "tests": [{"kind": "assert"|"check", "src": str} | {"kind": "io"|"run", "input", "output"}]}
-Only the standard library is used, and imports are kept lazy: start-up time is most of a run.
+Only the standard library is used; imports beyond `json` are kept lazy: start-up time is much of a run.
 """
 
 import _ast  # the C node types; the `ast` module itself costs ~15 ms of start-up
 import builtins
 import io
+import json
 import operator
 import os
 import sys
@@ -77,42 +78,20 @@ def private_stdin_readline():
 
 
 # ---------------------------------------------------------------------------------------------
-# JSON. Both sides write it with this small encoder (the `json` module drags in `re`, `enum` and
-# `collections`, ~18 ms of a native start). The checker reads the candidate's lines, which are
-# untrusted, with `json.loads`; the candidate reads the checker's (trusted) lines by evaluating
-# them as Python literals, which they are once true/false/null/NaN/Infinity are named.
+# JSON, through private references to the C-accelerated codec taken before any program runs (the
+# wasm guest preloads `json`). The checker reads the candidate's lines, which are untrusted, only
+# with `json.loads`: data in, never code.
 # ---------------------------------------------------------------------------------------------
-_JSON_ESCAPES = {i: "\\u%04x" % i for i in range(32)}
-_JSON_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"})
-_JSON_LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf")}
+_json_dumps = json.dumps
+_json_loads = json.loads
 
 
 def to_json(value):
-    t = _type(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if t is int:
-        return _repr(value)
-    if t is float:
-        if value != value:
-            return "NaN"
-        if value in (float("inf"), float("-inf")):
-            return "Infinity" if value > 0 else "-Infinity"
-        return _repr(value)
-    if t is str:
-        # Lone surrogates cannot travel as UTF-8: escape them.
-        return '"' + value.translate(_JSON_ESCAPES).encode("utf-8", "backslashreplace").decode("utf-8") + '"'
-    if t is list:
-        return "[" + ", ".join(to_json(v) for v in value) + "]"
-    return "{" + ", ".join(to_json(_str(k)) + ": " + to_json(v) for k, v in value.items()) + "}"
+    return _json_dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
-def read_trusted(text):
-    return eval(text, {"__builtins__": {}}, _JSON_LITERALS)
+def from_json(text):
+    return _json_loads(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +288,7 @@ def classify(exc):
 class Guard:
     """Output capture (and, where signals exist, a deadline) around one piece of program code."""
 
-    def __init__(self, timeout, cap, stdin_text=""):
+    def __init__(self, timeout, cap, stdin_text=None):
         self.timeout = timeout
         self.out = CappedWriter(cap)
         self.stdin_text = stdin_text
@@ -317,7 +296,8 @@ class Guard:
 
     def __enter__(self):
         self.saved = (sys.stdout, sys.stderr, sys.stdin)
-        self.stdin = _stdin_for(self.stdin_text)
+        # A stdin with `.buffer` for stdin/stdout programs; a plain empty one otherwise (cheaper).
+        self.stdin = io.StringIO() if self.stdin_text is None else _stdin_for(self.stdin_text)
         sys.stdout = self.out
         sys.stderr = self.out
         sys.stdin = self.stdin
@@ -344,6 +324,23 @@ class _Sentinel:
     """A fresh object no honest value claims to equal."""
 
     __slots__ = ()
+
+
+class _SysView:
+    """The `sys` attributes and modules a judge inside the program's interpreter would lean on,
+    read live, as a namespace for the snapshot."""
+
+    NAMES = ("stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__", "excepthook", "displayhook")
+    MODULES = ("json", "builtins", "sys", "io", "os")
+
+    def keys(self):
+        return self.NAMES + tuple("modules['%s']" % m for m in self.MODULES)
+
+    def values(self):
+        return [getattr(sys, k, None) for k in self.NAMES] + [sys.modules.get(m) for m in self.MODULES]
+
+    def __len__(self):
+        return _len(self.NAMES) + _len(self.MODULES)
 
 
 class Candidate:
@@ -386,45 +383,35 @@ class Candidate:
         builtins, the standard streams, `json`, and the globals of every frame on the stack (the
         runner's, and the wasm guest's entry module above it). Taken before the audit hook is
         installed: the hook refuses exactly this walk to the program."""
-        spaces = []
+        spaces = [("builtins.", builtins.__dict__), ("sys.", _SysView()), ("json.", vars(sys.modules["json"]))]
         files = ["<rgd io>"]
+        n = 0
         while frame is not None:
-            if not any(g is frame.f_globals for g in spaces):
-                spaces.append(frame.f_globals)
+            if not any(space is frame.f_globals for _, space in spaces):
+                spaces.append(("the harness's globals (%d): " % n, frame.f_globals))
+                n += 1
             files.append(frame.f_code.co_filename)
             frame = frame.f_back
         self.runner_files = frozenset(files)
-        self.snapshot = (self.identities(spaces), spaces)
-
-    @staticmethod
-    def identities(spaces):
-        ids = {}
-        for k, v in builtins.__dict__.items():
-            ids["builtins." + k] = _id(v)
-        for k in ("stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__", "excepthook", "displayhook"):
-            ids["sys." + k] = _id(getattr(sys, k, None))
-        for k in ("json", "builtins", "sys", "io", "os"):
-            ids["sys.modules['%s']" % k] = _id(sys.modules.get(k))
-        json = sys.modules.get("json")
-        if json is not None:
-            for k, v in vars(json).items():
-                ids["json." + k] = _id(v)
-        for n, space in enumerate(spaces):
-            for k, v in space.items():
-                ids["the harness's %s (%d)" % (k, n)] = _id(v)
-        return ids
+        # Per namespace: its keys and the identities of its values, compared at C speed on every
+        # answer (`map(id, ...)`); the slow path only runs to name what changed.
+        self.snapshot = [(label, space, tuple(space.keys()), list(map(_id, space.values()))) for label, space in spaces]
 
     def check_snapshot(self):
-        snap, spaces = self.snapshot
-        now = self.identities(spaces)
-        for k, v in snap.items():
-            if now.get(k) != v and v != _id(None):
-                self.note("the program replaced %s" % k)
-                return
-        for k in now:
-            if k not in snap and k.startswith(("builtins.", "the harness's ")):
-                self.note("the program added %s" % k)
-                return
+        for label, space, keys, ids in self.snapshot:
+            if list(map(_id, space.values())) == ids and _len(space) == _len(keys):
+                continue
+            now = dict(zip(space.keys(), map(_id, space.values())))
+            for k, v in zip(keys, ids):
+                if now.get(k) != v:
+                    self.note("the program replaced %s%s" % (label, k))
+                    return
+            for k in now:
+                if k not in keys:
+                    self.note("the program added %s%s" % (label, k))
+                    return
+            self.note("the program changed %s" % label.strip(". "))
+            return
 
     def judge_exception(self, exc):
         """Exceptions that end a test rather than fail it are attempts to skip the judge."""
@@ -480,7 +467,7 @@ class Candidate:
             body["tamper"] = list(self.tamper)
         self.write(to_json(body) + "\n")
 
-    def run_guarded(self, fn, stdin_text=""):
+    def run_guarded(self, fn, stdin_text=None):
         """Runs program code; returns (reply fields, value or None)."""
         guard = Guard(self.timeout, self.cap, stdin_text)
         fields = {}
@@ -595,7 +582,7 @@ class Candidate:
             if not line:
                 return
             try:
-                request = read_trusted(line.decode("utf-8") if _isinstance(line, bytes) else line)
+                request = from_json(line)
             except BaseException as e:
                 self.reply(-1, {"status": "error", "raise": error_info(e, "")})
                 continue
@@ -663,14 +650,9 @@ class Channel:
         self.gone = None
         self.tamper = []
         self.out = []
-        self.json = None
 
     def loads(self, line):
-        if self.json is None:
-            import json
-
-            self.json = json.loads
-        return self.json(line)
+        return _json_loads(line)
 
     def receive(self, seq):
         """The candidate's answer to request `seq` (untrusted: checked field by field)."""
@@ -1145,7 +1127,7 @@ def main():
         if module is me:
             del sys.modules[name]
     first = readline()
-    job = read_trusted(first.decode("utf-8") if _isinstance(first, bytes) else first)
+    job = from_json(first)
     if job.get("role") == "checker":
         Checker(job, write, readline).main()
         return
@@ -1154,8 +1136,6 @@ def main():
     # `python -S` leaves these out; stdin/stdout programs use them.
     builtins.exit = _exit
     builtins.quit = _exit
-    import json  # noqa: F401  (preloaded in wasm; imported here so the snapshot covers it natively)
-
     candidate = Candidate(job, write, readline)
     candidate.take_snapshot(sys._getframe())
     sys.addaudithook(candidate.audit)
