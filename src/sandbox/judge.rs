@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
 use super::verdict::Ended;
@@ -208,23 +207,24 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     let candidate = interpreters.start(Role::Candidate, job.limits, clock.clone()).await?;
     let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
     let World {
-        stdin: c_in,
+        stdin: mut c_in,
         stdout: c_out,
         ended: mut c_ended,
     } = candidate;
     let World {
-        stdin: k_in,
+        stdin: mut k_in,
         stdout: k_out,
         ended: mut k_ended,
     } = checker;
-    let to_candidate = feed(c_in);
-    let to_checker = feed(k_in);
     let mut candidate_job = super::candidate_job(job);
     if let Some(dir) = interpreters.guest_data_dir().filter(|_| job.limits.data_dir.is_some()) {
         candidate_job["chdir"] = dir.into();
     }
-    let _ = to_candidate.send(json_line(&candidate_job));
-    let _ = to_checker.send(json_line(&super::checker_job(job, &nonce)));
+    // Writes go straight to the interpreters' stdin (a task in between costs a wake-up per line,
+    // and a run makes a round trip per call). They cannot stall the relay for long: each side
+    // reads whenever it waits for the other, and the candidate's unasked lines are not forwarded.
+    send(&mut c_in, json_line(&candidate_job)).await;
+    send(&mut k_in, json_line(&super::checker_job(job, &nonce))).await;
 
     let mut c_lines = FramedRead::new(c_out, LinesCodec::new_with_max_length(LINE_CAP));
     let mut k_lines = FramedRead::new(k_out, LinesCodec::new_with_max_length(LINE_CAP));
@@ -244,13 +244,12 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
 
     // The candidate is gone: tell the checker, in a line only the host can write (it carries the
     // checker's nonce, which the candidate never sees).
-    let candidate_gone = |why: Option<Ended>, to_checker: &mpsc::UnboundedSender<Vec<u8>>| {
+    let candidate_gone = |why: Option<Ended>| {
         let voluntary = matches!(why, None | Some(Ended::Exit(_)));
         let reason = why
             .map(|e| e.describe())
             .unwrap_or_else(|| "the interpreter exited with status 0".into());
-        let note = serde_json::json!({"host": nonce, "ended": reason, "voluntary": voluntary});
-        let _ = to_checker.send(json_line(&note));
+        json_line(&serde_json::json!({"host": nonce, "ended": reason, "voluntary": voluntary}))
     };
 
     loop {
@@ -263,7 +262,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                             last_request_test = verdicts_seen.checked_sub(1);
                             let mut bytes = request.as_bytes().to_vec();
                             bytes.push(b'\n');
-                            let _ = to_candidate.send(bytes);
+                            send(&mut c_in, bytes).await;
                         }
                     } else if line.starts_with(&verdict_prefix) {
                         verdicts.push_str(&line);
@@ -280,7 +279,8 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                     }
                     // The candidate may still hold lines it wrote itself after its last answer.
                     // Its stdin closes now, so its runner ends; read what is left, briefly.
-                    drop(to_candidate);
+                    let _ = c_in.shutdown().await;
+                    drop(c_in);
                     if candidate_open {
                         let drain = async {
                             while let Some(Ok(_)) = c_lines.next().await {
@@ -301,7 +301,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                     candidate_bytes += line.len() + 1;
                     if candidate_bytes > CANDIDATE_OUTPUT_CAP {
                         candidate_open = false;
-                        candidate_gone(Some(Ended::OutputFlood), &to_checker);
+                        send(&mut k_in, candidate_gone(Some(Ended::OutputFlood))).await;
                     } else if owed == 0 {
                         // Nobody asked: the program wrote this line itself.
                         marks.0.push((last_request_test, STRAY.into()));
@@ -309,23 +309,29 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                         owed -= 1;
                         let mut bytes = line.into_bytes();
                         bytes.push(b'\n');
-                        let _ = to_checker.send(bytes);
+                        send(&mut k_in, bytes).await;
                     }
                 }
                 Some(Err(_)) => {
                     // Too long, or not text: either way no answer the checker could read.
                     candidate_open = false;
-                    candidate_gone(Some(Ended::OutputFlood), &to_checker);
+                    send(&mut k_in, candidate_gone(Some(Ended::OutputFlood))).await;
                 }
                 None => {
                     candidate_open = false;
                     let why = (&mut c_ended).await;
-                    candidate_gone(why, &to_checker);
+                    send(&mut k_in, candidate_gone(why)).await;
                 }
             },
             _ = tick.tick() => {
                 if let Some(overrun) = clock.overrun() {
-                    ended = Some((Ended::Deadline, Some(overrun)));
+                    if verdicts_seen > job.tests.len() {
+                        // Every verdict is in; only the checker's closing check of the candidate
+                        // went unanswered, which the runner never does by itself.
+                        marks.0.push((None, "the program's interpreter stopped answering the judge".into()));
+                    } else {
+                        ended = Some((Ended::Deadline, Some(overrun)));
+                    }
                     break;
                 }
             }
@@ -345,16 +351,10 @@ fn json_line(value: &serde_json::Value) -> Vec<u8> {
     bytes
 }
 
-/// A writer task for an interpreter's stdin: sends never block the relay, whatever the
-/// interpreter reads or does not read.
-fn feed(mut stdin: Box<dyn AsyncWrite + Send + Unpin>) -> mpsc::UnboundedSender<Vec<u8>> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    tokio::spawn(async move {
-        while let Some(bytes) = rx.recv().await {
-            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-                return;
-            }
-        }
-    });
-    tx
+/// Writes one line to an interpreter's stdin. An interpreter that has gone no longer reads; its
+/// end shows on its stdout, so a failed write needs no handling here.
+async fn send(stdin: &mut (dyn AsyncWrite + Send + Unpin), bytes: Vec<u8>) {
+    if stdin.write_all(&bytes).await.is_ok() {
+        let _ = stdin.flush().await;
+    }
 }

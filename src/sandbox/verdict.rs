@@ -113,13 +113,17 @@ impl RunReport {
         let mut setup: Option<(SetupStatus, Option<TestOutcome>)> = None;
         let mut tests: Vec<Option<TestOutcome>> = vec![None; n_tests];
         let mut tampered = false;
+        let mut run_tampered: Option<String> = None;
         for line in stdout.lines() {
             let Some(json) = line.strip_prefix(&prefix) else { continue };
             let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
                 tampered = true;
                 continue;
             };
-            if let Some(status) = value.get("setup").and_then(|s| s.as_str()) {
+            if let Some(reason) = value.get("run_tampered").and_then(|s| s.as_str()) {
+                // Evidence found after the last test: it concerns the whole run.
+                run_tampered = Some(reason.to_string());
+            } else if let Some(status) = value.get("setup").and_then(|s| s.as_str()) {
                 if setup.is_some() {
                     tampered = true;
                     continue;
@@ -197,6 +201,14 @@ impl RunReport {
                 None => TestOutcome::new(i, TestStatus::NotRun),
             })
             .collect();
+        let mut tests: Vec<TestOutcome> = tests;
+        if let Some(reason) = run_tampered {
+            for t in &mut tests {
+                t.status = TestStatus::Tampered;
+                t.exc_type = Some("Tampered".into());
+                t.exc_msg = Some(reason.clone());
+            }
+        }
         RunReport {
             executor: executor.into(),
             setup: setup_status,

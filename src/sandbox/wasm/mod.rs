@@ -5,6 +5,7 @@
 //! deadlines enforced by epoch interruption. Two instances judge each run (see `judge.rs`).
 
 mod component;
+mod pipe;
 
 pub use component::{cache_dir, ensure_component, installed_component, lock_cache, sources_hash};
 
@@ -19,10 +20,11 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline,
 };
-use wasmtime_wasi::cli::{AsyncStdinStream, AsyncStdoutStream};
 use wasmtime_wasi::p2::bindings::CommandPre;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use pipe::Pipe;
 
 use super::judge::{Clock, Interpreters, Role, TICK, World, judge};
 use super::verdict::Ended;
@@ -30,8 +32,10 @@ use super::{Executor, Job, Limits, RunReport, SandboxError};
 
 /// Where the job's data directory appears inside the guest (its working directory).
 pub(crate) const GUEST_DATA_DIR: &str = "/data";
-/// Buffer of each guest's stdin and stdout pipe.
-const PIPE_BUFFER: usize = 64 * 1024;
+/// Bytes a guest may write to its stdout in one run (the relay also caps the candidate's lines).
+const STDOUT_CAP: usize = 64 << 20;
+/// Bytes the host may queue on a guest's stdin (requests and answers; bounded by the relay's caps).
+const STDIN_CAP: usize = 1 << 30;
 
 struct Guest {
     ctx: WasiCtx,
@@ -137,12 +141,12 @@ impl Interpreters for Inner {
     }
 
     async fn start(&self, role: Role, limits: &Limits, clock: Arc<Clock>) -> Result<World, SandboxError> {
-        let (host_stdin, guest_stdin) = tokio::io::duplex(PIPE_BUFFER);
-        let (guest_stdout, host_stdout) = tokio::io::duplex(PIPE_BUFFER);
+        let stdin = Pipe::new(STDIN_CAP);
+        let stdout = Pipe::new(STDOUT_CAP);
         let mut builder = WasiCtxBuilder::new();
         builder
-            .stdin(AsyncStdinStream::new(guest_stdin))
-            .stdout(AsyncStdoutStream::new(PIPE_BUFFER, guest_stdout))
+            .stdin(stdin.clone())
+            .stdout(stdout.clone())
             .stderr(MemoryOutputPipe::new(64 * 1024))
             .allow_tcp(false)
             .allow_udp(false)
@@ -177,6 +181,7 @@ impl Interpreters for Inner {
             })
         });
         let pre = self.pre.clone();
+        let guest_out = stdout.clone();
         // The guest computes inside `poll`: on a task of its own it gets a core of its own,
         // whoever awaits the run. Aborted when the world is dropped.
         let task = AbortOnDropHandle::new(tokio::spawn(async move {
@@ -185,6 +190,8 @@ impl Interpreters for Inner {
                 command.wasi_cli_run().call_run(&mut store).await
             }
             .await;
+            // The relay reads to the end of what the guest wrote, then learns how it ended.
+            guest_out.close();
             match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(())) => Some(Ended::Exit(1)),
@@ -202,8 +209,8 @@ impl Interpreters for Inner {
         }));
         let ended = async move { task.await.unwrap_or(Some(Ended::Trapped)) }.boxed();
         Ok(World {
-            stdin: Box::new(host_stdin),
-            stdout: Box::new(host_stdout),
+            stdin: Box::new(stdin),
+            stdout: Box::new(stdout),
             ended,
         })
     }
