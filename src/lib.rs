@@ -2,6 +2,10 @@
 //! RGD method (arXiv 2410.01242). The engine turns tasks into a stream of typed events; the
 //! headless printer, the recorder and (later) the TUI only subscribe to it.
 
+// Non-test code never unwraps, expects or panics: bad input is an error, not a crash. The few
+// invariants that cannot fail are allowed one by one, each with its reason.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod agents;
 pub mod assets;
 pub mod cli;
@@ -14,4 +18,5 @@ pub mod memory;
 pub mod sandbox;
 pub mod secrets;
 pub mod store;
+pub mod terminal;
 pub mod tui;

@@ -40,6 +40,10 @@ pub struct Prompts {
 }
 
 impl Prompts {
+    #[allow(
+        clippy::expect_used,
+        reason = "the bundled prompts are compiled in; a unit test renders every one of them"
+    )]
     pub fn builtin() -> Prompts {
         Self::from_sources(
             BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect(),
@@ -63,6 +67,7 @@ impl Prompts {
         Self::from_sources(sources, dir.display().to_string())
     }
 
+    #[allow(clippy::expect_used, reason = "minijinja's own default delimiters always build")]
     fn from_sources(sources: Vec<(String, String)>, source: String) -> Result<Prompts, PromptError> {
         let mut env = minijinja::Environment::new();
         env.set_syntax(

@@ -68,7 +68,7 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
     let mut pool = open_pool(home, &stderr_line)?;
     let mut out = std::io::stdout().lock();
     match cmd {
-        MemoryCommand::Setup => unreachable!("handled above"),
+        MemoryCommand::Setup => return setup(),
         MemoryCommand::List { json } => {
             if pool.is_empty() && !json {
                 writeln!(out, "the memory pool is empty ({})", pool.dir().display())?;

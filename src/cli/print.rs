@@ -34,7 +34,7 @@ impl Printer {
                 let bar = ProgressBar::new(tasks as u64);
                 bar.set_style(
                     ProgressStyle::with_template("{bar:30} {pos}/{len} tasks  {msg}  [{elapsed_precise}, eta {eta}]")
-                        .expect("template is valid"),
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 bar
             });
@@ -44,7 +44,12 @@ impl Printer {
             let mut labels: HashMap<String, Vec<String>> = HashMap::new();
             while let Some(envelope) = events.recv().await {
                 match mode {
-                    PrinterMode::Json => println!("{}", serde_json::to_string(&*envelope).expect("events serialise")),
+                    PrinterMode::Json => {
+                        // JSON escapes C0 controls itself; C1 controls it leaves as they are.
+                        if let Ok(line) = serde_json::to_string(&*envelope) {
+                            println!("{}", crate::terminal::clean(&line));
+                        }
+                    }
                     PrinterMode::Detailed => {
                         if let Event::TaskStarted {
                             task_id, visible_tests, ..
@@ -62,7 +67,7 @@ impl Printer {
                     }
                     PrinterMode::Quiet => {}
                     PrinterMode::Progress => {
-                        let bar = bar.as_ref().expect("progress mode has a bar");
+                        let Some(bar) = bar.as_ref() else { continue };
                         match &envelope.event {
                             Event::RunResumed { finished } => {
                                 done = finished.len();
@@ -96,6 +101,7 @@ impl Printer {
 
 /// Above the bar on a terminal; as plain lines when output is piped (the bar then hides itself).
 fn say(bar: &ProgressBar, line: String) {
+    let line = crate::terminal::clean(&line).into_owned();
     if bar.is_hidden() {
         println!("{line}");
     } else {
@@ -119,7 +125,8 @@ fn indent(text: &str) -> String {
 }
 
 fn detailed(event: &Event, visible_tests: &[String]) {
-    let mut out = std::io::stdout().lock();
+    // Answers, code and program output are shown as text, never as terminal commands.
+    let mut out = crate::terminal::CleanWriter(std::io::stdout().lock());
     let _ = match event {
         Event::RunStarted { manifest } => writeln!(
             out,

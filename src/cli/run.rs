@@ -154,7 +154,10 @@ pub async fn sweep(
         let prepared = resume(home, file, file_path, llm, &args, prefix)?;
         return execute(prepared, mode, &args.common).await;
     }
-    let name = args.dataset.as_deref().expect("clap requires --dataset without --resume");
+    let name = args
+        .dataset
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("--dataset NAME is required (or --resume RUN_ID)"))?;
     let dataset = load(name, data_dir, args.common.split_seed)?;
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);

@@ -23,6 +23,10 @@ pub enum Class {
     Operator,
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "the query ships inside tree-sitter-python, built for the grammar it is compiled with"
+)]
 fn query() -> &'static Query {
     static QUERY: OnceLock<Query> = OnceLock::new();
     QUERY.get_or_init(|| {

@@ -347,12 +347,10 @@ impl TaskMachine {
             Purpose::Keywords => Phase::Keywords,
         };
         let ctx = self.context();
-        let params = self
-            .config
-            .params
-            .get(&purpose.agent())
-            .cloned()
-            .expect("every agent has parameters");
+        let Some(params) = self.config.params.get(&purpose.agent()).cloned() else {
+            let missing = format!("no model parameters for the {} agent", purpose.agent().name());
+            return self.finish(events, TaskStatus::Error, Some(missing));
+        };
         match self.prompts.render(purpose, &ctx) {
             Ok(messages) => Transition {
                 events,

@@ -172,7 +172,11 @@ impl ChatModel for OpenAiChat {
         let once = || async {
             attempts.fetch_add(1, Ordering::SeqCst);
             // The permit is held for the request only, not while backing off.
-            let _permit = self.gate.acquire().await.expect("the gate is never closed");
+            let _permit = self
+                .gate
+                .acquire()
+                .await
+                .map_err(|_| LlmError::new(LlmErrorKind::Transport, "the client is shutting down"))?;
             match tokio::time::timeout(timeout, self.attempt(messages, params, observer)).await {
                 Ok(result) => result,
                 Err(_) => Err(LlmError::new(

@@ -51,7 +51,10 @@ pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
         return Ok(a);
     }
     let dir = assets_dir();
-    let parent = dir.parent().expect("inside the cache").to_path_buf();
+    let parent = dir
+        .parent()
+        .ok_or_else(|| asset_error(format!("{} has no parent directory", dir.display())))?
+        .to_path_buf();
     let _lock = crate::assets::lock_dir(&parent).map_err(|e| asset_error(format!("locking {}: {e}", parent.display())))?;
     if let Some(a) = installed() {
         return Ok(a);

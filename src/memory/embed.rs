@@ -51,7 +51,9 @@ impl Embedder {
     }
 
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, MemoryError> {
-        Ok(self.embed(&[text])?.pop().expect("one text, one vector"))
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| MemoryError::Embedding("the model returned no vector".into()))
     }
 }
 

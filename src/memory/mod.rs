@@ -342,7 +342,11 @@ impl ContentSum {
         h.update([0]);
         h.update(e.keywords.join("\u{1f}").as_bytes());
         let d = h.finalize();
-        std::array::from_fn(|i| u64::from_le_bytes(d[i * 8..(i + 1) * 8].try_into().expect("8 bytes")))
+        std::array::from_fn(|i| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&d[i * 8..(i + 1) * 8]);
+            u64::from_le_bytes(word)
+        })
     }
 
     fn add(&mut self, e: &Entry) {

@@ -109,7 +109,9 @@ impl MemoryPool {
             std::thread::scope(|scope| {
                 let bm25 = scope.spawn(bm25_part);
                 let candidates = sbert_part();
-                (bm25.join().expect("BM25 thread panicked"), candidates)
+                // A panic on the BM25 thread goes on here, as if it had happened on this one.
+                let bm25 = bm25.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (bm25, candidates)
             })
         } else {
             (bm25_part(), sbert_part())

@@ -56,7 +56,11 @@ impl Executor for NativeExecutor {
 
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError> {
         // One run per core: more only makes every test slower and deadlines noisier.
-        let _slot = self.slots.acquire().await.expect("semaphore is never closed");
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Io(std::io::Error::other("the sandbox is shutting down")))?;
         judge(self, &job).await
     }
 }

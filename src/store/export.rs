@@ -43,8 +43,8 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
         }
         file.flush().map_err(io(&path))
     };
-    fn line<T: Serialize>(value: &T) -> String {
-        serde_json::to_string(value).expect("plain data serialises")
+    fn line<T: Serialize>(value: &T) -> Result<String, StoreError> {
+        serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot serialise: {e}")))
     }
     write_lines(
         "samples.jsonl",
@@ -56,11 +56,11 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
                     completion: &r.completion,
                 })
             })
-            .collect(),
+            .collect::<Result<_, _>>()?,
     )?;
-    write_lines("results.jsonl", results.iter().map(line).collect())?;
+    write_lines("results.jsonl", results.iter().map(line).collect::<Result<_, _>>()?)?;
     let path = out.join("summary.json");
-    let text = serde_json::to_string_pretty(&summary).expect("summary is plain data");
+    let text = serde_json::to_string_pretty(&summary).map_err(|e| StoreError::Corrupt(format!("cannot serialise the summary: {e}")))?;
     std::fs::write(&path, crate::secrets::scrub(&text).as_bytes()).map_err(io(&path))?;
     Ok(summary)
 }

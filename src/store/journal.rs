@@ -23,7 +23,13 @@ pub fn spawn_journal(run_dir: &Path, mut events: UnboundedReceiver<Arc<Envelope>
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(journal_path(run_dir))?;
     std::thread::Builder::new().name("rgd-journal".into()).spawn(move || {
         while let Some(envelope) = events.blocking_recv() {
-            let mut line = crate::secrets::scrub_bytes(serde_json::to_vec(&*envelope).expect("events serialise"));
+            let mut line = match serde_json::to_vec(&*envelope) {
+                Ok(bytes) => crate::secrets::scrub_bytes(bytes),
+                Err(e) => {
+                    tracing::error!("event {} not journalled: {e}", envelope.seq);
+                    continue;
+                }
+            };
             line.push(b'\n');
             if let Err(e) = file.write_all(&line).and_then(|()| file.flush()) {
                 tracing::error!("journal write failed: {e}; followers will stop seeing events");

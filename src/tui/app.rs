@@ -52,7 +52,7 @@ impl Pane {
     }
 
     fn index(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).expect("listed")
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
     }
 }
 
@@ -229,6 +229,10 @@ impl App {
         }
     }
 
+    #[allow(
+        clippy::expect_used,
+        reason = "the home screen is pushed at start and never popped (pop keeps the last screen)"
+    )]
     pub fn screen(&self) -> &Screen {
         self.screens.last().expect("there is always a screen")
     }

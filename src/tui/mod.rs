@@ -115,7 +115,10 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                 dirty = true;
             }
             () = tokio::time::sleep_until(frame_due.into()), if dirty => {
-                guard.terminal.draw(|frame| views::draw(frame, app))?;
+                guard.terminal.draw(|frame| {
+                    views::draw(frame, app);
+                    crate::terminal::clean_buffer(frame.buffer_mut());
+                })?;
                 last_draw = Instant::now();
                 dirty = false;
             }

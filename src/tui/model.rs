@@ -132,11 +132,12 @@ impl TaskView {
         if let Some(pos) = self.iterations.iter().position(|it| it.number == number) {
             return &mut self.iterations[pos];
         }
+        let pos = self.iterations.len();
         self.iterations.push(Iteration {
             number,
             ..Iteration::default()
         });
-        self.iterations.last_mut().expect("just pushed")
+        &mut self.iterations[pos]
     }
 
     fn call_mut(&mut self, call_id: u64) -> Option<&mut Call> {

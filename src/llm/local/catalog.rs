@@ -121,6 +121,7 @@ impl ModelSource {
     }
 }
 
+#[allow(clippy::expect_used, reason = "only called with names read from BUILTIN itself")]
 fn builtin(name: &str) -> &'static BuiltinModel {
     BUILTIN.iter().find(|m| m.name == name).expect("parsed from BUILTIN")
 }

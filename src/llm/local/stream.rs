@@ -42,7 +42,8 @@ impl TextStream {
         };
         let rest = self.pending.split_off(valid);
         let whole = std::mem::replace(&mut self.pending, rest);
-        self.text.push_str(std::str::from_utf8(&whole).expect("checked above"));
+        // Valid UTF-8 up to here (checked above), so nothing is replaced.
+        self.text.push_str(&String::from_utf8_lossy(&whole));
         self.release()
     }
 

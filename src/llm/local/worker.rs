@@ -112,7 +112,7 @@ impl Worker {
                 .map_err(|_| "the model thread stopped while loading".to_string())??;
             info.get_or_insert(loaded);
         }
-        let mut info: ModelInfo = info.expect("at least one context");
+        let mut info: ModelInfo = info.ok_or_else(|| "no context of the model was loaded".to_string())?;
         info.contexts = contexts.max(1);
         Ok(Worker { jobs, info })
     }

@@ -224,7 +224,11 @@ impl Executor for WasmExecutor {
 
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError> {
         // One run per core: its two guests mostly take turns, and more only slows each of them.
-        let _slot = self.slots.acquire().await.expect("semaphore is never closed");
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Wasm("the sandbox is shutting down".into()))?;
         judge(&*self.inner, &job).await
     }
 }

@@ -144,7 +144,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
     cx.drawn.push((pane, area));
     let (task, shown) = (cx.task, cx.shown);
     let focused = cx.state.focus == pane;
-    let scroll = cx.state.scroll[Pane::ALL.iter().position(|p| *p == pane).expect("listed")];
+    let scroll = cx.state.scroll[Pane::ALL.iter().position(|p| *p == pane).unwrap_or(0)];
     let it: Option<&Iteration> = shown.and_then(|i| task.iterations.get(i));
     let inner_height = area.height.saturating_sub(2);
     match pane {
@@ -191,8 +191,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                         " — diff".into(),
                     ),
                 },
-                Some(i) if i.code.is_some() => {
-                    let code = i.code.as_deref().expect("checked");
+                Some(i @ Iteration { code: Some(code), .. }) => {
                     let problem = i.problem.as_ref().map(|p| format!(" — {p:?}")).unwrap_or_default();
                     (cx.code_cache.lines(code), problem)
                 }
