@@ -82,6 +82,57 @@ pub struct RunSection {
 }
 
 impl FileConfig {
+    /// Every number and name checked, the error naming the key (`[llm] timeout_secs: ...`).
+    pub fn validate(&self) -> Result<(), String> {
+        use crate::validate::{MAX_COUNT, MAX_ITERS, count, name, seconds};
+        let secs = |key: &str, v: Option<f64>| v.map_or(Ok(()), |v| seconds(v).map(drop).map_err(|e| format!("{key}: {e}")));
+        let num = |key: &str, v: Option<usize>, min: usize, max: usize| {
+            v.map_or(Ok(()), |v| count(v, min, max).map(drop).map_err(|e| format!("{key}: {e}")))
+        };
+        let text = |key: &str, v: &Option<String>| {
+            v.as_deref()
+                .map_or(Ok(()), |v| name(v).map(drop).map_err(|e| format!("{key}: {e}")))
+        };
+        if let Some(llm) = &self.llm {
+            secs("[llm] timeout_secs", llm.timeout_secs)?;
+            num("[llm] retries", llm.retries, 0, MAX_COUNT)?;
+            num("[llm] max_in_flight", llm.max_in_flight, 1, MAX_COUNT)?;
+            text("[llm] model", &llm.model)?;
+            for (key, ms) in [
+                ("[llm] backoff_min_ms", llm.backoff_min_ms),
+                ("[llm] backoff_max_ms", llm.backoff_max_ms),
+            ] {
+                secs(key, ms.map(|ms| ms as f64 / 1000.0))?;
+            }
+            for (key, price) in [
+                ("[llm] price_input_per_mtok", llm.price_input_per_mtok),
+                ("[llm] price_output_per_mtok", llm.price_output_per_mtok),
+            ] {
+                if price.is_some_and(|p| !p.is_finite() || p < 0.0) {
+                    return Err(format!("{key}: must be a price of zero or more"));
+                }
+            }
+        }
+        num("[local] contexts", self.local.contexts, 1, MAX_COUNT)?;
+        text("[local] model", &self.local.model)?;
+        for (agent, section) in &self.agents {
+            text(&format!("[agents.{}] model", agent.name()), &section.model)?;
+            if section.temperature.is_some_and(|t| !t.is_finite() || !(0.0..=2.0).contains(&t)) {
+                return Err(format!("[agents.{}] temperature: must be between 0 and 2", agent.name()));
+            }
+            if section.max_tokens == Some(0) {
+                return Err(format!("[agents.{}] max_tokens: must be above zero", agent.name()));
+            }
+        }
+        secs("[sandbox] per_test_timeout_secs", self.sandbox.per_test_timeout_secs)?;
+        secs("[sandbox] max_total_secs", self.sandbox.max_total_secs)?;
+        num("[sandbox] memory_mb", self.sandbox.memory_mb.map(|m| m as usize), 16, 1 << 20)?;
+        num("[sandbox] output_cap", self.sandbox.output_cap, 1, 1 << 30)?;
+        num("[run] max_iters", self.run.max_iters.map(|m| m as usize), 1, MAX_ITERS as usize)?;
+        num("[run] concurrency", self.run.concurrency, 1, MAX_COUNT)?;
+        Ok(())
+    }
+
     /// `--config FILE`, else `./rgd.toml`, else `$RGD_HOME/rgd.toml`; none is fine.
     pub fn load(explicit: Option<&Path>, home: &Path) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
         let candidates: Vec<PathBuf> = match explicit {
@@ -91,7 +142,8 @@ impl FileConfig {
         for path in candidates {
             if path.is_file() {
                 let text = std::fs::read_to_string(&path)?;
-                let cfg = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                let cfg: FileConfig = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                cfg.validate().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 return Ok((cfg, Some(path)));
             } else if explicit.is_some() {
                 anyhow::bail!("config file {} not found", path.display());
@@ -110,31 +162,31 @@ pub struct LlmArgs {
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, global = true)]
     pub api_key: Option<String>,
     /// Model for all agents (per-agent flags override)
-    #[arg(long, env = "RGD_MODEL", global = true)]
+    #[arg(long, env = "RGD_MODEL", global = true, value_parser = crate::validate::parse_name)]
     pub model: Option<String>,
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
     pub guide_model: Option<String>,
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
     pub debug_model: Option<String>,
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
     pub feedback_model: Option<String>,
     /// Ask for whole answers instead of token streams
     #[arg(long, global = true)]
     pub no_stream: bool,
     /// Seconds one LLM attempt may take
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_seconds)]
     pub llm_timeout: Option<f64>,
     /// Retries after a failed LLM attempt (429, 5xx, timeout, garbage)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_count0)]
     pub llm_retries: Option<usize>,
     /// LLM requests in flight at once (default: the sweep's concurrency)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = crate::validate::parse_count)]
     pub llm_concurrency: Option<usize>,
     /// CPU threads of the embedded model, per context (default: the cores shared among contexts)
     #[arg(long, env = "RGD_THREADS", global = true)]
     pub threads: Option<i32>,
     /// Contexts of the embedded model, each serving one request at a time (default: from concurrency)
-    #[arg(long, env = "RGD_CONTEXTS", global = true)]
+    #[arg(long, env = "RGD_CONTEXTS", global = true, value_parser = crate::validate::parse_count)]
     pub contexts: Option<usize>,
 }
 

@@ -20,3 +20,4 @@ pub mod secrets;
 pub mod store;
 pub mod terminal;
 pub mod tui;
+pub mod validate;

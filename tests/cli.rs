@@ -123,3 +123,24 @@ fn an_rgd_started_in_an_empty_directory_has_every_benchmark() {
     );
     assert!(cache.path().join("datasets/mbpp_ldb/README.txt").is_file());
 }
+
+/// A run whose manifest lost fields (hand-edited, truncated) cannot be resumed, and says why;
+/// rgd does not panic over it.
+#[test]
+fn resuming_a_run_with_a_broken_manifest_is_an_error_not_a_panic() {
+    let home = temp_home();
+    let run = home.path().join("runs/01BROKENRUN0000000000000000");
+    std::fs::create_dir_all(&run).unwrap();
+    for manifest in [
+        "{\"run_id\": \"01BROKENRUN0000000000000000\"}",
+        "{\"limits\": {\"per_test\": -1}}",
+        "{",
+        "",
+    ] {
+        std::fs::write(run.join("manifest.json"), manifest).unwrap();
+        let out = rgd(home.path()).args(["sweep", "--resume", "01BROKEN"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{manifest}: {err}");
+        assert!(err.contains("manifest") && !err.contains("panicked"), "{manifest}: {err}");
+    }
+}

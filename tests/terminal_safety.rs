@@ -28,6 +28,9 @@ async fn escape_sequences_from_the_model_and_the_program_are_shown_not_obeyed() 
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!stdout.contains('\x1b') && !stdout.contains('\u{9b}') && !stdout.contains('\x07'), "{stdout}");
+    assert!(
+        !stdout.contains('\x1b') && !stdout.contains('\u{9b}') && !stdout.contains('\x07'),
+        "{stdout}"
+    );
     assert!(stdout.contains("␛[2J"), "the guidance is shown, made visible: {stdout}");
 }

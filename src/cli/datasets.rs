@@ -21,10 +21,10 @@ pub enum DatasetsCommand {
         /// Dataset name or JSONL path
         name: String,
         /// Only the first N tasks
-        #[arg(long)]
+        #[arg(long, value_parser = crate::validate::parse_count)]
         limit: Option<usize>,
         /// Programs run at once (default: one per core)
-        #[arg(long)]
+        #[arg(long, value_parser = crate::validate::parse_count)]
         concurrency: Option<usize>,
         #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
         split_seed: u64,
@@ -35,7 +35,7 @@ pub enum DatasetsCommand {
         #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
         sandbox: SandboxKind,
         /// Seconds each test may run
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = 5.0, value_parser = crate::validate::parse_seconds)]
         timeout: f64,
     },
 }

@@ -26,10 +26,10 @@ pub struct DemoArgs {
     #[arg(long, default_value = "sample")]
     pub dataset: String,
     /// Only the first N tasks
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_count)]
     pub limit: Option<usize>,
     /// Most code attempts per task (default 3 with the embedded model, else 10)
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_iters)]
     pub max_iters: Option<u32>,
 }
 

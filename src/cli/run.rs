@@ -22,7 +22,7 @@ use crate::store::{Home, RunStore, export_run};
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// Most code attempts per task
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_iters)]
     pub max_iters: Option<u32>,
     /// Where programs run: wasm (CPython under wasmtime, the default) or native (python3 subprocess, weaker)
     #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
@@ -34,7 +34,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub prompts: Option<PathBuf>,
     /// Seconds each test may run
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_seconds)]
     pub test_timeout: Option<f64>,
     /// Print every event as a JSON line instead of text
     #[arg(long)]
@@ -84,10 +84,10 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',')]
     pub tasks: Vec<String>,
     /// Only the first N tasks
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_count)]
     pub limit: Option<usize>,
     /// Tasks worked on at once
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_count)]
     pub concurrency: Option<usize>,
     /// Continue a killed or interrupted run: finished tasks are kept, the rest run
     #[arg(long, conflicts_with_all = ["dataset", "tasks", "limit"])]

@@ -17,10 +17,10 @@ pub enum SandboxCommand {
     Run {
         file: PathBuf,
         /// Seconds the program may run
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = 5.0, value_parser = crate::validate::parse_seconds)]
         timeout: f64,
         /// Memory limit in MiB
-        #[arg(long, default_value_t = 1024)]
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=1 << 20))]
         memory: u64,
         /// Text given to the program on standard input
         #[arg(long, default_value = "")]

@@ -65,8 +65,10 @@ mod secs_f64 {
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
     }
+    /// A negative, NaN or infinite number (a corrupt manifest) is an error, not a panic.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_secs_f64(f64::deserialize(d)?))
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(|e| serde::de::Error::custom(format!("{secs} seconds: {e}")))
     }
 }
 
