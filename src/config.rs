@@ -153,41 +153,62 @@ impl FileConfig {
     }
 }
 
-/// Command-line overrides for the LLM side.
+/// Command-line overrides for the LLM side. Only the commands that call a model take them (`run`,
+/// `sweep`, `demo`, `doctor`, and `rgd` alone for the terminal UI), so other commands' help stays short.
 #[derive(Debug, Default, Clone, clap::Args)]
 pub struct LlmArgs {
     /// OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
-    #[arg(long, env = "OPENAI_BASE_URL", global = true)]
+    #[arg(long, env = "OPENAI_BASE_URL")]
     pub base_url: Option<String>,
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, global = true)]
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// Model for all agents (per-agent flags override)
-    #[arg(long, env = "RGD_MODEL", global = true, value_parser = crate::validate::parse_name)]
+    #[arg(long, env = "RGD_MODEL", value_parser = crate::validate::parse_name)]
     pub model: Option<String>,
-    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
+    #[arg(long, value_parser = crate::validate::parse_name)]
     pub guide_model: Option<String>,
-    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
+    #[arg(long, value_parser = crate::validate::parse_name)]
     pub debug_model: Option<String>,
-    #[arg(long, global = true, value_parser = crate::validate::parse_name)]
+    #[arg(long, value_parser = crate::validate::parse_name)]
     pub feedback_model: Option<String>,
     /// Ask for whole answers instead of token streams
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_stream: bool,
     /// Seconds one LLM attempt may take
-    #[arg(long, global = true, value_parser = crate::validate::parse_seconds)]
+    #[arg(long, value_parser = crate::validate::parse_seconds)]
     pub llm_timeout: Option<f64>,
     /// Retries after a failed LLM attempt (429, 5xx, timeout, garbage)
-    #[arg(long, global = true, value_parser = crate::validate::parse_count0)]
+    #[arg(long, value_parser = crate::validate::parse_count0)]
     pub llm_retries: Option<usize>,
     /// LLM requests in flight at once (default: the sweep's concurrency)
-    #[arg(long, global = true, value_parser = crate::validate::parse_count)]
+    #[arg(long, value_parser = crate::validate::parse_count)]
     pub llm_concurrency: Option<usize>,
     /// CPU threads of the embedded model, per context (default: the cores shared among contexts)
-    #[arg(long, env = "RGD_THREADS", global = true)]
+    #[arg(long, env = "RGD_THREADS")]
     pub threads: Option<i32>,
     /// Contexts of the embedded model, each serving one request at a time (default: from concurrency)
-    #[arg(long, env = "RGD_CONTEXTS", global = true, value_parser = crate::validate::parse_count)]
+    #[arg(long, env = "RGD_CONTEXTS", value_parser = crate::validate::parse_count)]
     pub contexts: Option<usize>,
+}
+
+impl LlmArgs {
+    /// These flags (given after the command) over `before` (given before it: `rgd --model m run`).
+    pub fn over(&self, before: &LlmArgs) -> LlmArgs {
+        LlmArgs {
+            base_url: self.base_url.clone().or_else(|| before.base_url.clone()),
+            api_key: self.api_key.clone().or_else(|| before.api_key.clone()),
+            model: self.model.clone().or_else(|| before.model.clone()),
+            guide_model: self.guide_model.clone().or_else(|| before.guide_model.clone()),
+            debug_model: self.debug_model.clone().or_else(|| before.debug_model.clone()),
+            feedback_model: self.feedback_model.clone().or_else(|| before.feedback_model.clone()),
+            no_stream: self.no_stream || before.no_stream,
+            llm_timeout: self.llm_timeout.or(before.llm_timeout),
+            llm_retries: self.llm_retries.or(before.llm_retries),
+            llm_concurrency: self.llm_concurrency.or(before.llm_concurrency),
+            threads: self.threads.or(before.threads),
+            contexts: self.contexts.or(before.contexts),
+        }
+    }
 }
 
 /// Everything resolved.

@@ -144,3 +144,27 @@ fn resuming_a_run_with_a_broken_manifest_is_an_error_not_a_panic() {
         assert!(err.contains("manifest") && !err.contains("panicked"), "{manifest}: {err}");
     }
 }
+
+/// Each command lists only the options it uses: the LLM flags belong to the commands that call a
+/// model, and still work before the command name.
+#[test]
+fn commands_that_never_call_a_model_do_not_offer_llm_flags() {
+    let home = temp_home();
+    for cmd in [
+        &["datasets", "verify", "--help"][..],
+        &["memory", "search", "--help"],
+        &["runs", "list", "--help"],
+    ] {
+        let out = rgd(home.path()).args(cmd).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{cmd:?}");
+        for flag in ["--model", "--llm-timeout", "--base-url", "--api-key", "--threads"] {
+            assert!(!help.contains(flag), "{cmd:?} offers {flag}:\n{help}");
+        }
+    }
+    for cmd in ["run", "sweep", "demo", "doctor"] {
+        let out = rgd(home.path()).args([cmd, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("--model") && help.contains("--llm-timeout"), "{cmd}:\n{help}");
+    }
+}

@@ -19,6 +19,8 @@ use crate::store::{Home, RunStore};
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// Print progress lines instead of opening the terminal UI
     #[arg(long)]
     pub headless: bool,
@@ -84,6 +86,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         concurrency: None,
         resume: None,
         detach: false,
+        llm: llm.clone(),
         common: CommonArgs {
             // A small local model rarely gains from ten rounds; three show the loop at work.
             max_iters: args.max_iters.or(embedded.then_some(3)),

@@ -76,6 +76,8 @@ pub enum Command {
         /// Fetch and build what is missing
         #[arg(long)]
         fix: bool,
+        #[command(flatten)]
+        llm: LlmArgs,
     },
 }
 
@@ -146,13 +148,25 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Replay { run_id, follow } => tui_cmd::replay(&home, &run_id, follow).await,
-        Command::Run(args) => run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
-        Command::Sweep(args) => run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
+        Command::Run(args) => {
+            let llm = args.llm.over(&cli.llm);
+            run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
+        }
+        Command::Sweep(args) => {
+            let llm = args.llm.over(&cli.llm);
+            run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
+        }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
-        Command::Demo(args) => demo::demo(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, args).await,
-        Command::Doctor { fix } => doctor::doctor(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm, fix).await,
+        Command::Demo(args) => {
+            let llm = args.llm.over(&cli.llm);
+            demo::demo(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
+        }
+        Command::Doctor { fix, llm } => {
+            let llm = llm.over(&cli.llm);
+            doctor::doctor(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, fix).await
+        }
     }
 }

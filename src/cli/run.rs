@@ -73,6 +73,8 @@ pub struct RunArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 #[derive(Debug, Args)]
@@ -98,6 +100,8 @@ pub struct SweepArgs {
     pub detach: bool,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 pub async fn run_one(
