@@ -103,12 +103,18 @@ impl MemoryPool {
 
     pub fn open(dir: &Path, embedder: Arc<Embedder>) -> Result<MemoryPool, MemoryError> {
         std::fs::create_dir_all(dir).map_err(|e| MemoryError::Input(format!("{}: {e}", dir.display())))?;
-        let db = sled::Config::new().path(dir.join("pool")).open().map_err(|e| match e {
-            sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
-                MemoryError::Locked(dir.display().to_string())
-            }
-            other => MemoryError::Store(other),
-        })?;
+        // sled's page cache defaults to 1 GB and grows with every write; the pool's working set is
+        // the entries and vectors rgd keeps in memory anyway.
+        let db = sled::Config::new()
+            .path(dir.join("pool"))
+            .cache_capacity(16 << 20)
+            .open()
+            .map_err(|e| match e {
+                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
+                    MemoryError::Locked(dir.display().to_string())
+                }
+                other => MemoryError::Store(other),
+            })?;
         let entries_tree = db.open_tree("entries")?;
         let vectors_tree = db.open_tree("vectors")?;
         let uses_tree = db.open_tree("uses")?;

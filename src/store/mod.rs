@@ -122,12 +122,17 @@ impl RunStore {
     }
 
     fn open_dir(dir: PathBuf, run_id: &str) -> Result<RunStore, StoreError> {
-        let db = sled::Config::new().path(dir.join("db")).open().map_err(|e| match e {
-            sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
-                StoreError::Locked(run_id.into())
-            }
-            other => StoreError::Sled(other),
-        })?;
+        // A bounded page cache: a run's events are written once and read back only by replays.
+        let db = sled::Config::new()
+            .path(dir.join("db"))
+            .cache_capacity(16 << 20)
+            .open()
+            .map_err(|e| match e {
+                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
+                    StoreError::Locked(run_id.into())
+                }
+                other => StoreError::Sled(other),
+            })?;
         let events = db.open_tree("events")?;
         let results = db.open_tree("results")?;
         Ok(RunStore {
