@@ -13,25 +13,12 @@ use std::time::Instant;
 
 use support::{Reply, ScriptedServer, fenced, temp_home};
 
-fn canonical_by_entry() -> Vec<(String, String)> {
-    let (_, path) = rgd::dataset::resolve_dataset("mbpp", None).expect("MBPP (LDB split) is available");
-    let ds = rgd::dataset::load_dataset("mbpp", &path, 0).unwrap();
-    ds.tasks
-        .into_iter()
-        .map(|t| (squash(&t.prompt), t.canonical.clone().unwrap()))
-        .collect()
-}
-
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// (wall seconds, peak RSS in MB)
 async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64) {
     let script = Arc::new(move |req: &support::Request| {
         Reply::Text(match req.purpose {
             "debug_init" | "debug_fix" => {
-                let user = squash(&req.user);
+                let user = support::squash(&req.user);
                 let code = solutions
                     .iter()
                     .find(|(prompt, _)| user.contains(prompt.as_str()))
@@ -82,7 +69,7 @@ async fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let solutions = Arc::new(canonical_by_entry());
+    let solutions = Arc::new(support::canonical_by_prompt("mbpp"));
     // The embedding model is fetched once, outside the measurement.
     rgd::memory::assets::ensure(&|l| eprintln!("{l}")).expect("the embedding model installs");
     println!("MBPP sweep, {} tasks, instant scripted model, concurrency 8", solutions.len());

@@ -14,27 +14,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
 
-/// (prompt, canonical program) per task. Keyed by prompt: HumanEval reuses entry point names
-/// (`sort_array` is both HumanEval/88 and HumanEval/116).
-fn canonical_by_prompt() -> Vec<(String, String)> {
-    let (_, path) = rgd::dataset::resolve_dataset("humaneval", None).expect("HumanEval (LDB split) is available");
-    let ds = rgd::dataset::load_dataset("humaneval", &path, 0).unwrap();
-    ds.tasks
-        .into_iter()
-        .map(|t| (squash(&t.prompt), t.canonical.clone().unwrap()))
-        .collect()
-}
-
-/// Whitespace-insensitive text: prompts reach the server with blank-line runs collapsed.
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 async fn sweep(latency: Duration, concurrency: usize, solutions: Arc<Vec<(String, String)>>) -> (f64, Value) {
     let script = Arc::new(move |req: &support::Request| {
         let text = match req.purpose {
             "debug_init" | "debug_fix" => {
-                let user = squash(&req.user);
+                let user = support::squash(&req.user);
                 let (_, code) = solutions
                     .iter()
                     .find(|(prompt, _)| user.contains(prompt.as_str()))
@@ -77,7 +61,7 @@ async fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` lists benchmarks; there is nothing to list here
     }
-    let solutions = Arc::new(canonical_by_prompt());
+    let solutions = Arc::new(support::canonical_by_prompt("humaneval"));
     println!(
         "HumanEval sweep, {} tasks, scripted loopback endpoint, default (wasm) sandbox, {} cores",
         solutions.len(),

@@ -248,3 +248,19 @@ pub fn sample_solutions() -> std::collections::HashMap<String, String> {
         })
         .collect()
 }
+
+/// (prompt, canonical program) of every task of a catalog dataset, prompts whitespace-squashed.
+/// Keyed by prompt: HumanEval reuses entry point names (`sort_array` is both /88 and /116).
+pub fn canonical_by_prompt(dataset: &str) -> Vec<(String, String)> {
+    let (_, path) = rgd::dataset::resolve_dataset(dataset, None).expect("the dataset is bundled");
+    let ds = rgd::dataset::load_dataset(dataset, &path, 0).expect("the dataset loads");
+    ds.tasks
+        .into_iter()
+        .filter_map(|t| Some((squash(&t.prompt), t.canonical.clone()?)))
+        .collect()
+}
+
+/// Whitespace-insensitive text: prompts reach the server with blank-line runs collapsed.
+pub fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
