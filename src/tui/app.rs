@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ratatui::layout::Rect;
 
 use super::form::Form;
-use super::home::RunRow;
-use super::model::{Phase, RunModel, TaskView};
+use super::model::{RunModel, TaskStage, TaskView};
 use super::replay::Replay;
+use super::run_list::RunRow;
 use super::source::LiveRun;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,7 +197,7 @@ pub struct App {
     pub page: usize,
     pub code_cache: super::views::CodeCache,
     pub pending_launch: Option<tokio::task::JoinHandle<anyhow::Result<(crate::engine::Sweep, bool)>>>,
-    pub memory: Option<super::memory::MemoryBrowser>,
+    pub memory: Option<super::memory_browser::MemoryBrowser>,
     pub memory_loading: Option<tokio::task::JoinHandle<anyhow::Result<crate::memory::MemoryPool>>>,
 }
 
@@ -248,13 +248,13 @@ impl App {
         let mut rows: Vec<usize> = (0..self.model.tasks.len())
             .filter(|&i| {
                 let t = &self.model.tasks[i];
-                needle.is_empty() || t.id.to_lowercase().contains(&needle) || t.phase.label().contains(&needle)
+                needle.is_empty() || t.id.to_lowercase().contains(&needle) || t.stage.label().contains(&needle)
             })
             .collect();
         let tasks = &self.model.tasks;
         match self.sweep.sort {
             None | Some(SortBy::Order) => {}
-            Some(SortBy::Status) => rows.sort_by_key(|&i| tasks[i].phase),
+            Some(SortBy::Status) => rows.sort_by_key(|&i| tasks[i].stage),
             Some(SortBy::Iterations) => rows.sort_by_key(|&i| std::cmp::Reverse(tasks[i].iterations.len())),
             Some(SortBy::Time) => rows.sort_by(|&a, &b| {
                 let secs = |t: &TaskView| t.result.as_ref().map(|r| r.seconds).unwrap_or(0.0);
@@ -449,7 +449,7 @@ impl App {
             self.status = Some("no embedding model yet: run `rgd memory setup` (or any run with memory) first".into());
             return;
         }
-        self.memory = Some(super::memory::MemoryBrowser::new());
+        self.memory = Some(super::memory_browser::MemoryBrowser::new());
         self.memory_loading = Some(tokio::task::spawn_blocking(move || {
             // Never a download from the browser: only a model already in the cache.
             let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
@@ -602,7 +602,7 @@ impl App {
 
     pub fn refresh_runs(&mut self) {
         if let Some(dir) = &self.home_dir {
-            self.runs = super::home::load_runs(&crate::store::Home { root: dir.clone() });
+            self.runs = super::run_list::load_runs(&crate::store::Home { root: dir.clone() });
             self.run_selected = self.run_selected.min(self.runs.len().saturating_sub(1));
         }
     }
@@ -686,12 +686,12 @@ impl App {
     }
 
     /// Tasks that have not finished, for the header.
-    pub fn phase_counts(&self) -> [(Phase, usize); 3] {
-        let count = |f: &dyn Fn(Phase) -> bool| self.model.tasks.iter().filter(|t| f(t.phase)).count();
+    pub fn stage_counts(&self) -> [(TaskStage, usize); 3] {
+        let count = |f: &dyn Fn(TaskStage) -> bool| self.model.tasks.iter().filter(|t| f(t.stage)).count();
         [
-            (Phase::Queued, count(&|p| p == Phase::Queued)),
-            (Phase::Coding, count(&|p| !p.is_done() && p != Phase::Queued)),
-            (Phase::Failed, count(&|p| matches!(p, Phase::Failed | Phase::Error))),
+            (TaskStage::Queued, count(&|p| p == TaskStage::Queued)),
+            (TaskStage::Coding, count(&|p| !p.is_done() && p != TaskStage::Queued)),
+            (TaskStage::Failed, count(&|p| matches!(p, TaskStage::Failed | TaskStage::Error))),
         ]
     }
 }

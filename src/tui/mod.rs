@@ -7,19 +7,19 @@
 
 mod app;
 mod form;
-mod home;
 mod input;
-mod memory;
+mod memory_browser;
 pub mod model;
 mod replay;
+mod run_list;
 mod source;
 pub mod views;
 
 pub use app::{Action, App, Launcher, Overlay, Pane, ReplayAction, Screen};
 pub use form::{Form, RunRequest};
-pub use home::RunRow;
-pub use memory::MemoryBrowser;
+pub use memory_browser::MemoryBrowser;
 pub use replay::Replay;
+pub use run_list::RunRow;
 
 use std::time::{Duration, Instant};
 

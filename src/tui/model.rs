@@ -13,7 +13,7 @@ use crate::sandbox::RunReport;
 
 /// Where a task is in the loop, as the sweep grid shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Phase {
+pub enum TaskStage {
     Queued,
     Guiding,
     Coding,
@@ -25,23 +25,23 @@ pub enum Phase {
     Error,
 }
 
-impl Phase {
+impl TaskStage {
     pub fn label(self) -> String {
         match self {
-            Phase::Queued => "queued".into(),
-            Phase::Guiding => "guiding".into(),
-            Phase::Coding => "coding".into(),
-            Phase::Testing => "testing".into(),
-            Phase::Analysing => "analysing".into(),
-            Phase::Remembering => "memory".into(),
-            Phase::Solved(k) => format!("solved @{k}"),
-            Phase::Failed => "failed".into(),
-            Phase::Error => "error".into(),
+            TaskStage::Queued => "queued".into(),
+            TaskStage::Guiding => "guiding".into(),
+            TaskStage::Coding => "coding".into(),
+            TaskStage::Testing => "testing".into(),
+            TaskStage::Analysing => "analysing".into(),
+            TaskStage::Remembering => "memory".into(),
+            TaskStage::Solved(k) => format!("solved @{k}"),
+            TaskStage::Failed => "failed".into(),
+            TaskStage::Error => "error".into(),
         }
     }
 
     pub fn is_done(self) -> bool {
-        matches!(self, Phase::Solved(_) | Phase::Failed | Phase::Error)
+        matches!(self, TaskStage::Solved(_) | TaskStage::Failed | TaskStage::Error)
     }
 }
 
@@ -93,7 +93,7 @@ pub struct TaskView {
     pub visible_tests: Vec<String>,
     pub hidden_tests: usize,
     pub attempt: u32,
-    pub phase: Phase,
+    pub stage: TaskStage,
     pub iterations: Vec<Iteration>,
     pub result: Option<TaskResult>,
     pub started_at: Option<DateTime<Utc>>,
@@ -110,7 +110,7 @@ impl TaskView {
             visible_tests: Vec::new(),
             hidden_tests: 0,
             attempt: 0,
-            phase: Phase::Queued,
+            stage: TaskStage::Queued,
             iterations: Vec::new(),
             result: None,
             started_at: None,
@@ -193,18 +193,18 @@ impl RunModel {
     }
 
     pub fn finished(&self) -> usize {
-        self.tasks.iter().filter(|t| t.phase.is_done()).count()
+        self.tasks.iter().filter(|t| t.stage.is_done()).count()
     }
 
     pub fn solved(&self) -> usize {
-        self.tasks.iter().filter(|t| matches!(t.phase, Phase::Solved(_))).count()
+        self.tasks.iter().filter(|t| matches!(t.stage, TaskStage::Solved(_))).count()
     }
 
     /// Tasks first solved at each iteration.
     pub fn solved_by_iteration(&self) -> BTreeMap<u32, usize> {
         let mut map = BTreeMap::new();
         for t in &self.tasks {
-            if let Phase::Solved(k) = t.phase {
+            if let TaskStage::Solved(k) = t.stage {
                 *map.entry(k).or_default() += 1;
             }
         }
@@ -251,7 +251,7 @@ impl RunModel {
                     visible_tests: visible_tests.clone(),
                     hidden_tests: *hidden_tests,
                     attempt: *attempt,
-                    phase: Phase::Guiding,
+                    stage: TaskStage::Guiding,
                     started_at: Some(envelope.at),
                     ..TaskView::queued(task_id)
                 };
@@ -269,10 +269,10 @@ impl RunModel {
                 ..
             } => {
                 let t = self.task_mut(task_id);
-                t.phase = match agent {
-                    Agent::Guide => Phase::Guiding,
-                    Agent::Debug => Phase::Coding,
-                    Agent::Feedback => Phase::Analysing,
+                t.stage = match agent {
+                    Agent::Guide => TaskStage::Guiding,
+                    Agent::Debug => TaskStage::Coding,
+                    Agent::Feedback => TaskStage::Analysing,
                 };
                 t.iteration_mut(*iteration).calls.push(Call {
                     call_id: *call_id,
@@ -335,7 +335,7 @@ impl RunModel {
                 it.problem = problem.clone();
             }
             Event::TestsStarted { task_id, .. } => {
-                self.task_mut(task_id).phase = Phase::Testing;
+                self.task_mut(task_id).stage = TaskStage::Testing;
             }
             Event::TestsRun {
                 task_id,
@@ -353,7 +353,7 @@ impl RunModel {
             }
             Event::MemoryQuery { task_id, iteration, query } => {
                 let t = self.task_mut(task_id);
-                t.phase = Phase::Remembering;
+                t.stage = TaskStage::Remembering;
                 t.iteration_mut(*iteration).memory_query = Some(query.clone());
             }
             Event::MemoryHit { task_id, iteration, hit } => {
@@ -367,10 +367,10 @@ impl RunModel {
             }
             Event::TaskFinished { result } => {
                 let t = self.task_mut(&result.task_id);
-                t.phase = match result.status {
-                    TaskStatus::Solved => Phase::Solved(result.first_pass_iteration.unwrap_or(result.iterations)),
-                    TaskStatus::Failed => Phase::Failed,
-                    TaskStatus::Error => Phase::Error,
+                t.stage = match result.status {
+                    TaskStatus::Solved => TaskStage::Solved(result.first_pass_iteration.unwrap_or(result.iterations)),
+                    TaskStatus::Failed => TaskStage::Failed,
+                    TaskStatus::Error => TaskStage::Error,
                 };
                 t.result = Some(result.clone());
             }

@@ -8,14 +8,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Gauge, Paragraph, Row, Table};
 
 use crate::tui::app::App;
-use crate::tui::model::{Phase, TaskView};
+use crate::tui::model::{TaskStage, TaskView};
 
-pub fn phase_style(phase: Phase) -> Style {
-    match phase {
-        Phase::Queued => Style::new().dim(),
-        Phase::Solved(_) => Style::new().fg(Color::Green),
-        Phase::Failed => Style::new().fg(Color::Red),
-        Phase::Error => Style::new().fg(Color::Red).bold(),
+pub fn stage_style(stage: TaskStage) -> Style {
+    match stage {
+        TaskStage::Queued => Style::new().dim(),
+        TaskStage::Solved(_) => Style::new().fg(Color::Green),
+        TaskStage::Failed => Style::new().fg(Color::Red),
+        TaskStage::Error => Style::new().fg(Color::Red).bold(),
         _ => Style::new().fg(Color::Yellow),
     }
 }
@@ -50,7 +50,7 @@ fn draw_head(frame: &mut Frame, area: Rect, app: &App) {
             .gauge_style(Style::new().fg(Color::Green)),
         gauge,
     );
-    let [queued, working, failed] = app.phase_counts();
+    let [queued, working, failed] = app.stage_counts();
     let pass = if total == 0 { 0.0 } else { solved as f64 / total as f64 * 100.0 };
     let so_far = if finished == 0 {
         0.0
@@ -105,7 +105,7 @@ fn row_for(t: &TaskView) -> Row<'static> {
     let secs = t.result.as_ref().map(|r| format!("{:.1}s", r.seconds)).unwrap_or_default();
     Row::new(vec![
         Span::raw(t.id.clone()),
-        Span::styled(t.phase.label(), phase_style(t.phase)),
+        Span::styled(t.stage.label(), stage_style(t.stage)),
         Span::raw(if iters == 0 { String::new() } else { iters.to_string() }),
         Span::raw(visible),
         Span::raw(hidden),

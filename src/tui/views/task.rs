@@ -85,7 +85,7 @@ fn draw_head(frame: &mut Frame, area: Rect, task: &TaskView) {
         Line::from(vec![
             Span::styled(format!(" {} ", task.id), Style::new().bold()),
             Span::raw(format!("entry point {}  ", task.entry_point)),
-            Span::styled(task.phase.label(), super::sweep::phase_style(task.phase)),
+            Span::styled(task.stage.label(), super::sweep::stage_style(task.stage)),
             Span::raw(if task.attempt > 1 {
                 format!("  attempt {}", task.attempt)
             } else {
