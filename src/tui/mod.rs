@@ -88,7 +88,11 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
             },
             msg = next_live(&mut app.live) => {
                 match msg {
-                    LiveMsg::Event(envelope) => app.model.apply(&envelope),
+                    LiveMsg::Events(batch) => {
+                        for envelope in &batch {
+                            app.model.apply(envelope);
+                        }
+                    }
                     LiveMsg::Done(outcome) => match *outcome {
                         Err(e) => app.status = Some(format!("the run failed: {e}")),
                         Ok(_) => app.status = Some("run finished; Esc/q to leave, everything is recorded".into()),
@@ -172,7 +176,7 @@ async fn finish_live(app: &mut App) -> anyhow::Result<Option<RunSummary>> {
     }
     loop {
         match live.next().await {
-            LiveMsg::Event(_) => {}
+            LiveMsg::Events(_) => {}
             LiveMsg::Done(outcome) => return (*outcome).map(Some).map_err(anyhow::Error::msg),
         }
     }

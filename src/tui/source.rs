@@ -12,9 +12,14 @@ use crate::engine::{Envelope, Event, RunSummary, Sweep};
 use crate::store::{RunState, RunStatus, RunStore, journal_path};
 
 pub enum LiveMsg {
-    Event(Arc<Envelope>),
+    /// Every event that was waiting, in order (a burst of streamed tokens is one wake-up and one
+    /// redraw, not one per token).
+    Events(Vec<Arc<Envelope>>),
     Done(Box<Result<RunSummary, String>>),
 }
+
+/// Events taken from the bus per wake-up of the UI loop at most (yazi's `recv_many`).
+const BATCH: usize = 512;
 
 pub struct LiveRun {
     /// True when this process runs the sweep (quitting stops it); false when following a
@@ -100,23 +105,34 @@ impl LiveRun {
 
     /// The next event, or the end of the run. Pending forever once both are consumed.
     pub async fn next(&mut self) -> LiveMsg {
+        let mut batch = Vec::new();
         let Some(handle) = self.handle.as_mut() else {
             // Finished: drain what the bus still holds, then wait forever.
-            return match self.events.try_recv() {
-                Ok(e) => LiveMsg::Event(e),
-                Err(_) => std::future::pending().await,
+            while batch.len() < BATCH
+                && let Ok(e) = self.events.try_recv()
+            {
+                batch.push(e);
+            }
+            return match batch.is_empty() {
+                false => LiveMsg::Events(batch),
+                true => std::future::pending().await,
             };
         };
-        tokio::select! {
+        let received = tokio::select! {
             biased;
-            Some(e) = self.events.recv() => LiveMsg::Event(e),
-            joined = handle => {
-                self.handle = None;
-                let outcome = joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}")));
-                self.outcome = Some(outcome.clone());
-                LiveMsg::Done(Box::new(outcome))
-            }
-        }
+            n = self.events.recv_many(&mut batch, BATCH) => Ok(n),
+            joined = &mut *handle => Err(joined),
+        };
+        let joined = match received {
+            Ok(n) if n > 0 => return LiveMsg::Events(batch),
+            // The bus closed: the run is ending; its outcome follows.
+            Ok(_) => handle.await,
+            Err(joined) => joined,
+        };
+        self.handle = None;
+        let outcome = joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}")));
+        self.outcome = Some(outcome.clone());
+        LiveMsg::Done(Box::new(outcome))
     }
 }
 
