@@ -11,21 +11,13 @@ mod support;
 use std::sync::Arc;
 use std::time::Instant;
 
-use support::{Reply, ScriptedServer, fenced, temp_home};
+use support::{Reply, ScriptedServer, temp_home};
 
 /// (wall seconds, peak RSS in MB)
 async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64) {
     let script = Arc::new(move |req: &support::Request| {
         Reply::Text(match req.purpose {
-            "debug_init" | "debug_fix" => {
-                let user = support::squash(&req.user);
-                let code = solutions
-                    .iter()
-                    .find(|(prompt, _)| user.contains(prompt.as_str()))
-                    .map(|(_, code)| code.clone())
-                    .unwrap_or_default();
-                fenced(&code)
-            }
+            "debug_init" | "debug_fix" => support::canonical_answer(&solutions, req),
             "keywords" => "list, loop, string".to_string(),
             _ => "Implement the function as described.".to_string(),
         })
@@ -33,16 +25,8 @@ async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64
     let server = ScriptedServer::start(script).await;
     let home = temp_home();
     let rss = home.path().join("rss");
-    let mut cmd = std::process::Command::new("/usr/bin/time");
-    cmd.arg("-o")
-        .arg(&rss)
-        .args(["-f", "%M", env!("CARGO_BIN_EXE_rgd")])
-        .args(["sweep", "--dataset", "mbpp", "--concurrency", "8", "--max-iters", "1", "--json"])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("RGD_DATA")
-        .env("RGD_HOME", home.path())
-        .env("OPENAI_BASE_URL", server.base_url())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let mut cmd = support::rgd_timed(home.path(), &server.base_url(), &rss);
+    cmd.args(["sweep", "--dataset", "mbpp", "--concurrency", "8", "--max-iters", "1", "--json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     if !memory {

@@ -155,9 +155,8 @@ fn main() {
         )
         .unwrap(),
     );
-    for e in &events {
-        store.record(e).unwrap();
-    }
+    let events: Vec<std::sync::Arc<_>> = events.into_iter().map(std::sync::Arc::new).collect();
+    store.record(&events).unwrap();
     store.flush().unwrap();
     drop(store);
     println!("CPU while idle (release binary in tmux, 10 s after 2 s of start-up):");

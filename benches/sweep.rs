@@ -12,19 +12,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+use support::{Reply, ScriptedServer, rgd, temp_home};
 
 async fn sweep(latency: Duration, concurrency: usize, solutions: Arc<Vec<(String, String)>>) -> (f64, Value) {
     let script = Arc::new(move |req: &support::Request| {
         let text = match req.purpose {
-            "debug_init" | "debug_fix" => {
-                let user = support::squash(&req.user);
-                let (_, code) = solutions
-                    .iter()
-                    .find(|(prompt, _)| user.contains(prompt.as_str()))
-                    .expect("the prompt holds the task");
-                fenced(code)
-            }
+            "debug_init" | "debug_fix" => support::canonical_answer(&solutions, req),
             _ => "Implement the function as the docstring says.".to_string(),
         };
         if latency.is_zero() {

@@ -13,6 +13,7 @@ pub use journal::{JOURNAL, journal_path, spawn_journal};
 pub use status::{RunState, RunStatus};
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::engine::{Envelope, Event, Manifest, Recorder, TaskResult};
 
@@ -188,24 +189,34 @@ impl RunStore {
 }
 
 impl Recorder for RunStore {
-    fn record(&self, envelope: &Envelope) -> Result<(), String> {
-        let key = envelope.seq.to_be_bytes();
-        let value = crate::secrets::scrub_bytes(serde_json::to_vec(envelope).map_err(|e| e.to_string())?);
-        if let Event::TaskFinished { result } = &envelope.event {
-            // The event and the result land together or not at all, and are on disk before the
-            // task counts as finished: a kill -9 right after cannot make a resume run it again.
-            let result_value = crate::secrets::scrub_bytes(serde_json::to_vec(result).map_err(|e| e.to_string())?);
-            use sled::Transactional;
-            (&self.events, &self.results)
-                .transaction(|(events, results)| {
-                    events.insert(&key, value.as_slice())?;
-                    results.insert(result.task_id.as_bytes(), result_value.as_slice())?;
-                    Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
-                })
-                .map_err(|e| format!("{e:?}"))?;
+    fn record(&self, batch: &[Arc<Envelope>]) -> Result<(), String> {
+        // Plain events go in as one sled batch; a finished task lands together with its result
+        // in one transaction and is flushed before this returns, so a kill -9 right after cannot
+        // make a resume run it again.
+        let mut plain = sled::Batch::default();
+        let mut flush = false;
+        for envelope in batch {
+            let key = envelope.seq.to_be_bytes();
+            let value = crate::secrets::scrub_bytes(serde_json::to_vec(&**envelope).map_err(|e| e.to_string())?);
+            if let Event::TaskFinished { result } = &envelope.event {
+                self.events.apply_batch(std::mem::take(&mut plain)).map_err(|e| e.to_string())?;
+                let result_value = crate::secrets::scrub_bytes(serde_json::to_vec(&result).map_err(|e| e.to_string())?);
+                use sled::Transactional;
+                (&self.events, &self.results)
+                    .transaction(|(events, results)| {
+                        events.insert(&key, value.as_slice())?;
+                        results.insert(result.task_id.as_bytes(), result_value.as_slice())?;
+                        Ok::<_, sled::transaction::ConflictableTransactionError<()>>(())
+                    })
+                    .map_err(|e| format!("{e:?}"))?;
+                flush = true;
+            } else {
+                plain.insert(&key, value);
+            }
+        }
+        self.events.apply_batch(plain).map_err(|e| e.to_string())?;
+        if flush {
             self.db.flush().map_err(|e| e.to_string())?;
-        } else {
-            self.events.insert(key, value).map_err(|e| e.to_string())?;
         }
         Ok(())
     }

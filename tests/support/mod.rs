@@ -226,13 +226,19 @@ pub fn temp_home() -> tempfile::TempDir {
 /// The rgd binary with a private home and the loopback endpoint.
 pub fn rgd(home: &std::path::Path, base_url: &str) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"));
+    test_env(&mut cmd, home, base_url);
+    cmd
+}
+
+/// A private home and the loopback endpoint, nothing of the caller's LLM settings, the checkout
+/// as working directory.
+fn test_env(cmd: &mut std::process::Command, home: &std::path::Path, base_url: &str) {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("RGD_MODEL")
         .env_remove("RGD_DATA")
         .env("RGD_HOME", home)
         .env("OPENAI_BASE_URL", base_url)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
 }
 
 /// Canonical solutions of the bundled sample tasks, by entry point.
@@ -263,4 +269,31 @@ pub fn canonical_by_prompt(dataset: &str) -> Vec<(String, String)> {
 /// Whitespace-insensitive text: prompts reach the server with blank-line runs collapsed.
 pub fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The canonical program of the task a Debug-agent request is about, fenced as an answer
+/// ("" when no task's prompt is in the request).
+pub fn canonical_answer(solutions: &[(String, String)], req: &Request) -> String {
+    let user = squash(&req.user);
+    let code = solutions
+        .iter()
+        .find(|(prompt, _)| user.contains(prompt.as_str()))
+        .map(|(_, code)| code.as_str())
+        .unwrap_or_default();
+    fenced(code)
+}
+
+/// The rgd binary under `/usr/bin/time`, which writes its peak RSS (kB) to `rss`; private home,
+/// the loopback endpoint, run from the checkout.
+pub fn rgd_timed(home: &std::path::Path, base_url: &str, rss: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new("/usr/bin/time");
+    cmd.arg("-o").arg(rss).args(["-f", "%M", env!("CARGO_BIN_EXE_rgd")]);
+    test_env(&mut cmd, home, base_url);
+    cmd
+}
+
+/// The peak RSS in MB that `/usr/bin/time` wrote for `rgd_timed`.
+pub fn peak_rss_mb(rss: &std::path::Path) -> f64 {
+    let text = std::fs::read_to_string(rss).expect("/usr/bin/time wrote the peak RSS");
+    text.trim().lines().last().and_then(|l| l.trim().parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
 }
