@@ -100,22 +100,14 @@ class Unsendable(Exception):
     pass
 
 
-def wire_scalar(v):
-    """The wire form of an exact scalar, or None when `v` is not one."""
-    t = _type(v)
-    if v is None or t is bool or t is float or t is str or t is int and -(1 << 63) < v < (1 << 63):
-        return v, True
-    return None, False
-
-
 def to_wire(v, ref, depth=0):
     """Encodes a value; `ref(obj)` encodes what is not plain data (or raises Unsendable)."""
     if depth > 100:
         raise Unsendable("value nested deeper than 100 levels")
-    plain, ok = wire_scalar(v)
-    if ok:
-        return plain
     t = _type(v)
+    # Exact scalars travel as themselves (ints as JSON numbers while they fit in 64 bits).
+    if v is None or t is bool or t is float or t is str or t is int and -(1 << 63) < v < (1 << 63):
+        return v
     d = depth + 1
     if t is list:
         return {"$": "l", "v": [to_wire(x, ref, d) for x in v]}
@@ -590,8 +582,6 @@ class Candidate:
                 continue
             seq = request.get("seq", -1)
             check = bool(request.get("check"))
-            if check:
-                self.check_snapshot()  # before this test's code runs: what the last test left
             try:
                 body = {"status": "ok"} if request.get("op") == "end" else self.serve(request)
             except BaseException as e:
@@ -640,6 +630,11 @@ _BASE_CONVERSIONS = (
 # ---------------------------------------------------------------------------------------------
 class Tampered(BaseException):
     """The candidate tried to fool the judge; ends the test as `tampered`."""
+
+
+def tampered_record(reason):
+    """The fields of a verdict (or set-up record) that ends as `tampered`."""
+    return {"exc_type": "Tampered", "exc_msg": clip(_str(reason), MSG_CAP), "line": None}
 
 
 class CandidateGone(BaseException):
@@ -788,13 +783,12 @@ class Checker:
         try:
             msg = self.chan.receive(0)
         except Tampered as e:
-            return dict({"setup": "tampered"}, exc_type="Tampered", exc_msg=_str(e), line=None)
+            return dict({"setup": "tampered"}, **tampered_record(e))
         except CandidateGone as e:
             return dict({"setup": "error"}, exc_type="Crashed", exc_msg=_str(e), line=None)
         status = msg.get("setup")
         if self.chan.tamper:
-            return {"setup": "tampered", "exc_type": "Tampered", "exc_msg": self.chan.tamper[0], "line": None,
-                    "stdout": _str(msg.get("stdout", ""))}
+            return dict({"setup": "tampered", "stdout": _str(msg.get("stdout", ""))}, **tampered_record(self.chan.tamper[0]))
         if status != "ok":
             out = {"setup": status if status in ("error", "timeout", "memory") else "error"}
             for k in ("exc_type", "exc_msg", "line", "stdout"):
@@ -808,7 +802,7 @@ class Checker:
             if "entry" in msg:
                 self.entry_proxy = from_wire(msg["entry"], self.deref)
         except (ValueError, TypeError, KeyError) as e:
-            return {"setup": "tampered", "exc_type": "Tampered", "exc_msg": "malformed setup answer: %s" % e, "line": None}
+            return dict({"setup": "tampered"}, **tampered_record("malformed setup answer: %s" % e))
         return {"setup": "ok", "stdout": _str(msg.get("stdout", ""))}
 
     def namespace(self):
@@ -924,7 +918,7 @@ class Checker:
                         raise ValueError("unknown test kind %r" % kind)
             except Tampered as e:
                 verdict["status"] = "tampered"
-                verdict.update({"exc_type": "Tampered", "exc_msg": clip(_str(e), MSG_CAP), "line": None})
+                verdict.update(tampered_record(e))
             except CandidateGone as e:
                 verdict["status"] = "error"
                 verdict.update({"exc_type": "Crashed", "exc_msg": clip(_str(e), MSG_CAP), "line": None})
@@ -937,7 +931,7 @@ class Checker:
             if self.chan.tamper and verdict["status"] != "tampered":
                 # Evidence that came with an answer the test accepted still ends the test.
                 verdict["status"] = "tampered"
-                verdict.update({"exc_type": "Tampered", "exc_msg": clip(self.chan.tamper[0], MSG_CAP), "line": None})
+                verdict.update(tampered_record(self.chan.tamper[0]))
             verdict["secs"] = round(getattr(guard, "secs", 0.0), 6)
             stdout = "".join(self.chan.out)
             if stdout and self.mode != "stdio":

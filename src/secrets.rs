@@ -65,26 +65,26 @@ pub fn scrub_bytes(bytes: Vec<u8>) -> Vec<u8> {
 
 /// A URL with its userinfo (`user:password@`) replaced.
 pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{scheme}://{REDACTED}@{}", &rest[at + 1..]),
-                None => url.to_string(),
-            }
-        }
+    match split_userinfo(url) {
+        Some((scheme, _, host)) => format!("{scheme}://{REDACTED}@{host}"),
         None => url.to_string(),
     }
 }
 
 fn userinfo(url: &str) -> Option<(&str, Option<&str>)> {
-    let (_, rest) = url.split_once("://")?;
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let (info, _) = authority.rsplit_once('@')?;
+    let (_, info, _) = split_userinfo(url)?;
     Some(match info.split_once(':') {
         Some((user, password)) => (user, Some(password)),
         None => (info, None),
     })
+}
+
+/// (scheme, userinfo, everything after the `@`) of a URL whose authority has userinfo.
+fn split_userinfo(url: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@')?;
+    Some((scheme, &rest[..at], &rest[at + 1..]))
 }
 
 /// A command line fit to record: values of secret flags and URL userinfo replaced, and any

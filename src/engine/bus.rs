@@ -41,18 +41,15 @@ enum ToRecorder {
 
 pub struct EventBus {
     inner: Mutex<Inner>,
-    recording: Mutex<Option<Recording>>,
+    recorder_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     broken: Arc<AtomicBool>,
 }
 
 struct Inner {
     next_seq: u64,
     subscribers: Vec<mpsc::UnboundedSender<Arc<Envelope>>>,
-}
-
-struct Recording {
-    queue: SyncSender<ToRecorder>,
-    thread: std::thread::JoinHandle<()>,
+    /// The recorder's queue; `None` without a recorder, or once closed.
+    recorder: Option<SyncSender<ToRecorder>>,
 }
 
 impl EventBus {
@@ -65,7 +62,7 @@ impl EventBus {
                 .name("rgd-recorder".into())
                 .spawn(move || record_loop(&*recorder, &rx, &flag));
             match spawned {
-                Ok(thread) => Some(Recording { queue, thread }),
+                Ok(thread) => Some((queue, thread)),
                 Err(e) => {
                     tracing::error!("cannot start the recorder thread: {e}");
                     broken.store(true, Ordering::SeqCst);
@@ -73,12 +70,14 @@ impl EventBus {
                 }
             }
         });
+        let (queue, thread) = recording.unzip();
         Arc::new(EventBus {
             inner: Mutex::new(Inner {
                 next_seq,
                 subscribers: Vec::new(),
+                recorder: queue,
             }),
-            recording: Mutex::new(recording),
+            recorder_thread: Mutex::new(thread),
             broken,
         })
     }
@@ -104,9 +103,9 @@ impl EventBus {
         });
         inner.next_seq += 1;
         // Queued under the lock: the recorder sees events in their numbered order.
-        if let Some(queue) = self.queue() {
+        if let Some(queue) = &inner.recorder {
             let sent = queue.send(ToRecorder::Event(envelope.clone()));
-            if sent.is_err() || (finished && !barrier(&queue)) {
+            if sent.is_err() || (finished && !barrier(queue)) {
                 tracing::error!("recording event {} failed: the recorder stopped", envelope.seq);
                 self.broken.store(true, Ordering::SeqCst);
             }
@@ -114,39 +113,22 @@ impl EventBus {
         inner.subscribers.retain(|s| s.send(envelope.clone()).is_ok());
     }
 
-    /// Waits until every event emitted so far is recorded (a no-op without a recorder).
-    pub fn sync(&self) {
-        if let Some(queue) = self.queue()
-            && !barrier(&queue)
-        {
-            self.broken.store(true, Ordering::SeqCst);
-        }
-    }
-
     /// Records what is queued, stops the recorder, and drops all subscriber channels so their
     /// receivers end.
     pub fn close(&self) {
-        let recording = self.recording.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(Recording { queue, thread }) = recording {
-            drop(queue);
-            if thread.join().is_err() {
-                tracing::error!("the recorder thread panicked");
-                self.broken.store(true, Ordering::SeqCst);
-            }
+        drop(self.lock().recorder.take());
+        let thread = self.recorder_thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = thread
+            && thread.join().is_err()
+        {
+            tracing::error!("the recorder thread panicked");
+            self.broken.store(true, Ordering::SeqCst);
         }
         self.lock().subscribers.clear();
     }
 
-    fn queue(&self) -> Option<SyncSender<ToRecorder>> {
-        self.recording
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|r| r.queue.clone())
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave Inner inconsistent (two plain fields).
+        // A panic while holding the lock cannot leave Inner inconsistent (plain fields, each whole).
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -4,7 +4,7 @@
 //! the verdicts (see `sandbox/runner.py`). The relay forwards the checker's requests to the
 //! candidate and the candidate's answers back, reads verdicts from the checker alone, enforces the
 //! deadlines, and watches the candidate's side of the channel: an answer nobody asked for is a line
-//! the program wrote itself, and marks the test in progress `tampered`. Both executors (wasm
+//! the program wrote itself, and marks the run `tampered`. Both executors (wasm
 //! instances, python3 processes) only start interpreters; everything else is here, once.
 
 use std::sync::Mutex;
@@ -108,13 +108,7 @@ impl Clock {
 pub(crate) async fn judge(interpreters: &dyn Interpreters, job: &Job<'_>) -> Result<RunReport, SandboxError> {
     let mut report = judge_rounds(interpreters, job).await?;
     if let Some(reason) = report.tampered().map(str::to_string) {
-        for t in &mut report.tests {
-            if t.status != TestStatus::Tampered {
-                t.status = TestStatus::Tampered;
-                t.exc_type = Some("Tampered".into());
-                t.exc_msg = Some(reason.clone());
-            }
-        }
+        report.mark_tampered(&reason);
     }
     Ok(report)
 }
@@ -136,7 +130,9 @@ async fn judge_rounds(interpreters: &dyn Interpreters, job: &Job<'_>) -> Result<
         let wall_ms = started.elapsed().as_millis() as u64;
         let ended = round.ended.map(|(e, _)| e);
         let mut report = RunReport::from_runner_output(interpreters.name(), &round.verdicts, &round.nonce, rest.len(), ended, wall_ms);
-        round.marks.apply(&mut report);
+        if let Some(reason) = &round.tampered {
+            report.mark_tampered(reason);
+        }
         for t in &mut report.tests {
             t.index += offset;
         }
@@ -176,29 +172,8 @@ struct Round {
     verdicts: String,
     /// Why the round ended early, if it did (and which deadline passed).
     ended: Option<(Ended, Option<Overrun>)>,
-    marks: TamperMarks,
-}
-
-/// Tampering the relay itself saw, by test (`None`: during the program's set-up).
-#[derive(Default)]
-struct TamperMarks(Vec<(Option<usize>, String)>);
-
-impl TamperMarks {
-    fn apply(&self, report: &mut RunReport) {
-        for (test, reason) in &self.0 {
-            let targets: Vec<usize> = match test {
-                Some(i) => vec![*i],
-                None => (0..report.tests.len()).collect(),
-            };
-            for i in targets {
-                if let Some(t) = report.tests.get_mut(i) {
-                    t.status = TestStatus::Tampered;
-                    t.exc_type = Some("Tampered".into());
-                    t.exc_msg = Some(reason.clone());
-                }
-            }
-        }
-    }
+    /// Tampering the relay itself saw (the first reason); like all evidence, it marks the run.
+    tampered: Option<String>,
 }
 
 async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Duration) -> Result<Round, SandboxError> {
@@ -234,10 +209,9 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     let mut verdicts_seen = 0usize;
     // Answers the candidate owes: its set-up report, then one per forwarded request.
     let mut owed = 1usize;
-    let mut last_request_test: Option<usize> = None;
     let mut candidate_bytes = 0usize;
     let mut candidate_open = true;
-    let mut marks = TamperMarks::default();
+    let mut tampered: Option<String> = None;
     let mut ended = None;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -259,7 +233,6 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                     if let Some(request) = line.strip_prefix(&request_prefix) {
                         if candidate_open {
                             owed += 1;
-                            last_request_test = verdicts_seen.checked_sub(1);
                             let mut bytes = request.as_bytes().to_vec();
                             bytes.push(b'\n');
                             send(&mut c_in, bytes).await;
@@ -285,7 +258,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                         let drain = async {
                             while let Some(Ok(_)) = c_lines.next().await {
                                 if owed == 0 {
-                                    marks.0.push((last_request_test, STRAY.into()));
+                                    tampered.get_or_insert_with(|| STRAY.into());
                                 } else {
                                     owed -= 1;
                                 }
@@ -304,7 +277,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                         send(&mut k_in, candidate_gone(Some(Ended::OutputFlood))).await;
                     } else if owed == 0 {
                         // Nobody asked: the program wrote this line itself.
-                        marks.0.push((last_request_test, STRAY.into()));
+                        tampered.get_or_insert_with(|| STRAY.into());
                     } else {
                         owed -= 1;
                         let mut bytes = line.into_bytes();
@@ -328,7 +301,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                     if verdicts_seen > job.tests.len() {
                         // Every verdict is in; only the checker's closing check of the candidate
                         // went unanswered, which the runner never does by itself.
-                        marks.0.push((None, "the program's interpreter stopped answering the judge".into()));
+                        tampered.get_or_insert_with(|| "the program's interpreter stopped answering the judge".into());
                     } else {
                         ended = Some((Ended::Deadline, Some(overrun)));
                     }
@@ -341,7 +314,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
         nonce,
         verdicts,
         ended,
-        marks,
+        tampered,
     })
 }
 

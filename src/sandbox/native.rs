@@ -76,7 +76,8 @@ impl Interpreters for NativeExecutor {
         let memory = limits.memory_mb * 1024 * 1024;
         let cpu_secs = total.as_secs() + 1;
         let workdir = tempfile::tempdir()?;
-        if let (Role::Candidate, Some(data)) = (role, limits.checked_data_dir()?) {
+        // The judge checked the directory before starting the round.
+        if let (Role::Candidate, Some(data)) = (role, limits.data_dir.as_deref()) {
             // A private copy: whatever the program writes stays in its own working directory.
             copy_tree(data, workdir.path())?;
         }

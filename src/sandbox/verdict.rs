@@ -91,6 +91,16 @@ impl RunReport {
         self.setup == SetupStatus::Ok && self.tests.iter().all(|t| t.status == TestStatus::Passed)
     }
 
+    /// Marks every test not already marked `Tampered` with `reason`: evidence of tampering
+    /// concerns the whole run.
+    pub(crate) fn mark_tampered(&mut self, reason: &str) {
+        for t in self.tests.iter_mut().filter(|t| t.status != TestStatus::Tampered) {
+            t.status = TestStatus::Tampered;
+            t.exc_type = Some("Tampered".into());
+            t.exc_msg = Some(reason.to_string());
+        }
+    }
+
     /// Why the run counts as tampered with, if it does (the first test marked so).
     pub fn tampered(&self) -> Option<&str> {
         self.tests
@@ -201,22 +211,18 @@ impl RunReport {
                 None => TestOutcome::new(i, TestStatus::NotRun),
             })
             .collect();
-        let mut tests: Vec<TestOutcome> = tests;
-        if let Some(reason) = run_tampered {
-            for t in &mut tests {
-                t.status = TestStatus::Tampered;
-                t.exc_type = Some("Tampered".into());
-                t.exc_msg = Some(reason.clone());
-            }
-        }
-        RunReport {
+        let mut report = RunReport {
             executor: executor.into(),
             setup: setup_status,
             setup_error,
             tests,
             abnormal_end,
             wall_ms,
+        };
+        if let Some(reason) = run_tampered {
+            report.mark_tampered(&reason);
         }
+        report
     }
 }
 
