@@ -291,16 +291,18 @@ fn jsonl_round_trip_and_json_search_output() {
 fn the_tui_memory_browser_lists_searches_and_shows_scores() {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
-    use rgd::tui::{Action, App, MemoryBrowser, Screen, views};
+    use rgd::tui::{Action, App, AppEvent, MemoryBrowser, Screen, views};
 
     let dir = tempfile::tempdir().unwrap();
-    let mut pool = MemoryPool::open(dir.path(), embedder()).unwrap();
+    let assets = assets::ensure(&|l| eprintln!("{l}")).unwrap();
+    let pool = rgd::memory::SharedPool::open(dir.path(), &assets).unwrap();
     pool.insert(sample_entries()).unwrap();
-    pool.record_use(&pool.entries()[0].id.clone(), "01RUNXYZ", "Mine/7").unwrap();
+    let entries = pool.entries().unwrap();
+    pool.record_use(&entries[0].id, "01RUNXYZ", "Mine/7").unwrap();
+    // Without a runtime the browser's jobs (search, who an entry was offered to) run in place.
     let mut app = App::new(Screen::Memory);
-    let mut browser = MemoryBrowser::new();
-    browser.pool = Some(pool);
-    app.memory = Some(browser);
+    app.memory = Some(MemoryBrowser::new());
+    app.apply_event(AppEvent::MemoryOpened(Ok((pool, entries))));
     let render = |app: &mut App| {
         let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
         terminal.draw(|f| views::draw(f, app)).unwrap();

@@ -6,7 +6,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rgd::engine::Envelope;
 use rgd::tui::model::RunModel;
-use rgd::tui::{Action, App, Form, Overlay, Pane, Replay, ReplayAction, RunRow, Screen, views};
+use rgd::tui::{Action, App, Filter, Form, Modal, Pane, Replay, ReplayAction, RunRow, Screen, views};
 
 fn events() -> Vec<Envelope> {
     include_str!("fixtures/tui-run.jsonl")
@@ -97,10 +97,10 @@ fn home_with_runs_and_the_form() {
         state: "finished".into(),
     }];
     insta::assert_snapshot!("home", render(&mut app, 100, 16));
-    app.form = Some(Form::new(&app.home_info));
+    app.modals.push(Modal::Form(Box::new(Form::new(&app.home_info))));
     insta::assert_snapshot!("home_form", render(&mut app, 100, 24));
     // The last field, focused on a short terminal, scrolls into view; the error stays visible.
-    let form = app.form.as_mut().unwrap();
+    let form = app.form_mut().unwrap();
     form.focus = form.values.len() - 1;
     form.error = Some("Concurrency: \"x\" is not a number".into());
     insta::assert_snapshot!("home_form_scrolled", render(&mut app, 100, 24));
@@ -111,7 +111,8 @@ fn overlays_help_and_stop_confirmation() {
     let mut app = replay_app(Screen::Sweep);
     app.handle(Action::Help);
     insta::assert_snapshot!("help", render(&mut app, 110, 30));
-    app.overlay = Some(Overlay::ConfirmStop);
+    app.handle(Action::Help);
+    app.modals.push(Modal::ConfirmStop);
     insta::assert_snapshot!("confirm_stop", render(&mut app, 80, 20));
 }
 
@@ -121,7 +122,9 @@ fn tiny_and_huge_terminals_never_panic() {
     for screen in [Screen::Home, Screen::Sweep, Screen::Task("Sample/5".into())] {
         for (w, h) in sizes {
             let mut app = replay_app(screen.clone());
-            app.form = (screen == Screen::Home).then(|| Form::new(&[]));
+            if screen == Screen::Home {
+                app.modals.push(Modal::Form(Box::new(Form::new(&[]))));
+            }
             app.handle(Action::Help);
             render(&mut app, w, h);
             app.handle(Action::Help);
@@ -162,4 +165,32 @@ fn replay_shows_what_the_live_view_showed_at_every_step() {
     let before = live.clone();
     live.apply(&events[events.len() - 1]);
     assert_eq!(live, before);
+}
+
+#[test]
+fn the_top_popup_takes_every_key_and_closing_it_gives_them_back() {
+    let mut app = replay_app(Screen::Sweep);
+    app.handle(Action::StartFilter);
+    assert!(app.filtering(Filter::Tasks));
+    // While typing, `?` and `q` are letters of the filter, not help and quit.
+    for c in "q?5".chars() {
+        app.handle(Action::FilterChar(c));
+    }
+    app.handle(Action::Help);
+    assert!(
+        matches!(app.modal(), Some(Modal::Filter(Filter::Tasks))),
+        "Help is not for the filter"
+    );
+    assert_eq!(app.sweep.filter, "q?5");
+    assert!(!app.quit);
+    app.handle(Action::EndFilter { keep: true });
+    assert!(app.modal().is_none());
+    // Back on the screen, the same actions mean what they say again.
+    app.handle(Action::Help);
+    assert!(matches!(app.modal(), Some(Modal::Help)));
+    app.handle(Action::Down);
+    assert!(matches!(app.modal(), Some(Modal::Help)), "the help popup ignores movement");
+    app.handle(Action::Back);
+    assert!(app.modal().is_none());
+    assert_eq!(app.sweep.filter, "q?5", "the kept filter stays");
 }

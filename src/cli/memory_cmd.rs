@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use super::run::stderr_line;
-use crate::memory::{Embedder, Entry, Fusion, MemoryPool, Method, SearchOptions, assets};
+use crate::memory::{Embedder, Entry, Fusion, Method, SearchOptions, SharedPool, assets};
 use crate::store::Home;
 
 #[derive(Debug, Subcommand)]
@@ -55,25 +55,27 @@ pub enum MemoryCommand {
     Stats,
 }
 
-/// Fetches the model if needed, loads it, opens the pool in `$RGD_HOME/memory`.
-pub fn open_pool(home: &Home, report: &dyn Fn(&str)) -> anyhow::Result<MemoryPool> {
+/// Fetches the model if needed and opens the pool in `$RGD_HOME/memory`: as its owner, or as a
+/// guest of the rgd process that owns it (a sweep running now, say).
+pub fn open_pool(home: &Home, report: &dyn Fn(&str)) -> anyhow::Result<SharedPool> {
     let assets = assets::ensure(report)?;
-    Ok(MemoryPool::open_in_home(&home.root, &assets)?)
+    Ok(SharedPool::open_in_home(&home.root, &assets)?)
 }
 
 pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
     if let MemoryCommand::Setup = cmd {
         return setup();
     }
-    let mut pool = open_pool(home, &stderr_line)?;
+    let pool = open_pool(home, &stderr_line)?;
     let mut out = std::io::stdout().lock();
     match cmd {
         MemoryCommand::Setup => return setup(),
         MemoryCommand::List { json } => {
-            if pool.is_empty() && !json {
+            let entries = pool.entries()?;
+            if entries.is_empty() && !json {
                 writeln!(out, "the memory pool is empty ({})", pool.dir().display())?;
             }
-            for e in pool.entries() {
+            for e in &entries {
                 if json {
                     writeln!(out, "{}", serde_json::to_string(&summary(e))?)?;
                 } else {
@@ -91,7 +93,7 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
         MemoryCommand::Show { id, json } => {
             let e = pool.find(&id)?;
             if json {
-                writeln!(out, "{}", serde_json::to_string(e)?)?;
+                writeln!(out, "{}", serde_json::to_string(&e)?)?;
             } else {
                 writeln!(
                     out,
@@ -167,11 +169,12 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
         }
         MemoryCommand::Export { file } => {
             let mut w = std::io::BufWriter::new(std::fs::File::create(&file).with_context(|| file.display().to_string())?);
-            for e in pool.entries() {
+            let entries = pool.entries()?;
+            for e in &entries {
                 writeln!(w, "{}", serde_json::to_string(e)?)?;
             }
             w.flush()?;
-            eprintln!("wrote {} entries to {}", pool.len(), file.display());
+            eprintln!("wrote {} entries to {}", entries.len(), file.display());
         }
         MemoryCommand::Import { file } => {
             let entries = read_entries(&file)?;
@@ -183,15 +186,15 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
                 done += chunk.len();
                 eprintln!("imported {done}/{n}");
             }
-            eprintln!("imported {n} entries; the pool has {}", pool.len());
+            eprintln!("imported {n} entries; the pool has {}", pool.state()?.entries);
         }
         MemoryCommand::Rm { id } => {
-            let id = pool.find(&id)?.id.clone();
+            let id = pool.find(&id)?.id;
             pool.remove(&id)?;
             eprintln!("removed {id}");
         }
         MemoryCommand::Stats => {
-            let state = pool.state();
+            let state = pool.state()?;
             writeln!(
                 out,
                 "entries       {}\ncontent hash  {}\npool          {}\nmodel         {}",

@@ -229,7 +229,10 @@ fn open_memory(
         return Ok((None, info));
     }
     let pool = super::memory_cmd::open_pool(home, report)?;
-    let state = pool.state();
+    if !pool.is_owner() {
+        report("memory: the pool is owned by another rgd process; this run shares it through that process");
+    }
+    let state = pool.state()?;
     let info = MemoryInfo {
         enabled: true,
         note: format!("pool {}", pool.dir().display()),

@@ -1,32 +1,22 @@
 //! The engine's view of the pool: best match for the Guide's refinement, and storing solved tasks.
 //! Searches and inserts embed text (CPU work), so they run on blocking threads.
 
-use std::sync::{Arc, Mutex};
-
 use crate::agents::Retrieved;
 use crate::engine::{MemoryLookup, MemoryRecord};
 
 use super::keywords::code_keywords;
-use super::{Entry, MemoryPool, SearchOptions};
+use super::{Entry, SearchOptions, SharedPool};
 
 pub struct PoolMemory {
-    pool: Arc<Mutex<MemoryPool>>,
+    pool: SharedPool,
     options: SearchOptions,
     run_id: String,
 }
 
 impl PoolMemory {
-    pub fn new(pool: MemoryPool, options: SearchOptions, run_id: String) -> PoolMemory {
-        PoolMemory {
-            pool: Arc::new(Mutex::new(pool)),
-            options,
-            run_id,
-        }
+    pub fn new(pool: SharedPool, options: SearchOptions, run_id: String) -> PoolMemory {
+        PoolMemory { pool, options, run_id }
     }
-}
-
-fn lock(pool: &Mutex<MemoryPool>) -> std::sync::MutexGuard<'_, MemoryPool> {
-    pool.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[async_trait::async_trait]
@@ -39,7 +29,6 @@ impl MemoryLookup for PoolMemory {
             ..self.options
         };
         tokio::task::spawn_blocking(move || {
-            let pool = lock(&pool);
             let hits = pool.search(&query, &options).map_err(|e| e.to_string())?;
             let best = hits.into_iter().find(|h| h.entry.task_id != task_id);
             if let Some(h) = &best {
@@ -79,7 +68,7 @@ impl MemoryLookup for PoolMemory {
             created_at: chrono::Utc::now(),
         };
         let id = entry.id.clone();
-        tokio::task::spawn_blocking(move || lock(&pool).insert(vec![entry]).map_err(|e| e.to_string()))
+        tokio::task::spawn_blocking(move || pool.insert(vec![entry]).map_err(|e| e.to_string()))
             .await
             .map_err(|e| e.to_string())??;
         Ok(id)

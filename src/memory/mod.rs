@@ -12,10 +12,12 @@ pub mod keywords;
 mod lookup;
 mod scan;
 mod search;
+mod shared;
 
 pub use embed::{DIM, Embedder};
 pub use lookup::PoolMemory;
 pub use search::{Fusion, Hit, Method, SearchOptions};
+pub use shared::SharedPool;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,8 +39,15 @@ pub enum MemoryError {
     Index(String),
     #[error("memory pool: {0}")]
     Store(#[from] sled::Error),
-    #[error("the memory pool at {0} is open in another rgd process; wait for it or use --no-memory")]
+    /// sled's own lock: another process has the database open (the owner lock should prevent it).
+    #[error("the memory pool database at {0} is open in another process")]
     Locked(String),
+    #[error(
+        "the memory pool at {dir} is owned by {} but it does not answer at {socket}; \
+         wait for it, stop it, or use --no-memory",
+        pid.map_or("another process".to_string(), |p| format!("rgd process {p}"))
+    )]
+    Unreachable { dir: String, pid: Option<u32>, socket: String },
     #[error("memory pool: corrupt record {0}")]
     Corrupt(String),
     #[error("{0}")]
@@ -153,13 +162,6 @@ impl MemoryPool {
             bm25,
             embedder,
         })
-    }
-
-    /// The pool in `$RGD_HOME/memory`, with the embedding model loaded from `assets`: how the CLI,
-    /// a run and the TUI all open it.
-    pub fn open_in_home(home_root: &Path, assets: &assets::EmbeddingAssets) -> Result<MemoryPool, MemoryError> {
-        let embedder = Arc::new(Embedder::load(assets)?);
-        MemoryPool::open(&MemoryPool::dir_in(home_root), embedder)
     }
 
     pub fn dir(&self) -> &Path {

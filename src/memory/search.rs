@@ -49,7 +49,7 @@ impl Default for SearchOptions {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
     pub entry: Entry,
     /// The fused (or single-method) score that ranked this hit.

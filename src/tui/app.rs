@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use ratatui::layout::Rect;
 
+use super::app_event::{AppEvent, JobReceiver, JobSender};
 use super::form::Form;
+use super::modal::{Filter, Modal};
 use super::model::{RunModel, TaskStage, TaskView};
 use super::replay::Replay;
 use super::run_list::RunRow;
@@ -19,13 +21,6 @@ pub enum Screen {
     Sweep,
     Task(String),
     Memory,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Overlay {
-    Help,
-    /// Quitting would stop a live run.
-    ConfirmStop,
 }
 
 /// The panes of the task view, in Tab order.
@@ -88,7 +83,6 @@ impl SortBy {
 pub struct SweepState {
     pub selected: usize,
     pub filter: String,
-    pub editing_filter: bool,
     pub sort: Option<SortBy>,
 }
 
@@ -176,7 +170,8 @@ pub type Launcher = Arc<dyn Fn(super::form::RunRequest) -> anyhow::Result<(crate
 
 pub struct App {
     pub screens: Vec<Screen>,
-    pub overlay: Option<Overlay>,
+    /// Popups and text entry above the screen; the top one takes the keys.
+    pub modals: Vec<Modal>,
     pub model: RunModel,
     pub live: Option<LiveRun>,
     pub replay: Option<Replay>,
@@ -184,7 +179,6 @@ pub struct App {
     pub task: TaskState,
     pub runs: Vec<RunRow>,
     pub run_selected: usize,
-    pub form: Option<Form>,
     pub launcher: Option<Launcher>,
     pub home_info: Vec<(String, String)>,
     pub home_dir: Option<PathBuf>,
@@ -196,16 +190,20 @@ pub struct App {
     /// Lines a page scroll moves (the last drawn list height).
     pub page: usize,
     pub code_cache: super::views::CodeCache,
-    pub pending_launch: Option<tokio::task::JoinHandle<anyhow::Result<(crate::engine::Sweep, bool)>>>,
+    /// True while the form's run is being prepared.
+    pub launching: bool,
     pub memory: Option<super::memory_browser::MemoryBrowser>,
-    pub memory_loading: Option<tokio::task::JoinHandle<anyhow::Result<crate::memory::MemoryPool>>>,
+    /// Background jobs report here; the UI loop takes `job_events` and feeds `apply_event`.
+    jobs: JobSender,
+    job_events: Option<JobReceiver>,
 }
 
 impl App {
     pub fn new(first: Screen) -> App {
+        let (jobs, job_events) = tokio::sync::mpsc::unbounded_channel();
         App {
             screens: vec![first],
-            overlay: None,
+            modals: Vec::new(),
             model: RunModel::new(),
             live: None,
             replay: None,
@@ -213,7 +211,6 @@ impl App {
             task: TaskState::default(),
             runs: Vec::new(),
             run_selected: 0,
-            form: None,
             launcher: None,
             home_info: Vec::new(),
             home_dir: None,
@@ -223,10 +220,108 @@ impl App {
             layout: Layout::default(),
             page: 10,
             code_cache: Default::default(),
-            pending_launch: None,
+            launching: false,
             memory: None,
-            memory_loading: None,
+            jobs,
+            job_events: Some(job_events),
         }
+    }
+
+    /// The receiving end of the background jobs' channel (taken once, by the UI loop).
+    pub fn take_job_events(&mut self) -> Option<JobReceiver> {
+        self.job_events.take()
+    }
+
+    /// Runs `job` on a blocking thread; its event comes back through the jobs' channel. Without a
+    /// runtime (views drawn in tests) the job runs in place.
+    fn spawn(&mut self, job: impl FnOnce() -> AppEvent + Send + 'static) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let jobs = self.jobs.clone();
+                runtime.spawn_blocking(move || {
+                    let _ = jobs.send(job());
+                });
+            }
+            Err(_) => {
+                let event = job();
+                self.apply_event(event);
+            }
+        }
+    }
+
+    /// A background job's result enters the state here, and only here.
+    pub fn apply_event(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Launched(prepared) => self.launched(prepared),
+            AppEvent::MemoryOpened(opened) => {
+                if let Some(b) = &mut self.memory {
+                    match opened {
+                        Ok((pool, entries)) => {
+                            b.pool = Some(pool);
+                            b.entries = entries;
+                        }
+                        Err(e) => b.error = Some(format!("{e:#}")),
+                    }
+                }
+                self.load_uses();
+            }
+            AppEvent::MemorySearched { query, hits } => {
+                if let Some(b) = self.memory.as_mut().filter(|b| b.query == query) {
+                    match hits {
+                        Ok(hits) => b.hits = Some(hits),
+                        Err(e) => b.error = Some(format!("{e:#}")),
+                    }
+                    b.selected = 0;
+                }
+                self.load_uses();
+            }
+            AppEvent::MemoryUses { entry_id, uses } => {
+                if let Some(b) = &mut self.memory {
+                    match uses {
+                        Ok(uses) => b.uses = Some((entry_id, uses)),
+                        Err(e) => b.error = Some(format!("{e:#}")),
+                    }
+                }
+            }
+            AppEvent::ReplayLoaded { run_id, replay } => match replay {
+                Ok(mut replay) => {
+                    self.model = replay.model_at_end();
+                    self.replay = Some(replay);
+                    self.sweep = SweepState::default();
+                    self.screens.push(Screen::Sweep);
+                }
+                Err(e) => self.status = Some(format!("cannot open run {run_id}: {e:#}")),
+            },
+            AppEvent::RunsListed(runs) => {
+                self.runs = runs;
+                self.run_selected = self.run_selected.min(self.runs.len().saturating_sub(1));
+            }
+        }
+    }
+
+    /// The top popup, if any.
+    pub fn modal(&self) -> Option<&Modal> {
+        self.modals.last()
+    }
+
+    /// The start-a-run form, if open.
+    pub fn form(&self) -> Option<&Form> {
+        self.modals.iter().find_map(|m| match m {
+            Modal::Form(f) => Some(&**f),
+            _ => None,
+        })
+    }
+
+    pub fn form_mut(&mut self) -> Option<&mut Form> {
+        self.modals.iter_mut().find_map(|m| match m {
+            Modal::Form(f) => Some(&mut **f),
+            _ => None,
+        })
+    }
+
+    /// Whether the user is typing into `filter` now.
+    pub fn filtering(&self, filter: Filter) -> bool {
+        matches!(self.modal(), Some(Modal::Filter(f)) if *f == filter)
     }
 
     #[allow(
@@ -279,85 +374,25 @@ impl App {
     }
 
     pub fn handle(&mut self, action: Action) {
-        if let Some(overlay) = &self.overlay {
-            match (overlay, &action) {
-                (Overlay::ConfirmStop, Action::Confirm(yes)) => {
-                    self.overlay = None;
-                    if *yes {
-                        self.stopped = true;
-                        if let Some(live) = &mut self.live {
-                            live.stop();
-                        }
-                        self.quit = true;
-                    }
-                }
-                (Overlay::Help, Action::Help | Action::Back | Action::Quit) => self.overlay = None,
-                (Overlay::ConfirmStop, Action::Back | Action::Quit) => self.overlay = None,
-                _ => {}
-            }
-            return;
-        }
-        if let Some(form) = &mut self.form {
-            match action {
-                Action::Form(a) => {
-                    if let Some(request) = form.apply(a) {
-                        self.launch(request);
-                    }
-                }
-                Action::Back | Action::Quit => self.form = None,
-                _ => {}
-            }
-            return;
-        }
-        if let Some(browser) = self.memory.as_mut().filter(|b| b.editing) {
-            match action {
-                Action::FilterChar(c) => browser.query.push(c),
-                Action::FilterBackspace => {
-                    browser.query.pop();
-                }
-                Action::EndFilter { keep } => {
-                    browser.editing = false;
-                    if !keep {
-                        browser.query.clear();
-                    }
-                    browser.search();
-                }
-                _ => {}
-            }
-            return;
-        }
-        if self.sweep.editing_filter {
-            match action {
-                Action::FilterChar(c) => self.sweep.filter.push(c),
-                Action::FilterBackspace => {
-                    self.sweep.filter.pop();
-                }
-                Action::EndFilter { keep } => {
-                    self.sweep.editing_filter = false;
-                    if !keep {
-                        self.sweep.filter.clear();
-                    }
-                }
-                _ => {}
-            }
-            self.sweep.selected = 0;
+        if !self.modals.is_empty() {
+            self.modal_action(action);
             return;
         }
         match action {
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => self.modals.push(Modal::Help),
             Action::Quit => self.request_quit(),
             Action::Back if *self.screen() == Screen::Memory && self.memory.as_ref().is_some_and(|b| !b.query.is_empty()) => {
                 if let Some(b) = &mut self.memory {
                     b.query.clear();
-                    b.search();
                 }
+                self.search_memory();
             }
             Action::Back => {
                 if self.screens.len() > 1 {
                     if self.screens.pop() == Some(Screen::Memory) {
-                        // Closing the browser releases the pool for runs.
+                        // Closing the browser lets go of the pool (its ownership, if no run of
+                        // this process holds it, passes to the next rgd process that asks).
                         self.memory = None;
-                        self.memory_loading = None;
                     }
                     if *self.screen() == Screen::Home {
                         self.refresh_runs();
@@ -378,9 +413,72 @@ impl App {
         }
     }
 
+    /// The top popup takes the action.
+    fn modal_action(&mut self, action: Action) {
+        let Some(top) = self.modals.last_mut() else { return };
+        match (top, action) {
+            (Modal::ConfirmStop, Action::Confirm(yes)) => {
+                self.modals.pop();
+                if yes {
+                    self.stopped = true;
+                    if let Some(live) = &mut self.live {
+                        live.stop();
+                    }
+                    self.quit = true;
+                }
+            }
+            (Modal::Help, Action::Help | Action::Back | Action::Quit)
+            | (Modal::ConfirmStop | Modal::Form(_), Action::Back | Action::Quit) => {
+                self.modals.pop();
+            }
+            (Modal::Form(form), Action::Form(a)) => {
+                if let Some(request) = form.apply(a) {
+                    self.launch(request);
+                }
+            }
+            (Modal::Filter(Filter::Tasks), action) => {
+                match action {
+                    Action::FilterChar(c) => self.sweep.filter.push(c),
+                    Action::FilterBackspace => {
+                        self.sweep.filter.pop();
+                    }
+                    Action::EndFilter { keep } => {
+                        self.modals.pop();
+                        if !keep {
+                            self.sweep.filter.clear();
+                        }
+                    }
+                    _ => {}
+                }
+                self.sweep.selected = 0;
+            }
+            (Modal::Filter(Filter::Memory), action) => {
+                let Some(browser) = &mut self.memory else {
+                    self.modals.pop();
+                    return;
+                };
+                match action {
+                    Action::FilterChar(c) => browser.query.push(c),
+                    Action::FilterBackspace => {
+                        browser.query.pop();
+                    }
+                    Action::EndFilter { keep } => {
+                        self.modals.pop();
+                        if !keep {
+                            browser.query.clear();
+                        }
+                        self.search_memory();
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn request_quit(&mut self) {
         if self.run_is_live() {
-            self.overlay = Some(Overlay::ConfirmStop);
+            self.modals.push(Modal::ConfirmStop);
         } else {
             self.quit = true;
         }
@@ -397,7 +495,7 @@ impl App {
                 if self.run_is_live() {
                     self.status = Some("a run is already live in this window".into());
                 } else if self.launcher.is_some() {
-                    self.form = Some(Form::new(&self.home_info));
+                    self.modals.push(Modal::Form(Box::new(Form::new(&self.home_info))));
                 }
             }
             Action::Refresh => self.refresh_runs(),
@@ -427,7 +525,7 @@ impl App {
             Action::PageDown => *sel = (*sel + self.page).min(n.saturating_sub(1)),
             Action::Top => *sel = 0,
             Action::Bottom => *sel = n.saturating_sub(1),
-            Action::StartFilter => self.sweep.editing_filter = true,
+            Action::StartFilter => self.modals.push(Modal::Filter(Filter::Tasks)),
             Action::CycleSort => self.sweep.sort = Some(self.sweep.sort.unwrap_or(SortBy::Order).next()),
             Action::Enter => {
                 if let Some(&i) = rows.get(*sel) {
@@ -441,33 +539,59 @@ impl App {
 
     fn open_memory(&mut self) {
         let Some(dir) = self.home_dir.clone() else { return };
-        if self.run_is_live() {
-            self.status = Some("the memory pool is in use by the live run; open it when the run ends".into());
-            return;
-        }
         if crate::memory::assets::installed().is_none() {
             self.status = Some("no embedding model yet: run `rgd memory setup` (or any run with memory) first".into());
             return;
         }
         self.memory = Some(super::memory_browser::MemoryBrowser::new());
-        self.memory_loading = Some(tokio::task::spawn_blocking(move || {
-            // Never a download from the browser: only a model already in the cache.
-            let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
-            Ok(crate::memory::MemoryPool::open_in_home(&dir, &assets)?)
-        }));
         self.task.scroll = [0; 5];
         self.screens.push(Screen::Memory);
+        self.spawn(move || {
+            AppEvent::MemoryOpened((|| {
+                // Never a download from the browser: only a model already in the cache.
+                let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
+                let pool = crate::memory::SharedPool::open_in_home(&dir, &assets)?;
+                let entries = pool.entries()?;
+                Ok((pool, entries))
+            })())
+        });
     }
 
-    /// The pool opened for the browser (or why it could not be).
-    pub fn memory_opened(&mut self, pool: anyhow::Result<crate::memory::MemoryPool>) {
-        self.memory_loading = None;
-        if let Some(b) = &mut self.memory {
-            match pool {
-                Ok(p) => b.pool = Some(p),
-                Err(e) => b.error = Some(format!("{e:#}")),
-            }
+    /// Searches the pool for the browser's query (every entry when it is empty).
+    fn search_memory(&mut self) {
+        let Some(b) = &mut self.memory else { return };
+        b.selected = 0;
+        if b.query.trim().is_empty() {
+            b.hits = None;
+            self.load_uses();
+            return;
         }
+        let Some(pool) = b.pool.clone() else { return };
+        let query = b.query.clone();
+        let options = crate::memory::SearchOptions {
+            k: 20,
+            min_similarity: -1.0,
+            ..crate::memory::SearchOptions::default()
+        };
+        self.spawn(move || {
+            let hits = pool.search(&query, &options).map_err(anyhow::Error::from);
+            AppEvent::MemorySearched { query, hits }
+        });
+    }
+
+    /// Who the selected entry was offered to, unless that is already known.
+    fn load_uses(&mut self) {
+        let Some(b) = &self.memory else { return };
+        let (Some(pool), Some(entry_id)) = (b.pool.clone(), b.selected_id()) else {
+            return;
+        };
+        if b.uses_of(&entry_id).is_some() {
+            return;
+        }
+        self.spawn(move || {
+            let uses = pool.uses_of(&entry_id).map_err(anyhow::Error::from);
+            AppEvent::MemoryUses { entry_id, uses }
+        });
     }
 
     fn memory_action(&mut self, action: Action) {
@@ -482,13 +606,14 @@ impl App {
             Action::PageDown => b.selected = (b.selected + page).min(n.saturating_sub(1)),
             Action::Top => b.selected = 0,
             Action::Bottom => b.selected = n.saturating_sub(1),
-            Action::StartFilter => b.editing = true,
+            Action::StartFilter => self.modals.push(Modal::Filter(Filter::Memory)),
             Action::Right => self.task.scroll[0] = self.task.scroll[0].saturating_add(5),
             Action::Left => self.task.scroll[0] = self.task.scroll[0].saturating_sub(5),
             _ => {}
         }
         if self.memory.as_ref().is_some_and(|b| b.selected != before) {
             self.task.scroll[0] = 0;
+            self.load_uses();
         }
     }
 
@@ -600,24 +725,21 @@ impl App {
         });
     }
 
+    /// Reads every run's manifest and status (a background job: a home with many runs is slow).
     pub fn refresh_runs(&mut self) {
-        if let Some(dir) = &self.home_dir {
-            self.runs = super::run_list::load_runs(&crate::store::Home { root: dir.clone() });
-            self.run_selected = self.run_selected.min(self.runs.len().saturating_sub(1));
-        }
+        let Some(dir) = self.home_dir.clone() else { return };
+        self.spawn(move || AppEvent::RunsListed(super::run_list::load_runs(&crate::store::Home { root: dir })));
     }
 
+    /// Loads a recorded run (a background job: a long run has many events) and opens it.
     fn open_replay(&mut self, run_id: &str) {
-        let Some(dir) = &self.home_dir else { return };
-        match Replay::load(&crate::store::Home { root: dir.clone() }, run_id) {
-            Ok(mut replay) => {
-                self.model = replay.model_at_end();
-                self.replay = Some(replay);
-                self.sweep = SweepState::default();
-                self.screens.push(Screen::Sweep);
-            }
-            Err(e) => self.status = Some(format!("cannot open run {run_id}: {e:#}")),
-        }
+        let Some(dir) = self.home_dir.clone() else { return };
+        let run_id = run_id.to_string();
+        self.status = Some(format!("loading run {run_id}…"));
+        self.spawn(move || {
+            let replay = Replay::load(&crate::store::Home { root: dir }, &run_id);
+            AppEvent::ReplayLoaded { run_id, replay }
+        });
     }
 
     /// A run going on in another process: followed through its journal when it has one.
@@ -640,28 +762,29 @@ impl App {
     }
 
     /// Preparing a run can take a while (loading a dataset; building the sandbox the first time),
-    /// so it happens on a blocking task and reports back through `launched` (gitui's pattern).
+    /// so it is a background job that reports back as `AppEvent::Launched`.
     fn launch(&mut self, request: super::form::RunRequest) {
         let Some(launcher) = self.launcher.clone() else { return };
-        if self.pending_launch.is_some() {
+        if self.launching {
             return;
         }
-        if let Some(form) = &mut self.form {
+        self.launching = true;
+        if let Some(form) = self.form_mut() {
             form.error = None;
             form.starting = true;
         }
-        self.pending_launch = Some(tokio::task::spawn_blocking(move || launcher(request)));
+        self.spawn(move || AppEvent::Launched(launcher(request)));
     }
 
     /// The prepared run (or why it could not be prepared) from `launch`.
-    pub fn launched(&mut self, prepared: anyhow::Result<(crate::engine::Sweep, bool)>) {
-        self.pending_launch = None;
-        if let Some(form) = &mut self.form {
+    fn launched(&mut self, prepared: anyhow::Result<(crate::engine::Sweep, bool)>) {
+        self.launching = false;
+        if let Some(form) = self.form_mut() {
             form.starting = false;
         }
         match prepared {
             Ok((sweep, resumed)) => {
-                self.form = None;
+                self.modals.retain(|m| !matches!(m, Modal::Form(_)));
                 self.replay = None;
                 self.model = RunModel::new();
                 self.sweep = SweepState::default();
@@ -669,7 +792,7 @@ impl App {
                 self.screens.push(Screen::Sweep);
             }
             Err(e) => {
-                if let Some(form) = &mut self.form {
+                if let Some(form) = self.form_mut() {
                     form.error = Some(format!("{e:#}"));
                 }
             }

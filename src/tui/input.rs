@@ -2,8 +2,9 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
 
-use super::app::{Action, App, Overlay, ReplayAction};
+use super::app::{Action, App, ReplayAction};
 use super::form::FormAction;
+use super::modal::Modal;
 
 pub fn action_for(app: &App, event: &Event) -> Option<Action> {
     match event {
@@ -34,35 +35,8 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
     if ctrl && key.code == KeyCode::Char('c') {
         return Some(Action::Quit);
     }
-    if let Some(overlay) = &app.overlay {
-        return match (overlay, key.code) {
-            (Overlay::ConfirmStop, KeyCode::Char('y') | KeyCode::Char('Y')) => Some(Action::Confirm(true)),
-            (Overlay::ConfirmStop, KeyCode::Char('n') | KeyCode::Char('N')) => Some(Action::Confirm(false)),
-            (_, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?')) => Some(Action::Back),
-            _ => None,
-        };
-    }
-    if app.form.is_some() {
-        return Some(match key.code {
-            KeyCode::Esc => Action::Back,
-            KeyCode::Tab | KeyCode::Down => Action::Form(FormAction::Next),
-            KeyCode::BackTab | KeyCode::Up => Action::Form(FormAction::Prev),
-            KeyCode::Left => Action::Form(FormAction::Cycle(false)),
-            KeyCode::Right => Action::Form(FormAction::Cycle(true)),
-            KeyCode::Enter => Action::Form(FormAction::Submit),
-            KeyCode::Backspace => Action::Form(FormAction::Backspace),
-            KeyCode::Char(c) => Action::Form(FormAction::Char(c)),
-            _ => return None,
-        });
-    }
-    if app.sweep.editing_filter || app.memory.as_ref().is_some_and(|m| m.editing) {
-        return Some(match key.code {
-            KeyCode::Enter => Action::EndFilter { keep: true },
-            KeyCode::Esc => Action::EndFilter { keep: false },
-            KeyCode::Backspace => Action::FilterBackspace,
-            KeyCode::Char(c) => Action::FilterChar(c),
-            _ => return None,
-        });
+    if let Some(modal) = app.modal() {
+        return modal_key(modal, key.code);
     }
     if app.replay.is_some() {
         let replay = match key.code {
@@ -108,6 +82,40 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('m') => Action::OpenMemory,
         _ => return None,
     })
+}
+
+/// The keys of the popup on top of the stack (it takes them all).
+fn modal_key(modal: &Modal, code: KeyCode) -> Option<Action> {
+    match modal {
+        Modal::ConfirmStop => match code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::Confirm(true)),
+            KeyCode::Char('n') | KeyCode::Char('N') => Some(Action::Confirm(false)),
+            KeyCode::Esc | KeyCode::Char('q') => Some(Action::Back),
+            _ => None,
+        },
+        Modal::Help => match code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') => Some(Action::Back),
+            _ => None,
+        },
+        Modal::Form(_) => Some(match code {
+            KeyCode::Esc => Action::Back,
+            KeyCode::Tab | KeyCode::Down => Action::Form(FormAction::Next),
+            KeyCode::BackTab | KeyCode::Up => Action::Form(FormAction::Prev),
+            KeyCode::Left => Action::Form(FormAction::Cycle(false)),
+            KeyCode::Right => Action::Form(FormAction::Cycle(true)),
+            KeyCode::Enter => Action::Form(FormAction::Submit),
+            KeyCode::Backspace => Action::Form(FormAction::Backspace),
+            KeyCode::Char(c) => Action::Form(FormAction::Char(c)),
+            _ => return None,
+        }),
+        Modal::Filter(_) => Some(match code {
+            KeyCode::Enter => Action::EndFilter { keep: true },
+            KeyCode::Esc => Action::EndFilter { keep: false },
+            KeyCode::Backspace => Action::FilterBackspace,
+            KeyCode::Char(c) => Action::FilterChar(c),
+            _ => return None,
+        }),
+    }
 }
 
 /// Every key, for the help overlay and the README. Kept next to the mapping above.

@@ -1,63 +1,44 @@
-//! The memory browser's state: the pool (opened on a blocking task, as loading the embedding model
-//! takes a second), the current search, and the selection.
+//! The memory browser's state: the pool handle and the entries it had when opened (both from a
+//! background job: loading the embedding model takes a second, and the pool may be served by
+//! another rgd process), the current search, the selection, and who the selection was offered to.
 
-use crate::memory::{Hit, MemoryPool, SearchOptions};
+use crate::memory::{Entry, Hit, SharedPool};
 
+#[derive(Default)]
 pub struct MemoryBrowser {
-    pub pool: Option<MemoryPool>,
+    pub pool: Option<SharedPool>,
+    pub entries: Vec<Entry>,
     pub error: Option<String>,
     pub query: String,
-    pub editing: bool,
     /// Results of the last search; `None` lists every entry.
     pub hits: Option<Vec<Hit>>,
     pub selected: usize,
+    /// (entry id, the (run, task) pairs it was offered to), for the selected entry once loaded.
+    pub uses: Option<(String, Vec<(String, String)>)>,
 }
 
 impl MemoryBrowser {
     pub fn new() -> MemoryBrowser {
-        MemoryBrowser {
-            pool: None,
-            error: None,
-            query: String::new(),
-            editing: false,
-            hits: None,
-            selected: 0,
-        }
+        MemoryBrowser::default()
     }
 
-    /// Rows shown: (entry index in the pool, hit scores if searching).
-    pub fn rows(&self) -> Vec<(usize, Option<&Hit>)> {
-        let Some(pool) = &self.pool else { return Vec::new() };
+    /// Rows shown: the entry, and its scores when searching.
+    pub fn rows(&self) -> Vec<(&Entry, Option<&Hit>)> {
         match &self.hits {
-            None => (0..pool.len()).map(|i| (i, None)).collect(),
-            Some(hits) => hits
-                .iter()
-                .filter_map(|h| pool.index_of(&h.entry.id).map(|i| (i, Some(h))))
-                .collect(),
+            None => self.entries.iter().map(|e| (e, None)).collect(),
+            Some(hits) => hits.iter().map(|h| (&h.entry, Some(h))).collect(),
         }
     }
 
-    pub fn search(&mut self) {
-        let Some(pool) = &self.pool else { return };
-        self.selected = 0;
-        if self.query.trim().is_empty() {
-            self.hits = None;
-            return;
-        }
-        let options = SearchOptions {
-            k: 20,
-            min_similarity: -1.0,
-            ..SearchOptions::default()
-        };
-        match pool.search(&self.query, &options) {
-            Ok(hits) => self.hits = Some(hits),
-            Err(e) => self.error = Some(e.to_string()),
-        }
+    /// The selected entry's id.
+    pub fn selected_id(&self) -> Option<String> {
+        let rows = self.rows();
+        let (e, _) = rows.get(self.selected.min(rows.len().saturating_sub(1)))?;
+        Some(e.id.clone())
     }
-}
 
-impl Default for MemoryBrowser {
-    fn default() -> Self {
-        MemoryBrowser::new()
+    /// The offers of `entry_id`, if they are loaded.
+    pub fn uses_of(&self, entry_id: &str) -> Option<&[(String, String)]> {
+        self.uses.as_ref().filter(|(id, _)| id == entry_id).map(|(_, u)| u.as_slice())
     }
 }

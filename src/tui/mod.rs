@@ -6,18 +6,22 @@
 //! changed, at most 60 times a second (codex-rs, yazi).
 
 mod app;
+mod app_event;
 mod form;
 mod input;
 mod memory_browser;
+pub mod modal;
 pub mod model;
 mod replay;
 mod run_list;
 mod source;
 pub mod views;
 
-pub use app::{Action, App, Launcher, Overlay, Pane, ReplayAction, Screen};
+pub use app::{Action, App, Launcher, Pane, ReplayAction, Screen};
+pub use app_event::AppEvent;
 pub use form::{Form, RunRequest};
 pub use memory_browser::MemoryBrowser;
+pub use modal::{Filter, Modal};
 pub use replay::Replay;
 pub use run_list::RunRow;
 
@@ -70,6 +74,7 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     let mut last_clock = Instant::now();
+    let mut jobs = app.take_job_events();
     while !app.quit {
         let frame_due = last_draw + FRAME;
         let replay_due = app.replay.as_ref().and_then(Replay::due);
@@ -100,12 +105,8 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                 }
                 dirty = true;
             }
-            joined = pending(&mut app.memory_loading) => {
-                app.memory_opened(joined.unwrap_or_else(|e| Err(anyhow::anyhow!("opening the memory pool failed: {e}"))));
-                dirty = true;
-            }
-            joined = pending(&mut app.pending_launch) => {
-                app.launched(joined.unwrap_or_else(|e| Err(anyhow::anyhow!("preparing the run failed: {e}"))));
+            Some(event) = next_job(&mut jobs) => {
+                app.apply_event(event);
                 dirty = true;
             }
             () = sleep_until(replay_due) => {
@@ -138,9 +139,9 @@ async fn next_live(live: &mut Option<LiveRun>) -> LiveMsg {
     }
 }
 
-async fn pending<T>(job: &mut Option<tokio::task::JoinHandle<T>>) -> Result<T, tokio::task::JoinError> {
-    match job {
-        Some(handle) => handle.await,
+async fn next_job(jobs: &mut Option<app_event::JobReceiver>) -> Option<AppEvent> {
+    match jobs {
+        Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }

@@ -66,7 +66,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         info,
     );
 
-    if let Some(form) = &app.form {
+    if let Some(form) = app.form() {
         draw_form(frame, area, form);
     }
 }

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Paragraph, Row, Table, Wrap};
 
 use super::text::{dim, plain, window_rows};
 use crate::tui::app::App;
+use crate::tui::modal::Filter;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let Some(browser) = &app.memory else { return };
@@ -19,22 +20,30 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
             " opening the memory pool (loading the embedding model)…",
             Style::new().fg(Color::Yellow),
         ),
-        (Some(pool), None) => Line::raw(format!(" {} entries in {}", pool.len(), pool.dir().display())),
+        (Some(pool), None) => Line::raw(format!(
+            " {} entries in {}{}",
+            browser.entries.len(),
+            pool.dir().display(),
+            if pool.is_owner() { "" } else { " (served by another rgd process)" }
+        )),
     };
+    let editing = app.filtering(Filter::Memory);
     let search = Line::styled(
         format!(
             " search: {}{}",
-            if browser.query.is_empty() && !browser.editing {
+            if browser.query.is_empty() && !editing {
                 "- (/ to search)"
             } else {
                 &browser.query
             },
-            if browser.editing { "▏" } else { "" }
+            if editing { "▏" } else { "" }
         ),
         Style::new().dim(),
     );
     frame.render_widget(Paragraph::new(vec![status, search]), head);
-    let Some(pool) = &browser.pool else { return };
+    if browser.pool.is_none() {
+        return;
+    }
     let [list, detail] = if body.width >= 100 {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(body)
     } else {
@@ -43,8 +52,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let rows = browser.rows();
     let height = list.height.saturating_sub(3) as usize;
     let selected = browser.selected.min(rows.len().saturating_sub(1));
-    let (shown, _) = window_rows(&rows, selected, height, |(i, hit)| {
-        let e = &pool.entries()[*i];
+    let (shown, _) = window_rows(&rows, selected, height, |(e, hit)| {
         let scores = hit.map_or(String::new(), |h| format!("{:.3} {:.3} {:5.1}", h.score, h.sbert, h.bm25));
         Row::new(vec![e.task_id.clone(), e.entry_point.clone(), scores])
     });
@@ -63,11 +71,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     );
     app.page = height.max(1);
 
-    let Some((i, _)) = rows.get(selected) else {
+    let Some(&(e, _)) = rows.get(selected) else {
         frame.render_widget(Paragraph::new(vec![dim("no entry")]).block(Block::bordered()), detail);
         return;
     };
-    let e = &pool.entries()[*i];
     let mut lines = vec![
         Line::from(vec![Span::styled("id ", Style::new().dim()), Span::raw(e.id.clone())]),
         Line::from(vec![
@@ -79,12 +86,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
             Span::raw(e.keywords.join(", ")),
         ]),
     ];
-    let uses = pool.uses_of(&e.id);
+    let uses = browser.uses_of(&e.id).unwrap_or_default();
     lines.push(Line::styled(
-        if uses.is_empty() {
-            "offered to no task yet".to_string()
-        } else {
-            format!("offered {} time(s):", uses.len())
+        match browser.uses_of(&e.id) {
+            None => "looking up the runs it was offered to…".to_string(),
+            Some([]) => "offered to no task yet".to_string(),
+            Some(u) => format!("offered {} time(s):", u.len()),
         },
         Style::new().bold(),
     ));

@@ -15,8 +15,9 @@ use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
 
 pub use text::CodeCache;
 
-use super::app::{App, Overlay, Screen};
+use super::app::{App, Screen};
 use super::input::HELP;
+use super::modal::Modal;
 
 /// Below this the screen only says it is too small (and never panics).
 const MIN: (u16, u16) = (20, 6);
@@ -36,10 +37,13 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         Screen::Memory => memory::draw(frame, body, app),
     }
     frame.render_widget(Paragraph::new(hint_line(app)), bottom);
-    match &app.overlay {
-        Some(Overlay::Help) => help(frame, area),
-        Some(Overlay::ConfirmStop) => confirm(frame, area),
-        None => {}
+    // The form is drawn by the home view it belongs to; the others float over any screen.
+    for modal in &app.modals {
+        match modal {
+            Modal::Help => help(frame, area),
+            Modal::ConfirmStop => confirm(frame, area),
+            Modal::Form(_) | Modal::Filter(_) => {}
+        }
     }
 }
 
@@ -86,17 +90,15 @@ fn hint_line(app: &App) -> Line<'static> {
     if let Some(s) = &app.status {
         return Line::from(Span::styled(format!(" {s}"), Style::new().fg(Color::Yellow)));
     }
-    let hint = if app.form.is_some() {
-        "Tab/↑↓ field  ←→ choose  Enter start  Esc cancel"
-    } else if app.sweep.editing_filter || app.memory.as_ref().is_some_and(|m| m.editing) {
-        "type to filter  Enter keep  Esc clear"
-    } else {
-        match app.screen() {
+    let hint = match app.modal() {
+        Some(Modal::Form(_)) => "Tab/↑↓ field  ←→ choose  Enter start  Esc cancel",
+        Some(Modal::Filter(_)) => "type to filter  Enter keep  Esc clear",
+        _ => match app.screen() {
             Screen::Home => "↑↓ select  Enter open (replay)  n new run  m memory  r refresh  ? help  q quit",
             Screen::Memory => "↑↓ select  / search  ←→ scroll entry  ? help  Esc back",
             Screen::Sweep => "↑↓ select  Enter open task  / filter  s sort  ? help  Esc back",
             Screen::Task(_) => "←→ iteration  Tab pane  ↑↓ scroll  d diff  z zoom  w write code  ? help  Esc back",
-        }
+        },
     };
     let mut spans = vec![Span::styled(format!(" {hint}"), Style::new().dim())];
     if app.replay.is_some() {

@@ -78,7 +78,11 @@ fn draw_head(frame: &mut Frame, area: Rect, app: &App) {
             format!(
                 " filter: {}{}   sort: {}",
                 if app.sweep.filter.is_empty() { "-" } else { &app.sweep.filter },
-                if app.sweep.editing_filter { "▏" } else { "" },
+                if app.filtering(crate::tui::modal::Filter::Tasks) {
+                    "▏"
+                } else {
+                    ""
+                },
                 app.sweep.sort.map_or("order", |s| s.label())
             ),
             Style::new().dim(),

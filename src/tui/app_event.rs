@@ -1,0 +1,35 @@
+//! Work the UI loop must not wait for (preparing a run, opening the memory pool, searching it,
+//! loading a recorded run, listing runs) runs on a blocking task and reports back here, through
+//! one channel the loop reads beside input and engine events (codex-rs's `AppEvent`, gitui's
+//! async jobs). `App::apply_event` is the only place their results enter the state.
+
+use crate::engine::Sweep;
+use crate::memory::{Entry, Hit, SharedPool};
+
+use super::replay::Replay;
+use super::run_list::RunRow;
+
+pub enum AppEvent {
+    /// A run prepared from the form (and whether it resumed one), or why it could not be.
+    Launched(anyhow::Result<(Sweep, bool)>),
+    /// The memory pool opened for the browser, with its entries.
+    MemoryOpened(anyhow::Result<(SharedPool, Vec<Entry>)>),
+    /// Hits for a search (dropped if the query changed meanwhile).
+    MemorySearched {
+        query: String,
+        hits: anyhow::Result<Vec<Hit>>,
+    },
+    /// The runs an entry was offered to.
+    MemoryUses {
+        entry_id: String,
+        uses: anyhow::Result<Vec<(String, String)>>,
+    },
+    ReplayLoaded {
+        run_id: String,
+        replay: anyhow::Result<Replay>,
+    },
+    RunsListed(Vec<RunRow>),
+}
+
+pub type JobSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;
+pub type JobReceiver = tokio::sync::mpsc::UnboundedReceiver<AppEvent>;

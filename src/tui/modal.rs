@@ -1,0 +1,25 @@
+//! What sits above the screen and takes the keys first: ONE stack, whose top decides both what a
+//! key means (`input`) and what an action does (`App::handle`). Opening a popup pushes it; closing
+//! it pops it; nothing else encodes a priority order between them.
+
+use super::form::Form;
+
+pub enum Modal {
+    /// The key list.
+    Help,
+    /// Quitting would stop a live run.
+    ConfirmStop,
+    /// Starting a run.
+    Form(Box<Form>),
+    /// Typing a filter or a search.
+    Filter(Filter),
+}
+
+/// What a `Modal::Filter` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// The sweep table's task filter.
+    Tasks,
+    /// The memory browser's search.
+    Memory,
+}
