@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Subcommand;
 
-use super::run::stderr_line;
+use super::stderr_line;
 use crate::memory::{Embedder, Entry, Fusion, Method, SearchOptions, SharedPool, assets};
 use crate::store::Home;
 
@@ -55,18 +55,12 @@ pub enum MemoryCommand {
     Stats,
 }
 
-/// Fetches the model if needed and opens the pool in `$RGD_HOME/memory`: as its owner, or as a
-/// guest of the rgd process that owns it (a sweep running now, say).
-pub fn open_pool(home: &Home, report: &dyn Fn(&str)) -> anyhow::Result<SharedPool> {
-    let assets = assets::ensure(report)?;
-    Ok(SharedPool::open_in_home(&home.root, &assets)?)
-}
-
 pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
     if let MemoryCommand::Setup = cmd {
         return setup();
     }
-    let pool = open_pool(home, &stderr_line)?;
+    // As its owner, or as a guest of the rgd process that owns it (a sweep running now, say).
+    let pool = SharedPool::open_fetching(&home.root, &stderr_line)?;
     let mut out = std::io::stdout().lock();
     match cmd {
         MemoryCommand::Setup => return setup(),

@@ -93,6 +93,11 @@ impl Cli {
     }
 }
 
+/// How commands report progress on the terminal (never on stdout, which is for results).
+pub(crate) fn stderr_line(line: &str) {
+    eprintln!("{line}");
+}
+
 pub fn main() -> ExitCode {
     // `rgd runs list | head` ends quietly, like any Unix tool, instead of panicking on EPIPE.
     // SAFETY: setting a signal's disposition to the default before any thread starts.
@@ -152,6 +157,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let llm = args.llm.over(&cli.llm);
             run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
         }
+        Command::Sweep(args) if args.detach => detach::detach(&home, &args).await,
         Command::Sweep(args) => {
             let llm = args.llm.over(&cli.llm);
             run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await

@@ -1,22 +1,19 @@
-//! `rgd run` and `rgd sweep`: build the parts, start the engine, subscribe a printer.
+//! `rgd run` and `rgd sweep`: flags to a plan, the run assembled by `launch`, then a front end
+//! (the printer, or the TUI) subscribed while the sweep works.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 
 use super::print::{Printer, PrinterMode};
-use crate::agents::Prompts;
+use super::stderr_line;
 use crate::config::{FileConfig, LlmArgs, Settings};
-use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset, resolve_dataset};
-use crate::engine::{
-    DatasetInfo, EventBus, LoopConfig, Manifest, MemoryInfo, MemoryLookup, Recorder, RunSummary, Strategy, Sweep, TaskRunner,
-};
-use crate::llm::local::LocalChat;
-use crate::llm::{ChatModel, OpenAiChat};
-use crate::sandbox::{Executor, SandboxKind, make_executor};
+use crate::dataset::DEFAULT_SPLIT_SEED;
+use crate::engine::{EventBus, RunSummary, Strategy};
+use crate::launch::{Prepared, ResumeFrom, RunPlan, load_dataset_named, new_run, resume, select_tasks};
+use crate::sandbox::SandboxKind;
 use crate::store::{Home, RunStore, export_run};
 
 #[derive(Debug, Clone, Args)]
@@ -58,6 +55,20 @@ pub struct CommonArgs {
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
+}
+
+impl CommonArgs {
+    /// What these flags ask of the run itself (the rest concern the front end).
+    pub fn plan(&self) -> RunPlan {
+        RunPlan {
+            strategy: self.strategy,
+            sandbox: self.sandbox,
+            prompts: self.prompts.clone(),
+            test_timeout: self.test_timeout,
+            memory: !self.no_memory,
+            run_id: self.run_id.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -111,7 +122,7 @@ pub async fn run_one(
     llm: &LlmArgs,
     args: RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let dataset = load(&args.dataset, data_dir, args.common.split_seed)?;
+    let dataset = load_dataset_named(&args.dataset, data_dir, args.common.split_seed, &stderr_line)?;
     let task = dataset
         .tasks
         .iter()
@@ -134,7 +145,7 @@ pub async fn run_one(
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
-    let prepared = new_run(home, &settings, &args.common, dataset, vec![task], &stderr_line)?;
+    let prepared = new_run(home, &settings, &args.common.plan(), dataset, vec![task], &stderr_line)?;
     execute(prepared, mode, &args.common).await
 }
 
@@ -150,305 +161,26 @@ pub async fn sweep(
     } else {
         PrinterMode::Progress
     };
-    if args.detach {
-        return super::detach::detach(home, &args).await;
-    }
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     if let Some(prefix) = &args.resume {
-        let prepared = resume(home, file, file_path, llm, &args, prefix)?;
+        let from = ResumeFrom {
+            config: file,
+            config_path: file_path,
+            llm,
+            concurrency: args.concurrency,
+        };
+        let prepared = resume(home, from, &args.common.plan(), prefix, &stderr_line)?;
         return execute(prepared, mode, &args.common).await;
     }
     let name = args
         .dataset
         .as_deref()
         .ok_or_else(|| anyhow::anyhow!("--dataset NAME is required (or --resume RUN_ID)"))?;
-    let dataset = load(name, data_dir, args.common.split_seed)?;
+    let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
-    let prepared = new_run(home, &settings, &args.common, dataset, tasks, &stderr_line)?;
+    let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line)?;
     execute(prepared, mode, &args.common).await
-}
-
-/// The tasks of a dataset named by id (all when none), at most `limit`.
-pub(crate) fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>) -> anyhow::Result<Vec<Task>> {
-    let mut tasks: Vec<Task> = if ids.is_empty() {
-        dataset.tasks.clone()
-    } else {
-        ids.iter()
-            .map(|id| {
-                dataset
-                    .tasks
-                    .iter()
-                    .find(|t| &t.id == id)
-                    .cloned()
-                    .with_context(|| format!("no task {id:?} in {}", dataset.path.display()))
-            })
-            .collect::<anyhow::Result<_>>()?
-    };
-    if let Some(n) = limit {
-        tasks.truncate(n);
-    }
-    Ok(tasks)
-}
-
-pub(crate) fn load(name: &str, data_dir: Option<&Path>, seed: u64) -> anyhow::Result<LoadedDataset> {
-    let (name, path) = resolve_dataset(name, data_dir)?;
-    let dataset = load_dataset(&name, &path, seed)?;
-    for note in &dataset.notes {
-        eprintln!("note: {note}");
-    }
-    Ok(dataset)
-}
-
-pub(crate) fn stderr_line(line: &str) {
-    eprintln!("{line}");
-}
-
-/// The parts every run needs, from settings.
-struct Parts {
-    model: Arc<dyn ChatModel>,
-    executor: Arc<dyn Executor>,
-    prompts: Arc<Prompts>,
-    memory: Option<Arc<dyn MemoryLookup>>,
-}
-
-/// The memory pool for a run (unless `--no-memory`), and what the manifest says about it.
-fn open_memory(
-    home: &Home,
-    enabled: bool,
-    run_id: &str,
-    report: &dyn Fn(&str),
-) -> anyhow::Result<(Option<Arc<dyn MemoryLookup>>, MemoryInfo)> {
-    if !enabled {
-        let info = MemoryInfo {
-            enabled: false,
-            note: "memory disabled (--no-memory): the paper's no-memory ablation".into(),
-            entries: None,
-            content_hash: None,
-        };
-        return Ok((None, info));
-    }
-    let pool = super::memory_cmd::open_pool(home, report)?;
-    if !pool.is_owner() {
-        report("memory: the pool is owned by another rgd process; this run shares it through that process");
-    }
-    let state = pool.state()?;
-    let info = MemoryInfo {
-        enabled: true,
-        note: format!("pool {}", pool.dir().display()),
-        entries: Some(state.entries),
-        content_hash: Some(state.content_hash),
-    };
-    let lookup = crate::memory::PoolMemory::new(pool, crate::memory::SearchOptions::default(), run_id.to_string());
-    Ok((Some(Arc::new(lookup)), info))
-}
-
-fn parts(settings: &Settings, common: &CommonArgs, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
-    let model = chat_model(settings, report)?;
-    let executor = make_executor(common.sandbox, report)?;
-    let prompts = Arc::new(match &common.prompts {
-        Some(dir) => Prompts::from_dir(dir)?,
-        None => Prompts::builtin(),
-    });
-    Ok(Parts {
-        model,
-        executor,
-        prompts,
-        memory: None,
-    })
-}
-
-/// The endpoint's client, or (no endpoint configured) the embedded model, fetched and loaded.
-pub(crate) fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::Result<Arc<dyn ChatModel>> {
-    if let Some(openai) = &settings.openai {
-        return Ok(Arc::new(OpenAiChat::new(openai.clone())));
-    }
-    let local = settings
-        .local
-        .as_ref()
-        .context("no LLM endpoint and no embedded model configured")?;
-    let models: std::collections::BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
-    if models.len() > 1 {
-        bail!(
-            "the embedded model serves every agent, but different models were asked for ({}); per-agent models need an endpoint (OPENAI_BASE_URL)",
-            models.into_iter().collect::<Vec<_>>().join(", ")
-        );
-    }
-    report(&format!(
-        "no endpoint configured (OPENAI_BASE_URL): the agents run on the embedded model {} ({} context(s) of {} thread(s))",
-        local.model, local.contexts, local.threads
-    ));
-    let model = LocalChat::load(local, report).map_err(|e| anyhow::anyhow!("embedded model {}: {e}", local.model))?;
-    Ok(Arc::new(model))
-}
-
-/// Creates a new recorded run, ready to start.
-pub(crate) fn new_run(
-    home: &Home,
-    settings: &Settings,
-    common: &CommonArgs,
-    dataset: LoadedDataset,
-    tasks: Vec<Task>,
-    report: &dyn Fn(&str),
-) -> anyhow::Result<Prepared> {
-    if tasks.is_empty() {
-        bail!("no tasks selected");
-    }
-    let mut parts = parts(settings, common, report)?;
-    let mut limits = settings.limits.clone();
-    if let Some(secs) = common.test_timeout {
-        limits.per_test = std::time::Duration::from_secs_f64(secs);
-    }
-    let run_id = common.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
-    let direct = common.strategy == Strategy::Direct;
-    let (memory, mut memory_info) = open_memory(home, !common.no_memory && !direct, &run_id, report)?;
-    if direct {
-        memory_info.note = "direct strategy: no memory".into();
-    }
-    parts.memory = memory;
-    let manifest = Manifest {
-        run_id: run_id.clone(),
-        created_at: chrono::Utc::now(),
-        rgd_version: env!("CARGO_PKG_VERSION").into(),
-        command: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
-        strategy: common.strategy.name().into(),
-        dataset: DatasetInfo {
-            name: dataset.name.clone(),
-            path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
-            format: dataset.format,
-            sha256: dataset.sha256.clone(),
-            split_seed: dataset.split_seed,
-            tasks_in_file: dataset.tasks.len(),
-            selected: tasks.iter().map(|t| t.id.clone()).collect(),
-        },
-        endpoint: parts.model.endpoint(),
-        agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
-        prompts_source: parts.prompts.source().into(),
-        prompts: parts.prompts.hashes().clone(),
-        max_iters: if direct { 1 } else { settings.max_iters },
-        concurrency: settings.concurrency,
-        sandbox: parts.executor.name().into(),
-        limits,
-        memory: memory_info,
-        pricing: settings.pricing,
-    };
-    let store = Arc::new(RunStore::create(home, &manifest)?);
-    prepare(store, parts, settings.concurrency, tasks, false)
-}
-
-fn resume(
-    home: &Home,
-    file: FileConfig,
-    file_path: Option<PathBuf>,
-    llm: &LlmArgs,
-    args: &SweepArgs,
-    prefix: &str,
-) -> anyhow::Result<Prepared> {
-    let run_id = home.find_run(prefix)?;
-    let store = Arc::new(RunStore::open(home, &run_id)?);
-    let manifest = store.manifest()?;
-    let path = PathBuf::from(&manifest.dataset.path);
-    let dataset = load_dataset(
-        &manifest.dataset.name,
-        &path,
-        manifest.dataset.split_seed.unwrap_or(DEFAULT_SPLIT_SEED),
-    )
-    .with_context(|| format!("run {run_id} used {}", path.display()))?;
-    if dataset.sha256 != manifest.dataset.sha256 {
-        bail!(
-            "{} changed since run {run_id} started (sha256 {} now, {} then); resuming would mix task versions",
-            path.display(),
-            dataset.sha256,
-            manifest.dataset.sha256
-        );
-    }
-    let tasks: Vec<Task> = manifest
-        .dataset
-        .selected
-        .iter()
-        .map(|id| {
-            dataset
-                .tasks
-                .iter()
-                .find(|t| &t.id == id)
-                .cloned()
-                .with_context(|| format!("task {id} is gone from {}", path.display()))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    // The run keeps its recorded agent settings and limits; only the endpoint (and its key, which
-    // is never recorded) comes from the current environment.
-    let mut settings = Settings::resolve(
-        file,
-        file_path,
-        llm,
-        args.concurrency.or(Some(manifest.concurrency)),
-        Some(manifest.max_iters),
-    );
-    settings.agents = crate::agents::Agent::ALL
-        .iter()
-        .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
-        .collect();
-    settings.limits = manifest.limits.clone();
-    let mut parts = parts(&settings, &args.common, &stderr_line)?;
-    // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
-    // the state the run started with).
-    parts.memory = open_memory(home, manifest.memory.enabled, &run_id, &stderr_line)?.0;
-    if parts.prompts.hashes() != &manifest.prompts {
-        eprintln!("warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes");
-    }
-    eprintln!("resuming run {run_id}");
-    prepare(store, parts, settings.concurrency, tasks, true)
-}
-
-/// A run with everything wired: the store records, the bus numbers events, the sweep works.
-pub(crate) struct Prepared {
-    pub store: Arc<RunStore>,
-    pub bus: Arc<EventBus>,
-    pub sweep: Sweep,
-    pub resumed: bool,
-}
-
-fn prepare(store: Arc<RunStore>, parts: Parts, concurrency: usize, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
-    let manifest = store.manifest()?;
-    let recorder: Arc<dyn Recorder> = store.clone();
-    let next_seq = store.next_seq()?;
-    let bus = EventBus::new(Some(recorder), next_seq);
-    let config = Arc::new(LoopConfig {
-        strategy: if manifest.strategy == Strategy::Direct.name() {
-            Strategy::Direct
-        } else {
-            Strategy::Rgd
-        },
-        max_iters: manifest.max_iters,
-        params: crate::agents::Agent::ALL
-            .iter()
-            .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
-            .collect(),
-        memory: manifest.memory.enabled,
-    });
-    let runner = Arc::new(TaskRunner::new(
-        parts.model,
-        parts.executor,
-        parts.memory,
-        parts.prompts,
-        config,
-        manifest.limits.clone(),
-        bus.clone(),
-        next_seq,
-    ));
-    let sweep = Sweep {
-        store: store.clone(),
-        bus: bus.clone(),
-        runner,
-        tasks: tasks.into_iter().map(Arc::new).collect(),
-        concurrency,
-    };
-    Ok(Prepared {
-        store,
-        bus,
-        sweep,
-        resumed,
-    })
 }
 
 /// Runs a prepared run with a front end: the headless printer, or the TUI.

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::engine::RunSummary;
-use crate::store::{Home, RunState, RunStatus, RunStore, StoreError, export_run};
+use crate::record::{RunState, RunStatus};
+use crate::store::{Home, RunStore, StoreError, export_run};
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {

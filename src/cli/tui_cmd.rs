@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::run::{CommonArgs, new_run, select_tasks};
 use crate::config::{FileConfig, LlmArgs, Settings};
-use crate::dataset::{DEFAULT_SPLIT_SEED, load_dataset, resolve_dataset};
+use crate::dataset::DEFAULT_SPLIT_SEED;
+use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::store::Home;
 use crate::tui::{Launcher, RunRequest};
 
@@ -64,8 +64,9 @@ pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
 /// Turns the home form's request into a prepared run, the same way `rgd sweep` does.
 fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm: LlmArgs) -> Launcher {
     Arc::new(move |request: RunRequest| {
-        let (name, path) = resolve_dataset(&request.dataset, data_dir.as_deref())?;
-        let dataset = load_dataset(&name, &path, DEFAULT_SPLIT_SEED)?;
+        // Notes and progress lines would write over the screen.
+        let quiet = &|_: &str| {};
+        let dataset = load_dataset_named(&request.dataset, data_dir.as_deref(), DEFAULT_SPLIT_SEED, quiet)?;
         let tasks = select_tasks(&dataset, &request.tasks, request.limit)?;
         let mut llm = llm.clone();
         for (flag, value) in [
@@ -82,22 +83,15 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         llm.contexts = request.contexts.or(llm.contexts);
         let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
-        let common = CommonArgs {
-            max_iters: Some(request.max_iters),
+        let plan = RunPlan {
+            strategy: crate::engine::Strategy::Rgd,
             sandbox: request.sandbox,
-            split_seed: DEFAULT_SPLIT_SEED,
             prompts: None,
             test_timeout: None,
-            json: false,
-            out: None,
-            tui: true,
-            journal: false,
+            memory: request.memory,
             run_id: None,
-            no_memory: !request.memory,
-            strategy: crate::engine::Strategy::Rgd,
         };
-        // Progress lines would write over the screen; the sandbox is normally built already.
-        let prepared = new_run(&home, &settings, &common, dataset, tasks, &|_| {})?;
+        let prepared = new_run(&home, &settings, &plan, dataset, tasks, quiet)?;
         Ok((prepared.sweep, prepared.resumed))
     })
 }

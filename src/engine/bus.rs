@@ -17,14 +17,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::events::{Envelope, Event};
-
-/// Durable storage of a run's events (the run store).
-pub trait Recorder: Send + Sync {
-    /// Persists a batch in order. When the batch holds a `TaskFinished`, that event and its
-    /// result must be durable when this returns.
-    fn record(&self, batch: &[Arc<Envelope>]) -> Result<(), String>;
-}
+use crate::record::{Envelope, Event, Recorder};
 
 /// Events queued for the recorder at most; `emit` waits beyond it.
 const QUEUE: usize = 4096;

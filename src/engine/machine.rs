@@ -11,8 +11,7 @@ use crate::dataset::{Task, TestCase};
 use crate::llm::{CallParams, ChatResponse, LlmError, Message};
 use crate::sandbox::RunReport;
 
-use super::events::{Event, Suite};
-use super::result::{TaskResult, TaskStatus, Tokens};
+use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
 
 /// Per-run settings the loop needs.
 #[derive(Debug, Clone)]

@@ -2,17 +2,16 @@
 //! (`runner`), a sweep over many tasks (`sweep`), and the typed event stream they report on (`bus`).
 
 mod bus;
-mod events;
 mod machine;
-mod manifest;
-mod result;
 mod runner;
 mod sweep;
 
-pub use bus::{EventBus, Recorder};
-pub use events::{Envelope, Event, Suite};
+pub use bus::EventBus;
 pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, Strategy, TaskMachine, Transition, suite_tests};
-pub use manifest::{DatasetInfo, Manifest, MemoryInfo, Pricing};
-pub use result::{RunSummary, TaskResult, TaskStatus, Tokens};
+// The record types are the engine's vocabulary; they live in `record/` so that the store can
+// persist them without depending on the engine.
+pub use crate::record::{
+    DatasetInfo, Envelope, Event, Manifest, MemoryInfo, Pricing, Recorder, RunSummary, Suite, TaskResult, TaskStatus, Tokens,
+};
 pub use runner::{MemoryLookup, TaskRunner};
 pub use sweep::Sweep;

@@ -11,9 +11,9 @@ use crate::llm::{CallObserver, ChatModel, LlmError};
 use crate::sandbox::{Executor, Job, Limits};
 
 use super::bus::EventBus;
-use super::events::Event;
 use super::machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, suite_tests};
-use super::result::TaskResult;
+use crate::record::Event;
+use crate::record::TaskResult;
 
 /// Looks up past guidance for a task description (the memory pool, once it exists).
 #[async_trait::async_trait]

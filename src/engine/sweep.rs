@@ -6,14 +6,13 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use super::bus::EventBus;
-use super::events::Event;
-use super::result::{RunSummary, TaskResult};
 use super::runner::TaskRunner;
 use crate::dataset::Task;
-use crate::store::{RunState, RunStatus, RunStore, StoreError};
+use crate::record::{Event, RecordError, RunRecord, RunState, RunStatus, RunSummary, TaskResult};
 
 pub struct Sweep {
-    pub store: Arc<RunStore>,
+    /// Where the run is recorded (the run store; the sweep only needs its record).
+    pub record: Arc<dyn RunRecord>,
     pub bus: Arc<EventBus>,
     pub runner: Arc<TaskRunner>,
     pub tasks: Vec<Arc<Task>>,
@@ -23,16 +22,12 @@ pub struct Sweep {
 impl Sweep {
     /// Runs every task not already finished in the store. Finished tasks are never run again;
     /// tasks that had started before a kill run again with a higher attempt number.
-    pub async fn run(self, resumed: bool) -> Result<RunSummary, StoreError> {
-        let manifest = self.store.manifest()?;
-        let finished: HashSet<String> = self.store.results()?.into_iter().map(|r| r.task_id).collect();
+    pub async fn run(self, resumed: bool) -> Result<RunSummary, RecordError> {
+        let manifest = self.record.manifest()?;
+        let finished: HashSet<String> = self.record.results()?.into_iter().map(|r| r.task_id).collect();
         let mut attempts: HashMap<String, u32> = HashMap::new();
         if resumed {
-            for envelope in self.store.events() {
-                if let Event::TaskStarted { task_id, .. } = envelope?.event {
-                    *attempts.entry(task_id).or_default() += 1;
-                }
-            }
+            attempts = self.record.attempts()?;
             let mut done: Vec<String> = finished.iter().cloned().collect();
             done.sort();
             self.bus.emit(Event::RunResumed { finished: done });
@@ -48,10 +43,10 @@ impl Sweep {
             pid: std::process::id(),
             tasks: self.tasks.len(),
             finished: finished.len(),
-            solved: self.store.results()?.iter().filter(|r| r.passed).count(),
+            solved: self.record.results()?.iter().filter(|r| r.passed).count(),
             updated_at: chrono::Utc::now(),
         };
-        self.store.write_status(&status)?;
+        self.record.write_status(&status)?;
 
         let runner = self.runner.clone();
         let bus = self.bus.clone();
@@ -73,10 +68,10 @@ impl Sweep {
             status.finished += 1;
             status.solved += usize::from(result.passed);
             status.updated_at = chrono::Utc::now();
-            self.store.write_status(&status)?;
+            self.record.write_status(&status)?;
         }
 
-        let all = self.store.results()?;
+        let all = self.record.results()?;
         let summary = RunSummary::compute(
             &manifest.run_id,
             &manifest.dataset.name,
@@ -92,8 +87,8 @@ impl Sweep {
             status.state = RunState::Interrupted;
         }
         status.updated_at = chrono::Utc::now();
-        self.store.write_status(&status)?;
-        self.store.flush()?;
+        self.record.write_status(&status)?;
+        self.record.flush()?;
         Ok(summary)
     }
 }

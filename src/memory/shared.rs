@@ -120,6 +120,12 @@ impl SharedPool {
         SharedPool::open(&MemoryPool::dir_in(home_root), assets)
     }
 
+    /// As `open_in_home`, fetching the embedding model first if this machine has none yet.
+    pub fn open_fetching(home_root: &Path, report: &dyn Fn(&str)) -> Result<SharedPool, MemoryError> {
+        let assets = super::assets::ensure(report)?;
+        SharedPool::open_in_home(home_root, &assets)
+    }
+
     pub fn open(dir: &Path, assets: &EmbeddingAssets) -> Result<SharedPool, MemoryError> {
         std::fs::create_dir_all(dir).map_err(|e| MemoryError::Input(format!("{}: {e}", dir.display())))?;
         let dir = dir

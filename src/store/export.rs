@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{RunStore, StoreError};
-use crate::engine::RunSummary;
+use crate::record::RunSummary;
 
 #[derive(Serialize)]
 struct Sample<'a> {

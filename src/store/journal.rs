@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::engine::Envelope;
+use crate::record::Envelope;
 
 pub const JOURNAL: &str = "events.jsonl";
 

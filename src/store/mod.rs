@@ -10,12 +10,11 @@ mod status;
 
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, spawn_journal};
-pub use status::{RunState, RunStatus};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::engine::{Envelope, Event, Manifest, Recorder, TaskResult};
+use crate::record::{Envelope, Event, Manifest, RecordError, Recorder, RunRecord, RunStatus, TaskResult};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -220,4 +219,31 @@ impl Recorder for RunStore {
         }
         Ok(())
     }
+}
+
+/// The sweep's view of a run: the same reads and writes, errors as text.
+impl RunRecord for RunStore {
+    fn manifest(&self) -> Result<Manifest, RecordError> {
+        RunStore::manifest(self).map_err(record_error)
+    }
+
+    fn results(&self) -> Result<Vec<TaskResult>, RecordError> {
+        RunStore::results(self).map_err(record_error)
+    }
+
+    fn events(&self) -> Result<Vec<Envelope>, RecordError> {
+        RunStore::events(self).collect::<Result<_, _>>().map_err(record_error)
+    }
+
+    fn write_status(&self, status: &RunStatus) -> Result<(), RecordError> {
+        RunStore::write_status(self, status).map_err(record_error)
+    }
+
+    fn flush(&self) -> Result<(), RecordError> {
+        RunStore::flush(self).map_err(record_error)
+    }
+}
+
+fn record_error(e: StoreError) -> RecordError {
+    RecordError(e.to_string())
 }

@@ -1,30 +1,12 @@
-//! `status.json`: a run's progress, readable while another process holds the run's database.
+//! Reading `status.json` (a dead process's "running" is "interrupted") and writing JSON files
+//! whole.
 
 use std::path::Path;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::StoreError;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    Running,
-    Finished,
-    /// Was running when its process died (kill, crash, power loss): `--resume` continues it.
-    Interrupted,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunStatus {
-    pub state: RunState,
-    pub pid: u32,
-    pub tasks: usize,
-    pub finished: usize,
-    pub solved: usize,
-    pub updated_at: DateTime<Utc>,
-}
+use crate::record::{RunState, RunStatus};
 
 impl RunStatus {
     pub fn read(run_dir: &Path) -> Option<RunStatus> {

@@ -11,7 +11,7 @@ use super::app_event::{AppEvent, JobReceiver, JobSender};
 use super::form::Form;
 use super::modal::{Filter, Modal};
 use super::model::{RunModel, TaskStage, TaskView};
-use super::replay::Replay;
+use super::replay::{Replay, ReplayAction};
 use super::run_list::RunRow;
 use super::source::LiveRun;
 
@@ -151,19 +151,6 @@ pub enum Action {
     Replay(ReplayAction),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplayAction {
-    TogglePlay,
-    StepForward,
-    StepBack,
-    NextIteration,
-    PrevIteration,
-    Faster,
-    Slower,
-    Start,
-    End,
-}
-
 /// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
 /// sweep (or says why not).
 pub type Launcher = Arc<dyn Fn(super::form::RunRequest) -> anyhow::Result<(crate::engine::Sweep, bool)> + Send + Sync>;
@@ -189,7 +176,7 @@ pub struct App {
     pub layout: Layout,
     /// Lines a page scroll moves (the last drawn list height).
     pub page: usize,
-    pub code_cache: super::views::CodeCache,
+    pub code_cache: super::highlighted::CodeCache,
     /// True while the form's run is being prepared.
     pub launching: bool,
     pub memory: Option<super::memory_browser::MemoryBrowser>,

@@ -2,9 +2,10 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
 
-use super::app::{Action, App, ReplayAction};
+use super::app::{Action, App};
 use super::form::FormAction;
 use super::modal::Modal;
+use super::replay::ReplayAction;
 
 pub fn action_for(app: &App, event: &Event) -> Option<Action> {
     match event {

@@ -8,6 +8,7 @@
 mod app;
 mod app_event;
 mod form;
+mod highlighted;
 mod input;
 mod memory_browser;
 pub mod modal;
@@ -17,12 +18,12 @@ mod run_list;
 mod source;
 pub mod views;
 
-pub use app::{Action, App, Launcher, Pane, ReplayAction, Screen};
+pub use app::{Action, App, Launcher, Pane, Screen};
 pub use app_event::AppEvent;
 pub use form::{Form, RunRequest};
 pub use memory_browser::MemoryBrowser;
 pub use modal::{Filter, Modal};
-pub use replay::Replay;
+pub use replay::{Replay, ReplayAction};
 pub use run_list::RunRow;
 
 use std::time::{Duration, Instant};

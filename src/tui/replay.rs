@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::app::ReplayAction;
 use super::model::RunModel;
 use crate::engine::{Envelope, Event};
 use crate::store::{Home, RunStore};
@@ -11,6 +10,20 @@ use crate::store::{Home, RunStore};
 const SPEEDS: [Option<u32>; 4] = [Some(1), Some(4), Some(16), None];
 /// The longest recorded pause played back (a run that sat idle for an hour is not replayed so).
 const MAX_GAP: Duration = Duration::from_secs(2);
+
+/// What the replay keys ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayAction {
+    TogglePlay,
+    StepForward,
+    StepBack,
+    NextIteration,
+    PrevIteration,
+    Faster,
+    Slower,
+    Start,
+    End,
+}
 
 pub struct Replay {
     pub run_id: String,

@@ -1,7 +1,8 @@
 //! The home screen's data: recorded runs, newest first, from their manifest and status files
 //! (never their databases, which a live run holds locked).
 
-use crate::store::{Home, RunState, RunStatus};
+use crate::record::{RunState, RunStatus};
+use crate::store::Home;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {

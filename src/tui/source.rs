@@ -9,7 +9,8 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::model::RunModel;
 use crate::engine::{Envelope, Event, RunSummary, Sweep};
-use crate::store::{RunState, RunStatus, RunStore, journal_path};
+use crate::record::{RunState, RunStatus};
+use crate::store::journal_path;
 
 pub enum LiveMsg {
     /// Every event that was waiting, in order (a burst of streamed tokens is one wake-up and one
@@ -33,10 +34,9 @@ pub struct LiveRun {
 impl LiveRun {
     /// Subscribes, shows what the run recorded before (a resumed run), then starts the sweep.
     pub fn start(sweep: Sweep, resumed: bool, model: &mut RunModel) -> LiveRun {
-        let store: Arc<RunStore> = sweep.store.clone();
         // Subscribe before reading the record: an event in both is applied once (by sequence).
         let events = sweep.bus.subscribe();
-        for envelope in store.events().flatten() {
+        for envelope in sweep.record.events().unwrap_or_default() {
             model.apply(&envelope);
         }
         let handle = AbortOnDropHandle::new(tokio::spawn(async move { sweep.run(resumed).await.map_err(|e| e.to_string()) }));

@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
 
-pub use text::CodeCache;
+pub use crate::tui::highlighted::CodeCache;
 
 use super::app::{App, Screen};
 use super::input::HELP;

@@ -10,11 +10,11 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
-use super::text::CodeCache;
 use super::text::{diff_lines, dim, plain, window};
 use crate::agents::Purpose;
 use crate::sandbox::TestStatus;
 use crate::tui::app::{App, Pane, TaskState};
+use crate::tui::highlighted::CodeCache;
 use crate::tui::model::{Call, Iteration, TaskView};
 
 /// What the panes draw from. The task is borrowed, not copied: a live view redraws up to 60 times

@@ -1,0 +1,199 @@
+//! Assembling a run: settings → model client → executor → memory pool → manifest → store → bus →
+//! runner → sweep. Every front end starts runs through here (`rgd run` and `rgd sweep`, the TUI's
+//! start-a-run form, the demo; later forks and experiments), so a run is put together the same way
+//! whoever starts it. Front ends then subscribe to the bus (printer, TUI, journal) and drive the
+//! sweep; nothing here draws or parses flags.
+
+mod parts;
+mod tasks;
+
+pub use parts::chat_model;
+pub use tasks::{load_dataset_named, select_tasks};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+
+use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
+use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, Strategy, Sweep, TaskRunner};
+use crate::sandbox::SandboxKind;
+use crate::store::{Home, RunStore};
+
+/// What a run is, beyond the settings (endpoint, agents, limits) every run shares.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub strategy: Strategy,
+    pub sandbox: SandboxKind,
+    /// Directory of prompt files overriding the built-in ones.
+    pub prompts: Option<PathBuf>,
+    /// Seconds each test may run (the settings' limit otherwise).
+    pub test_timeout: Option<f64>,
+    /// The memory pool; off is the paper's no-memory ablation.
+    pub memory: bool,
+    /// A run id chosen beforehand (a detached run's parent must know it).
+    pub run_id: Option<String>,
+}
+
+/// A run with everything wired: the store records, the bus numbers events, the sweep works.
+pub struct Prepared {
+    pub store: Arc<RunStore>,
+    pub bus: Arc<EventBus>,
+    pub sweep: Sweep,
+    pub resumed: bool,
+}
+
+/// Creates a new recorded run, ready to start.
+pub fn new_run(
+    home: &Home,
+    settings: &Settings,
+    plan: &RunPlan,
+    dataset: LoadedDataset,
+    tasks: Vec<Task>,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Prepared> {
+    if tasks.is_empty() {
+        bail!("no tasks selected");
+    }
+    let mut parts = parts::Parts::build(settings, plan, report)?;
+    let mut limits = settings.limits.clone();
+    if let Some(secs) = plan.test_timeout {
+        limits.per_test = std::time::Duration::from_secs_f64(secs);
+    }
+    let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
+    let direct = plan.strategy == Strategy::Direct;
+    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && !direct, &run_id, report)?;
+    if direct {
+        memory_info.note = "direct strategy: no memory".into();
+    }
+    parts.memory = memory;
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        created_at: chrono::Utc::now(),
+        rgd_version: env!("CARGO_PKG_VERSION").into(),
+        command: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
+        strategy: plan.strategy.name().into(),
+        dataset: DatasetInfo {
+            name: dataset.name.clone(),
+            path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
+            format: dataset.format,
+            sha256: dataset.sha256.clone(),
+            split_seed: dataset.split_seed,
+            tasks_in_file: dataset.tasks.len(),
+            selected: tasks.iter().map(|t| t.id.clone()).collect(),
+        },
+        endpoint: parts.model.endpoint(),
+        agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
+        prompts_source: parts.prompts.source().into(),
+        prompts: parts.prompts.hashes().clone(),
+        max_iters: if direct { 1 } else { settings.max_iters },
+        concurrency: settings.concurrency,
+        sandbox: parts.executor.name().into(),
+        limits,
+        memory: memory_info,
+        pricing: settings.pricing,
+    };
+    let store = Arc::new(RunStore::create(home, &manifest)?);
+    prepare(store, parts, settings.concurrency, tasks, false)
+}
+
+/// Where a resumed run's settings come from: the configuration now (for the endpoint and its
+/// key, which are never recorded) and the run's manifest (for everything the result depends on).
+pub struct ResumeFrom<'a> {
+    pub config: FileConfig,
+    pub config_path: Option<PathBuf>,
+    pub llm: &'a LlmArgs,
+    /// Tasks at once; the run's own concurrency when `None`.
+    pub concurrency: Option<usize>,
+}
+
+/// Re-opens a killed or interrupted run: the same dataset (checked by hash), tasks, agents and
+/// limits; finished tasks are kept.
+pub fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &str, report: &dyn Fn(&str)) -> anyhow::Result<Prepared> {
+    let run_id = home.find_run(prefix)?;
+    let store = Arc::new(RunStore::open(home, &run_id)?);
+    let manifest = store.manifest()?;
+    let path = PathBuf::from(&manifest.dataset.path);
+    let dataset = load_dataset(
+        &manifest.dataset.name,
+        &path,
+        manifest.dataset.split_seed.unwrap_or(DEFAULT_SPLIT_SEED),
+    )
+    .with_context(|| format!("run {run_id} used {}", path.display()))?;
+    if dataset.sha256 != manifest.dataset.sha256 {
+        bail!(
+            "{} changed since run {run_id} started (sha256 {} now, {} then); resuming would mix task versions",
+            path.display(),
+            dataset.sha256,
+            manifest.dataset.sha256
+        );
+    }
+    let tasks = select_tasks(&dataset, &manifest.dataset.selected, None).with_context(|| format!("resuming run {run_id}"))?;
+    let mut settings = Settings::resolve(
+        from.config,
+        from.config_path,
+        from.llm,
+        from.concurrency.or(Some(manifest.concurrency)),
+        Some(manifest.max_iters),
+    );
+    settings.agents = crate::agents::Agent::ALL
+        .iter()
+        .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
+        .collect();
+    settings.limits = manifest.limits.clone();
+    let mut parts = parts::Parts::build(&settings, plan, report)?;
+    // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
+    // the state the run started with).
+    parts.memory = parts::open_memory(home, manifest.memory.enabled, &run_id, report)?.0;
+    if parts.prompts.hashes() != &manifest.prompts {
+        report(&format!(
+            "warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes"
+        ));
+    }
+    report(&format!("resuming run {run_id}"));
+    prepare(store, parts, settings.concurrency, tasks, true)
+}
+
+fn prepare(store: Arc<RunStore>, parts: parts::Parts, concurrency: usize, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
+    let manifest = store.manifest()?;
+    let recorder: Arc<dyn Recorder> = store.clone();
+    let next_seq = store.next_seq()?;
+    let bus = EventBus::new(Some(recorder), next_seq);
+    let config = Arc::new(LoopConfig {
+        strategy: if manifest.strategy == Strategy::Direct.name() {
+            Strategy::Direct
+        } else {
+            Strategy::Rgd
+        },
+        max_iters: manifest.max_iters,
+        params: crate::agents::Agent::ALL
+            .iter()
+            .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
+            .collect(),
+        memory: manifest.memory.enabled,
+    });
+    let runner = Arc::new(TaskRunner::new(
+        parts.model,
+        parts.executor,
+        parts.memory,
+        parts.prompts,
+        config,
+        manifest.limits.clone(),
+        bus.clone(),
+        next_seq,
+    ));
+    let sweep = Sweep {
+        record: store.clone(),
+        bus: bus.clone(),
+        runner,
+        tasks: tasks.into_iter().map(Arc::new).collect(),
+        concurrency,
+    };
+    Ok(Prepared {
+        store,
+        bus,
+        sweep,
+        resumed,
+    })
+}

@@ -1,0 +1,96 @@
+//! The parts a run is made of, from settings: the model client, the executor, the prompts and the
+//! memory pool.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+
+use super::RunPlan;
+use crate::agents::Prompts;
+use crate::config::Settings;
+use crate::engine::{MemoryInfo, MemoryLookup};
+use crate::llm::local::LocalChat;
+use crate::llm::{ChatModel, OpenAiChat};
+use crate::memory::{PoolMemory, SearchOptions, SharedPool};
+use crate::sandbox::{Executor, make_executor};
+use crate::store::Home;
+
+pub(super) struct Parts {
+    pub model: Arc<dyn ChatModel>,
+    pub executor: Arc<dyn Executor>,
+    pub prompts: Arc<Prompts>,
+    pub memory: Option<Arc<dyn MemoryLookup>>,
+}
+
+impl Parts {
+    /// Everything but the memory pool (which needs the run id).
+    pub fn build(settings: &Settings, plan: &RunPlan, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
+        let model = chat_model(settings, report)?;
+        let executor = make_executor(plan.sandbox, report)?;
+        let prompts = Arc::new(match &plan.prompts {
+            Some(dir) => Prompts::from_dir(dir)?,
+            None => Prompts::builtin(),
+        });
+        Ok(Parts {
+            model,
+            executor,
+            prompts,
+            memory: None,
+        })
+    }
+}
+
+/// The endpoint's client, or (no endpoint configured) the embedded model, fetched and loaded.
+pub fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::Result<Arc<dyn ChatModel>> {
+    if let Some(openai) = &settings.openai {
+        return Ok(Arc::new(OpenAiChat::new(openai.clone())));
+    }
+    let local = settings
+        .local
+        .as_ref()
+        .context("no LLM endpoint and no embedded model configured")?;
+    let models: std::collections::BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
+    if models.len() > 1 {
+        bail!(
+            "the embedded model serves every agent, but different models were asked for ({}); per-agent models need an endpoint (OPENAI_BASE_URL)",
+            models.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    report(&format!(
+        "no endpoint configured (OPENAI_BASE_URL): the agents run on the embedded model {} ({} context(s) of {} thread(s))",
+        local.model, local.contexts, local.threads
+    ));
+    let model = LocalChat::load(local, report).map_err(|e| anyhow::anyhow!("embedded model {}: {e}", local.model))?;
+    Ok(Arc::new(model))
+}
+
+/// The memory pool for a run (unless disabled), and what the manifest says about it.
+pub(super) fn open_memory(
+    home: &Home,
+    enabled: bool,
+    run_id: &str,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<(Option<Arc<dyn MemoryLookup>>, MemoryInfo)> {
+    if !enabled {
+        let info = MemoryInfo {
+            enabled: false,
+            note: "memory disabled (--no-memory): the paper's no-memory ablation".into(),
+            entries: None,
+            content_hash: None,
+        };
+        return Ok((None, info));
+    }
+    let pool = SharedPool::open_fetching(&home.root, report)?;
+    if !pool.is_owner() {
+        report("memory: the pool is owned by another rgd process; this run shares it through that process");
+    }
+    let state = pool.state()?;
+    let info = MemoryInfo {
+        enabled: true,
+        note: format!("pool {}", pool.dir().display()),
+        entries: Some(state.entries),
+        content_hash: Some(state.content_hash),
+    };
+    let lookup = PoolMemory::new(pool, SearchOptions::default(), run_id.to_string());
+    Ok((Some(Arc::new(lookup)), info))
+}
