@@ -34,6 +34,10 @@ pub struct LlmSection {
     pub model: Option<String>,
     pub stream: Option<bool>,
     pub timeout_secs: Option<f64>,
+    /// Longest silence between two streamed tokens.
+    pub idle_timeout_secs: Option<f64>,
+    /// The endpoint's context in tokens, when it does not say itself (llama-server does).
+    pub context_size: Option<u32>,
     pub retries: Option<usize>,
     /// First and largest pause between retries (exponential with jitter in between).
     pub backoff_min_ms: Option<u64>,
@@ -79,6 +83,8 @@ pub struct RunSection {
     pub max_iters: Option<u32>,
     pub concurrency: Option<usize>,
     pub seed: Option<i64>,
+    /// A sweep stops after this many tasks in a row ended by the endpoint failing (0: never).
+    pub halt_after_endpoint_failures: Option<usize>,
 }
 
 impl FileConfig {
@@ -95,6 +101,13 @@ impl FileConfig {
         };
         if let Some(llm) = &self.llm {
             secs("[llm] timeout_secs", llm.timeout_secs)?;
+            secs("[llm] idle_timeout_secs", llm.idle_timeout_secs)?;
+            num(
+                "[llm] context_size",
+                llm.context_size.map(|c| c as usize),
+                64,
+                crate::validate::MAX_CONTEXT,
+            )?;
             num("[llm] retries", llm.retries, 0, MAX_COUNT)?;
             num("[llm] max_in_flight", llm.max_in_flight, 1, MAX_COUNT)?;
             text("[llm] model", &llm.model)?;
@@ -177,6 +190,12 @@ pub struct LlmArgs {
     /// Seconds one LLM attempt may take
     #[arg(long, value_parser = crate::validate::parse_seconds)]
     pub llm_timeout: Option<f64>,
+    /// Seconds a streamed answer may fall silent between two tokens
+    #[arg(long, value_parser = crate::validate::parse_seconds)]
+    pub llm_idle_timeout: Option<f64>,
+    /// The endpoint's context in tokens (prompt + answer), when the server does not report it
+    #[arg(long, value_parser = crate::validate::parse_context)]
+    pub context_size: Option<u32>,
     /// Retries after a failed LLM attempt (429, 5xx, timeout, garbage)
     #[arg(long, value_parser = crate::validate::parse_count0)]
     pub llm_retries: Option<usize>,
@@ -203,6 +222,8 @@ impl LlmArgs {
             feedback_model: self.feedback_model.clone().or_else(|| before.feedback_model.clone()),
             no_stream: self.no_stream || before.no_stream,
             llm_timeout: self.llm_timeout.or(before.llm_timeout),
+            llm_idle_timeout: self.llm_idle_timeout.or(before.llm_idle_timeout),
+            context_size: self.context_size.or(before.context_size),
             llm_retries: self.llm_retries.or(before.llm_retries),
             llm_concurrency: self.llm_concurrency.or(before.llm_concurrency),
             threads: self.threads.or(before.threads),
@@ -221,6 +242,8 @@ pub struct Settings {
     pub limits: Limits,
     pub max_iters: u32,
     pub concurrency: usize,
+    /// A sweep stops after this many tasks in a row ended by the endpoint failing (0: never).
+    pub halt_after_endpoint_failures: usize,
     pub config_file: Option<PathBuf>,
     pub pricing: Option<crate::engine::Pricing>,
 }
@@ -255,6 +278,7 @@ impl Settings {
             crate::secrets::register_url(url);
         }
         let concurrency = concurrency.or(file.run.concurrency).unwrap_or(1).max(1);
+        let halt_after_endpoint_failures = file.run.halt_after_endpoint_failures.unwrap_or(5);
         let openai = (base_url.is_some() || api_key.is_some()).then(|| {
             let defaults = OpenAiSettings::default();
             OpenAiSettings {
@@ -262,6 +286,11 @@ impl Settings {
                 api_key: api_key.unwrap_or_default(),
                 stream: !llm.no_stream && section.stream.unwrap_or(true),
                 timeout_secs: llm.llm_timeout.or(section.timeout_secs).unwrap_or(defaults.timeout_secs),
+                idle_timeout_secs: llm
+                    .llm_idle_timeout
+                    .or(section.idle_timeout_secs)
+                    .unwrap_or(defaults.idle_timeout_secs),
+                context_size: llm.context_size.or(section.context_size),
                 retries: llm.llm_retries.or(section.retries).unwrap_or(defaults.retries),
                 max_in_flight: llm.llm_concurrency.or(section.max_in_flight).unwrap_or(concurrency.max(1)),
                 backoff_min_ms: section.backoff_min_ms.unwrap_or(defaults.backoff_min_ms),
@@ -344,6 +373,7 @@ impl Settings {
             limits,
             max_iters: max_iters.or(file.run.max_iters).unwrap_or(10).max(1),
             concurrency,
+            halt_after_endpoint_failures,
             config_file,
             pricing,
         }

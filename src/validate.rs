@@ -62,6 +62,14 @@ pub fn parse_count0(s: &str) -> Result<usize, String> {
     count(s.trim().parse().map_err(|e| format!("{s:?}: {e}"))?, 0, MAX_COUNT)
 }
 
+/// The largest context size accepted (16M tokens).
+pub const MAX_CONTEXT: usize = 1 << 24;
+
+/// clap parser: a context size in tokens (64 to 16M).
+pub fn parse_context(s: &str) -> Result<u32, String> {
+    count(s.trim().parse().map_err(|e| format!("{s:?}: {e}"))?, 64, MAX_CONTEXT).map(|n| n as u32)
+}
+
 /// clap parser: a model name.
 pub fn parse_name(s: &str) -> Result<String, String> {
     name(s)

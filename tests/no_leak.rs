@@ -13,6 +13,7 @@ use rgd::sandbox::{RunReport, SetupStatus, TestOutcome, TestStatus};
 
 fn answer(text: &str) -> Outcome {
     Outcome::Agent(Ok(ChatResponse {
+        served_model: None,
         text: text.into(),
         usage: Usage::default(),
         finish_reason: None,
@@ -122,6 +123,7 @@ fn no_prompt_contains_hidden_tests_or_canonical_code() {
         max_iters: 3,
         params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
         memory: true,
+        context_size: None,
     });
     let mut checked = Vec::new();
     for entry in CATALOG {

@@ -3,6 +3,7 @@
 //! tests cannot reach a prompt.
 
 mod answers;
+pub mod budget;
 mod context;
 mod prompts;
 

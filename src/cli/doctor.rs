@@ -2,7 +2,7 @@
 //! `--fix` fetches and builds what is missing (the same steps a first run takes).
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{TaskKind, TestCase, resolve_dataset};
@@ -92,7 +92,15 @@ pub async fn doctor(
         println!("\neverything rgd needs is in place");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("\n{failed} problem(s); `rgd doctor --fix` fetches and builds what is missing");
+        // Only some problems are ones `--fix` can fetch or build away (not an endpoint, say).
+        let fixable = checks
+            .iter()
+            .any(|c| matches!(&c.status, Status::Fail { fix, .. } if fix.contains("doctor --fix")));
+        if fixable && !fix {
+            println!("\n{failed} problem(s); `rgd doctor --fix` fetches and builds what is missing");
+        } else {
+            println!("\n{failed} problem(s); see the fixes above");
+        }
         Ok(ExitCode::from(1))
     }
 }
@@ -141,6 +149,7 @@ fn python() -> Check {
     }
 }
 
+/// What a run asks at its start (`/models`, llama-server's context), asked the same way.
 async fn endpoint(settings: &Settings) -> Check {
     let Some(openai) = &settings.openai else {
         return note(
@@ -148,21 +157,40 @@ async fn endpoint(settings: &Settings) -> Check {
             "none configured: the agents use the embedded model (set OPENAI_BASE_URL for a real one)",
         );
     };
-    let url = format!("{}/models", openai.base_url.trim_end_matches('/'));
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build();
-    let response = match client {
-        Ok(c) => c.get(&url).bearer_auth(&openai.api_key).send().await,
-        Err(e) => return fail("endpoint", e.to_string(), "check the TLS setup"),
-    };
-    match response {
-        Ok(r) if r.status().is_success() => ok("endpoint", format!("{} answers", openai.base_url)),
-        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => fail(
+    let url = &openai.base_url;
+    use crate::llm::ChatModel;
+    match crate::llm::OpenAiChat::new(openai.clone()).describe().await {
+        Ok(info) => {
+            let context = info
+                .context_size
+                .map_or("context not reported (--context-size sets it)".to_string(), |n| {
+                    format!("context {n} tokens")
+                });
+            let serves = if info.models.is_empty() {
+                "no model list".to_string()
+            } else {
+                info.models.join(", ")
+            };
+            let missing = crate::launch::missing_models(&info, settings);
+            if missing.is_empty() {
+                ok("endpoint", format!("{url} serves {serves}; {context}"))
+            } else {
+                note(
+                    "endpoint",
+                    format!(
+                        "{url} serves {serves}, not {}: answers will come from what it serves; {context}",
+                        missing.join(", ")
+                    ),
+                )
+            }
+        }
+        Err(e) if matches!(e.status, Some(401 | 403)) => fail(
             "endpoint",
-            format!("{} refused the key ({})", openai.base_url, r.status()),
+            format!("{url} refused the key: {e}"),
             "set OPENAI_API_KEY (or [llm] api_key_env in rgd.toml)",
         ),
         // Some servers have no /models; they answered, which is what this checks.
-        Ok(r) => ok("endpoint", format!("{} reachable ({} on /models)", openai.base_url, r.status())),
+        Err(e) if e.status.is_some() => ok("endpoint", format!("{url} reachable (/models: {e})")),
         Err(e) => fail(
             "endpoint",
             format!("{url}: {e}"),

@@ -105,7 +105,9 @@ pub fn main() -> ExitCode {
         let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
     }
     let cli = Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn".into());
+    // async-openai logs each failed answer it cannot parse; rgd records every failed attempt as an
+    // event with the server's own message, so its lines would only repeat that, badly.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn,async_openai=off".into());
     // Log lines would write over a terminal UI: while one is open they go to a file instead.
     let log_file = cli
         .opens_tui()
@@ -123,6 +125,7 @@ pub fn main() -> ExitCode {
             .init(),
         None => tracing_subscriber::fmt()
             .with_env_filter(filter)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_writer(|| crate::secrets::ScrubWriter(std::io::stderr()))
             .init(),
     }

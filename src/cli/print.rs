@@ -69,6 +69,16 @@ impl Printer {
                     PrinterMode::Progress => {
                         let Some(bar) = bar.as_ref() else { continue };
                         match &envelope.event {
+                            // Piped output has no bar: a line per start shows the sweep at work
+                            // from its first second, not from its first finished task.
+                            Event::TaskStarted { task_id, attempt, .. } if bar.is_hidden() => {
+                                let again = if *attempt > 1 {
+                                    format!(" (attempt {attempt})")
+                                } else {
+                                    String::new()
+                                };
+                                say(bar, format!("{task_id:<14} started{again}"));
+                            }
                             Event::RunResumed { finished } => {
                                 done = finished.len();
                                 bar.set_position(done as u64);
@@ -113,11 +123,20 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
     let what = match (r.status, r.first_pass_iteration) {
         (TaskStatus::Solved, Some(k)) => format!("solved at iteration {k}"),
         (TaskStatus::Solved, None) => "solved".into(),
-        (TaskStatus::Failed, _) => format!("failed after {} iterations", r.iterations),
+        (TaskStatus::Failed, _) => format!("failed after {}", plural(r.iterations as usize, "iteration")),
         (TaskStatus::Error, _) => format!("error: {}", r.error.as_deref().unwrap_or("?")),
+        (TaskStatus::EndpointFailed, _) => format!(
+            "unfinished, the endpoint failed (a resume runs it again): {}",
+            r.error.as_deref().unwrap_or("?")
+        ),
     };
     let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default();
     format!("{:<14} {what} ({:.1}s){tampered}", r.task_id, r.seconds)
+}
+
+/// "1 iteration", "3 iterations".
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }
 
 fn indent(text: &str) -> String {
@@ -151,7 +170,32 @@ fn detailed(event: &Event, visible_tests: &[String]) {
         Event::AgentTokens { text, .. } => write!(out, "{text}"),
         Event::AgentRetry {
             attempt, error, wait_ms, ..
-        } => writeln!(out, "\n  ↻ attempt {attempt} failed ({error}); retrying in {wait_ms} ms"),
+        } => writeln!(out, "\n  ↻ attempt {attempt} failed: {error}; retrying in {wait_ms} ms"),
+        Event::PromptFitted {
+            context,
+            prompt_tokens,
+            max_tokens,
+            asked_max_tokens,
+            trimmed,
+            ..
+        } => writeln!(
+            out,
+            "  ✂ {}",
+            crate::agents::budget::describe(*context, *prompt_tokens, *max_tokens, *asked_max_tokens, trimmed)
+        ),
+        Event::AgentResponse {
+            finish_reason: Some(reason),
+            usage,
+            latency_ms,
+            ..
+        } if reason == "length" => writeln!(
+            out,
+            "\n  ⚠ {} ({} tokens in, {} out, {:.1}s)",
+            crate::agents::budget::CUT_OFF,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            *latency_ms as f64 / 1000.0
+        ),
         Event::AgentResponse {
             usage,
             latency_ms,

@@ -145,7 +145,7 @@ pub async fn run_one(
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
-    let prepared = new_run(home, &settings, &args.common.plan(), dataset, vec![task], &stderr_line)?;
+    let prepared = new_run(home, &settings, &args.common.plan(), dataset, vec![task], &stderr_line).await?;
     execute(prepared, mode, &args.common).await
 }
 
@@ -169,7 +169,7 @@ pub async fn sweep(
             llm,
             concurrency: args.concurrency,
         };
-        let prepared = resume(home, from, &args.common.plan(), prefix, &stderr_line)?;
+        let prepared = resume(home, from, &args.common.plan(), prefix, &stderr_line).await?;
         return execute(prepared, mode, &args.common).await;
     }
     let name = args
@@ -179,7 +179,7 @@ pub async fn sweep(
     let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
-    let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line)?;
+    let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line).await?;
     execute(prepared, mode, &args.common).await
 }
 
@@ -224,6 +224,9 @@ async fn execute(prepared: Prepared, mode: PrinterMode, common: &CommonArgs) -> 
     finish(&store, Some(summary), mode, out)
 }
 
+/// The exit code of a sweep the endpoint stopped (EX_TEMPFAIL: try again later).
+pub const ENDPOINT_DOWN: u8 = 75;
+
 /// Exports and the closing lines, after any front end. `None`: the user stopped the run.
 fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let run_id = &store.run_id;
@@ -255,6 +258,13 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
             }
         );
         eprintln!("recorded in {}", store.dir.display());
+    }
+    if let Some(why) = &summary.halted {
+        eprintln!(
+            "stopped early: {why}; {} task(s) left. When the endpoint is back: rgd sweep --resume {run_id}",
+            summary.unfinished.len()
+        );
+        return Ok(ExitCode::from(ENDPOINT_DOWN));
     }
     Ok(ExitCode::SUCCESS)
 }

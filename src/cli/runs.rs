@@ -35,8 +35,8 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 println!("no runs in {}", home.runs_dir().display());
             }
             println!(
-                "{:<26}  {:<12} {:<24} {:>7} {:>9}  {:<11} created",
-                "run", "dataset", "model", "tasks", "solved", "state"
+                "{:<26}  {:<12} {:<9} {:<28} {:>7} {:>9}  {:<11} created",
+                "run", "dataset", "strategy", "model", "tasks", "solved", "state"
             );
             for id in ids {
                 let Ok(m) = home.read_manifest(&id) else { continue };
@@ -46,10 +46,11 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     None => ("unknown".into(), 0, 0),
                 };
                 println!(
-                    "{:<26}  {:<12} {:<24} {:>3}/{:<3} {:>9}  {:<11} {}",
+                    "{:<26}  {:<12} {:<9} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
                     id,
-                    m.dataset.name,
-                    m.model_label(),
+                    fit(&m.dataset.name, 12),
+                    fit(&m.strategy, 9),
+                    fit(&model_shown(&m), 28),
                     finished,
                     m.dataset.selected.len(),
                     solved,
@@ -63,11 +64,7 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             let id = home.find_run(&run_id)?;
             let store = match RunStore::open(home, &id) {
                 Ok(s) => s,
-                Err(StoreError::Locked(_)) => {
-                    let status = RunStatus::read(&home.run_dir(&id));
-                    println!("run {id} is live in another process: {status:?}");
-                    return Ok(ExitCode::SUCCESS);
-                }
+                Err(StoreError::Locked(_)) => return show_live(home, &id, events),
                 Err(e) => return Err(e.into()),
             };
             if events {
@@ -79,14 +76,28 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             let m = store.manifest()?;
             println!("run        {id}");
             println!(
-                "dataset    {} ({}, sha256 {}…, split seed {:?})",
+                "dataset    {} ({}, sha256 {}…, split seed {})",
                 m.dataset.name,
                 m.dataset.path,
-                &m.dataset.sha256[..12],
-                m.dataset.split_seed
+                m.dataset.sha256.get(..12).unwrap_or(&m.dataset.sha256),
+                m.dataset.split_seed.map_or("-".to_string(), |s| s.to_string())
             );
+            println!("strategy   {}", m.strategy);
             println!("endpoint   {}", m.endpoint);
-            for (agent, p) in &m.agents {
+            if let Some(served) = &m.served {
+                println!(
+                    "served     {}{}",
+                    if served.models.is_empty() {
+                        "-".to_string()
+                    } else {
+                        served.models.join(", ")
+                    },
+                    served.context_size.map(|n| format!(" (context {n} tokens)")).unwrap_or_default()
+                );
+            }
+            // Only the agents the strategy calls (Direct asks the Debug agent alone).
+            let used = |agent: &str| m.strategy != "direct" || agent == "debug";
+            for (agent, p) in m.agents.iter().filter(|(a, _)| used(a)) {
                 println!(
                     "{agent:<10} {} (temperature {}, max {} tokens)",
                     p.model, p.temperature, p.max_tokens
@@ -119,9 +130,12 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             for id in &m.dataset.selected {
                 match results.iter().find(|r| &r.task_id == id) {
                     Some(r) => println!(
-                        "  {:<14} {:<7} iterations {:<2} first pass {:<4} {:.1}s{}",
+                        "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}",
                         r.task_id,
-                        format!("{:?}", r.status).to_lowercase(),
+                        serde_json::to_value(r.status)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
                         r.iterations,
                         r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
                         r.seconds,
@@ -145,4 +159,53 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The requested model, and the served one when the endpoint named another.
+fn model_shown(m: &crate::record::Manifest) -> String {
+    let asked = m.model_label();
+    match m.served.as_ref().map(|s| s.models.as_slice()) {
+        Some([served]) if *served != asked => format!("{asked} → {served}"),
+        _ => asked,
+    }
+}
+
+/// At most `width` characters (columns stay aligned with long model names), "…" marking a cut.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}…")
+}
+
+/// A run another process is running holds its database: its status, and its events from the
+/// journal when it keeps one (`--detach` does).
+fn show_live(home: &Home, id: &str, events: bool) -> anyhow::Result<ExitCode> {
+    let dir = home.run_dir(id);
+    let journal = crate::store::journal_path(&dir);
+    if events {
+        let text = std::fs::read_to_string(&journal).map_err(|_| {
+            anyhow::anyhow!(
+                "run {id} is live in another process and keeps no journal; its events can be read when it ends (or watch it: rgd replay {id} --follow)"
+            )
+        })?;
+        // The last line may be half written.
+        for line in text.lines().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()) {
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    match RunStatus::read(&dir) {
+        Some(s) => println!(
+            "run {id} is live in process {}: {}/{} tasks finished, {} solved (updated {})",
+            s.pid,
+            s.finished,
+            s.tasks,
+            s.solved,
+            s.updated_at.format("%H:%M:%S")
+        ),
+        None => println!("run {id} is live in another process"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -91,7 +91,8 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             memory: request.memory,
             run_id: None,
         };
-        let prepared = new_run(&home, &settings, &plan, dataset, tasks, quiet)?;
+        // A background job's thread, not a runtime worker: it may wait for the async assembly.
+        let prepared = tokio::runtime::Handle::current().block_on(new_run(&home, &settings, &plan, dataset, tasks, quiet))?;
         Ok((prepared.sweep, prepared.resumed))
     })
 }

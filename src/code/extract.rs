@@ -24,8 +24,9 @@ pub struct Extracted {
 }
 
 /// Picks the code from an answer: among fenced blocks, the last that defines `entry_point` wins;
-/// otherwise the last Python-looking block; an answer with no block is taken whole if it parses.
-/// An empty `entry_point` (stdin/stdout tasks) accepts any block.
+/// otherwise the last Python-looking block; an answer with no block (empty blocks do not count:
+/// a lone closing fence opens one) is taken without its stray fence lines, whole if that parses,
+/// else from its first line of code. An empty `entry_point` (stdin/stdout tasks) accepts any block.
 pub fn extract_code(answer: &str, entry_point: &str) -> Extracted {
     let blocks = code_blocks(answer);
     let defines_entry = |code: &str| entry_point.is_empty() || defined_functions(code).iter().any(|n| n == entry_point);
@@ -35,10 +36,7 @@ pub fn extract_code(answer: &str, entry_point: &str) -> Extracted {
         .find(|b| defines_entry(b))
         .or_else(|| blocks.last())
         .cloned()
-        .or_else(|| {
-            let whole = answer.trim();
-            (!whole.is_empty() && !parse_python(whole).root_node().has_error()).then(|| whole.to_string())
-        });
+        .or_else(|| unfenced(answer));
     // One trailing newline, whatever the fence left: iterations diff cleanly and samples are stable.
     let chosen = chosen.map(|c| format!("{}\n", c.trim_end()));
     let Some(code) = chosen.filter(|c| !c.trim().is_empty()) else {
@@ -55,6 +53,27 @@ pub fn extract_code(answer: &str, entry_point: &str) -> Extracted {
     Extracted { code: Some(code), problem }
 }
 
+/// The code of an answer without (usable) fenced blocks: its lines minus fence lines, whole if that
+/// parses, otherwise from the first line that starts a definition or an import (prose before the
+/// code, as in "Here it is:\ndef f(): ...\n```").
+fn unfenced(answer: &str) -> Option<String> {
+    let lines: Vec<&str> = answer.lines().filter(|l| !l.trim_start().starts_with("```")).collect();
+    let parses = |code: &str| !code.trim().is_empty() && !parse_python(code).root_node().has_error();
+    let whole = lines.join("\n");
+    if parses(&whole) {
+        return Some(whole.trim().to_string());
+    }
+    let starts_code = |l: &&str| {
+        ["def ", "class ", "import ", "from ", "@", "async def "]
+            .iter()
+            .any(|p| l.starts_with(p))
+    };
+    let first = lines.iter().position(starts_code)?;
+    let code = lines[first..].join("\n");
+    parses(&code).then(|| code.trim_end().to_string())
+}
+
+/// The contents of Python (or unlabelled) fenced blocks, empty ones left out.
 fn code_blocks(answer: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
@@ -74,7 +93,7 @@ fn code_blocks(answer: &str) -> Vec<String> {
                 }
             }
             Event::End(TagEnd::CodeBlock) => {
-                if let Some(block) = current.take() {
+                if let Some(block) = current.take().filter(|b| !b.trim().is_empty()) {
                     blocks.push(block);
                 }
             }
@@ -130,5 +149,17 @@ mod tests {
         assert!(extract_code("def f():\n    return 2\n", "f").problem.is_none());
         let truncated = extract_code("```python\ndef f():\n    return 2\n", "f");
         assert_eq!(truncated.code.as_deref(), Some("def f():\n    return 2\n"));
+    }
+
+    #[test]
+    fn a_lone_closing_fence_keeps_the_code() {
+        // As llama-server's SmolLM2 answered: no opening fence, a closing one.
+        let got = extract_code("def add(a, b):\n    return a + b\n```", "add");
+        assert_eq!(got.code.as_deref(), Some("def add(a, b):\n    return a + b\n"));
+        assert_eq!(got.problem, None);
+        let prose = extract_code("Here is the function:\n\ndef add(a, b):\n    return a + b\n```\n", "add");
+        assert_eq!(prose.code.as_deref(), Some("def add(a, b):\n    return a + b\n"));
+        // An empty block is no block; prose alone is still no code.
+        assert_eq!(extract_code("```python\n```\nSorry.", "add").problem, Some(ExtractProblem::NoCode));
     }
 }

@@ -20,6 +20,9 @@ pub struct LoopConfig {
     pub max_iters: u32,
     pub params: BTreeMap<Agent, CallParams>,
     pub memory: bool,
+    /// The endpoint's context in tokens, when known: every call is fitted to it
+    /// (`agents::budget`).
+    pub context_size: Option<u32>,
 }
 
 /// RGD, or the Direct baseline the paper compares against (one answer, no agents around it).
@@ -126,6 +129,8 @@ pub struct TaskMachine {
     retrieved: Option<Retrieved>,
     tokens: BTreeMap<Agent, Tokens>,
     tampered: Option<String>,
+    /// Models the server said answered, in order of first answer.
+    served: Vec<String>,
 }
 
 impl TaskMachine {
@@ -145,6 +150,7 @@ impl TaskMachine {
             retrieved: None,
             tokens: BTreeMap::new(),
             tampered: None,
+            served: Vec::new(),
         }
     }
 
@@ -173,7 +179,13 @@ impl TaskMachine {
         match (self.phase, outcome) {
             (Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
                 let purpose = self.phase_purpose();
-                self.finish(vec![], TaskStatus::Error, Some(format!("{} agent: {e}", purpose.agent().name())))
+                // Refused for what this task asked (400, 413, 422): the task's own end. Anything
+                // else is the endpoint's failure, and the task stays to be run again.
+                let status = match e.status {
+                    Some(400 | 413 | 422) => TaskStatus::Error,
+                    _ => TaskStatus::EndpointFailed,
+                };
+                self.finish(vec![], status, Some(format!("{} agent: {e}", purpose.agent().name())))
             }
             (Phase::GuideInit, Outcome::Agent(Ok(resp))) => {
                 self.count(Agent::Guide, &resp);
@@ -350,11 +362,39 @@ impl TaskMachine {
             let missing = format!("no model parameters for the {} agent", purpose.agent().name());
             return self.finish(events, TaskStatus::Error, Some(missing));
         };
-        match self.prompts.render(purpose, &ctx) {
-            Ok(messages) => Transition {
-                events,
-                step: Step::Run(Effect::CallAgent { purpose, messages, params }),
-            },
+        let Some(context) = self.config.context_size else {
+            return match self.prompts.render(purpose, &ctx) {
+                Ok(messages) => Transition {
+                    events,
+                    step: Step::Run(Effect::CallAgent { purpose, messages, params }),
+                },
+                Err(e) => self.finish(events, TaskStatus::Error, Some(e.to_string())),
+            };
+        };
+        let mut events = events;
+        match crate::agents::budget::fit(&self.prompts, purpose, &ctx, &params, context) {
+            Ok(fitted) => {
+                if fitted.changed(params.max_tokens) {
+                    events.push(Event::PromptFitted {
+                        task_id: self.task.id.clone(),
+                        iteration: self.iteration,
+                        purpose,
+                        context,
+                        prompt_tokens: fitted.prompt_tokens,
+                        max_tokens: fitted.params.max_tokens,
+                        asked_max_tokens: params.max_tokens,
+                        trimmed: fitted.trimmed,
+                    });
+                }
+                Transition {
+                    events,
+                    step: Step::Run(Effect::CallAgent {
+                        purpose,
+                        messages: fitted.messages,
+                        params: fitted.params,
+                    }),
+                }
+            }
             Err(e) => self.finish(events, TaskStatus::Error, Some(e.to_string())),
         }
     }
@@ -378,6 +418,11 @@ impl TaskMachine {
 
     fn count(&mut self, agent: Agent, resp: &ChatResponse) {
         self.tokens.entry(agent).or_default().add(&resp.usage);
+        if let Some(m) = &resp.served_model
+            && !self.served.contains(m)
+        {
+            self.served.push(m.clone());
+        }
     }
 
     fn iteration_started(&self) -> Event {
@@ -410,6 +455,7 @@ impl TaskMachine {
             error,
             completion: self.code.clone().unwrap_or_default(),
             tampered: self.tampered.clone(),
+            served_models: self.served.clone(),
         };
         Transition {
             events,

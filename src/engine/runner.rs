@@ -123,6 +123,7 @@ impl TaskRunner {
                         latency_ms: resp.latency_ms,
                         attempts: resp.attempts,
                         finish_reason: resp.finish_reason.clone(),
+                        served_model: resp.served_model.clone(),
                     }),
                     Err(error) => self.bus.emit(Event::AgentFailed {
                         task_id: task.id.clone(),

@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 
@@ -17,6 +18,8 @@ pub struct Sweep {
     pub runner: Arc<TaskRunner>,
     pub tasks: Vec<Arc<Task>>,
     pub concurrency: usize,
+    /// Stop starting tasks after this many in a row ended by the endpoint failing (0: never).
+    pub halt_after: usize,
 }
 
 impl Sweep {
@@ -24,7 +27,13 @@ impl Sweep {
     /// tasks that had started before a kill run again with a higher attempt number.
     pub async fn run(self, resumed: bool) -> Result<RunSummary, RecordError> {
         let manifest = self.record.manifest()?;
-        let finished: HashSet<String> = self.record.results()?.into_iter().map(|r| r.task_id).collect();
+        let finished: HashSet<String> = self
+            .record
+            .results()?
+            .into_iter()
+            .filter(TaskResult::is_final)
+            .map(|r| r.task_id)
+            .collect();
         let mut attempts: HashMap<String, u32> = HashMap::new();
         if resumed {
             attempts = self.record.attempts()?;
@@ -50,10 +59,12 @@ impl Sweep {
 
         let runner = self.runner.clone();
         let bus = self.bus.clone();
+        let halted = Arc::new(AtomicBool::new(false));
+        let halted_flag = halted.clone();
         let mut results = std::pin::pin!(
             futures::stream::iter(pending)
                 .take_while(|_| {
-                    let healthy = !bus.broken();
+                    let healthy = !bus.broken() && !halted_flag.load(Ordering::SeqCst);
                     async move { healthy }
                 })
                 .map(|task| {
@@ -63,16 +74,31 @@ impl Sweep {
                 })
                 .buffer_unordered(self.concurrency.max(1))
         );
+        // Tasks ended by the endpoint, in a row; the last such error.
+        let mut failing = (0usize, String::new());
+        let mut halt_reason = None;
         while let Some(result) = results.next().await {
             let result: TaskResult = result;
-            status.finished += 1;
+            if result.is_final() {
+                failing = (0, String::new());
+                status.finished += 1;
+            } else {
+                failing = (failing.0 + 1, result.error.clone().unwrap_or_default());
+                if self.halt_after > 0 && failing.0 >= self.halt_after && halt_reason.is_none() {
+                    halted.store(true, Ordering::SeqCst);
+                    halt_reason = Some(format!(
+                        "the endpoint {} failed {} tasks in a row (last: {})",
+                        manifest.endpoint, failing.0, failing.1
+                    ));
+                }
+            }
             status.solved += usize::from(result.passed);
             status.updated_at = chrono::Utc::now();
             self.record.write_status(&status)?;
         }
 
         let all = self.record.results()?;
-        let summary = RunSummary::compute(
+        let mut summary = RunSummary::compute(
             &manifest.run_id,
             &manifest.dataset.name,
             &manifest.model_label(),
@@ -80,6 +106,7 @@ impl Sweep {
             &all,
             manifest.max_iters,
         );
+        summary.halted = halt_reason;
         if summary.unfinished.is_empty() {
             self.bus.emit(Event::RunFinished { summary: summary.clone() });
             status.state = RunState::Finished;

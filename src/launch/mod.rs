@@ -7,7 +7,7 @@
 mod parts;
 mod tasks;
 
-pub use parts::chat_model;
+pub use parts::{chat_model, missing_models};
 pub use tasks::{load_dataset_named, select_tasks};
 
 use std::path::PathBuf;
@@ -45,7 +45,7 @@ pub struct Prepared {
 }
 
 /// Creates a new recorded run, ready to start.
-pub fn new_run(
+pub async fn new_run(
     home: &Home,
     settings: &Settings,
     plan: &RunPlan,
@@ -68,6 +68,7 @@ pub fn new_run(
         memory_info.note = "direct strategy: no memory".into();
     }
     parts.memory = memory;
+    let served = parts::ask_endpoint(parts.model.as_ref(), settings, report).await;
     let manifest = Manifest {
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
@@ -93,9 +94,10 @@ pub fn new_run(
         limits,
         memory: memory_info,
         pricing: settings.pricing,
+        served,
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
-    prepare(store, parts, settings.concurrency, tasks, false)
+    prepare(store, parts, settings, tasks, false)
 }
 
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its
@@ -110,7 +112,7 @@ pub struct ResumeFrom<'a> {
 
 /// Re-opens a killed or interrupted run: the same dataset (checked by hash), tasks, agents and
 /// limits; finished tasks are kept.
-pub fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &str, report: &dyn Fn(&str)) -> anyhow::Result<Prepared> {
+pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &str, report: &dyn Fn(&str)) -> anyhow::Result<Prepared> {
     let run_id = home.find_run(prefix)?;
     let store = Arc::new(RunStore::open(home, &run_id)?);
     let manifest = store.manifest()?;
@@ -152,10 +154,10 @@ pub fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &str, r
         ));
     }
     report(&format!("resuming run {run_id}"));
-    prepare(store, parts, settings.concurrency, tasks, true)
+    prepare(store, parts, &settings, tasks, true)
 }
 
-fn prepare(store: Arc<RunStore>, parts: parts::Parts, concurrency: usize, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
+fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
     let manifest = store.manifest()?;
     let recorder: Arc<dyn Recorder> = store.clone();
     let next_seq = store.next_seq()?;
@@ -172,6 +174,11 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, concurrency: usize, tasks:
             .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
             .collect(),
         memory: manifest.memory.enabled,
+        context_size: manifest
+            .served
+            .as_ref()
+            .and_then(|s| s.context_size)
+            .or(settings.openai.as_ref().and_then(|o| o.context_size)),
     });
     let runner = Arc::new(TaskRunner::new(
         parts.model,
@@ -188,7 +195,8 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, concurrency: usize, tasks:
         bus: bus.clone(),
         runner,
         tasks: tasks.into_iter().map(Arc::new).collect(),
-        concurrency,
+        concurrency: settings.concurrency,
+        halt_after: settings.halt_after_endpoint_failures,
     };
     Ok(Prepared {
         store,

@@ -1,6 +1,7 @@
 //! The parts a run is made of, from settings: the model client, the executor, the prompts and the
 //! memory pool.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
@@ -10,7 +11,7 @@ use crate::agents::Prompts;
 use crate::config::Settings;
 use crate::engine::{MemoryInfo, MemoryLookup};
 use crate::llm::local::LocalChat;
-use crate::llm::{ChatModel, OpenAiChat};
+use crate::llm::{ChatModel, EndpointInfo, OpenAiChat};
 use crate::memory::{PoolMemory, SearchOptions, SharedPool};
 use crate::sandbox::{Executor, make_executor};
 use crate::store::Home;
@@ -49,7 +50,7 @@ pub fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::Result<
         .local
         .as_ref()
         .context("no LLM endpoint and no embedded model configured")?;
-    let models: std::collections::BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
+    let models: BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
     if models.len() > 1 {
         bail!(
             "the embedded model serves every agent, but different models were asked for ({}); per-agent models need an endpoint (OPENAI_BASE_URL)",
@@ -62,6 +63,37 @@ pub fn chat_model(settings: &Settings, report: &dyn Fn(&str)) -> anyhow::Result<
     ));
     let model = LocalChat::load(local, report).map_err(|e| anyhow::anyhow!("embedded model {}: {e}", local.model))?;
     Ok(Arc::new(model))
+}
+
+/// What the endpoint serves and its context size, with a warning when the configured model is
+/// not among its models (llama-server answers with its one model whatever name is asked). An
+/// endpoint that cannot say is a note, not an error: the run may still work.
+pub async fn ask_endpoint(model: &dyn ChatModel, settings: &Settings, report: &dyn Fn(&str)) -> Option<EndpointInfo> {
+    let info = match model.describe().await {
+        Ok(info) => info,
+        Err(e) => {
+            report(&format!("note: the endpoint did not say what it serves ({e})"));
+            return None;
+        }
+    };
+    let missing = missing_models(&info, settings);
+    if !missing.is_empty() {
+        report(&format!(
+            "warning: the endpoint serves {}, not {}; answers come from what it serves (recorded per answer)",
+            info.models.join(", "),
+            missing.join(", ")
+        ));
+    }
+    Some(info)
+}
+
+/// The configured models the endpoint does not list (none when it lists nothing).
+pub fn missing_models<'a>(info: &EndpointInfo, settings: &'a Settings) -> Vec<&'a str> {
+    let wanted: BTreeSet<&str> = settings.agents.values().map(|p| p.model.as_str()).collect();
+    if info.models.is_empty() {
+        return Vec::new();
+    }
+    wanted.into_iter().filter(|m| !info.models.iter().any(|s| s == m)).collect()
 }
 
 /// The memory pool for a run (unless disabled), and what the manifest says about it.

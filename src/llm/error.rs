@@ -16,14 +16,34 @@ pub enum LlmErrorKind {
     Rejected,
 }
 
+/// One line: what kind of failure, the HTTP status if any, the server's own message, and how many
+/// attempts it took when more than one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("{kind:?} after {attempts} attempt(s): {message}")]
+#[error(
+    "{}{}: {message}{}",
+    kind.label(),
+    status.map(|s| format!(" (HTTP {s})")).unwrap_or_default(),
+    if *attempts > 1 { format!(" (after {attempts} attempts)") } else { String::new() }
+)]
 pub struct LlmError {
     pub kind: LlmErrorKind,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub status: Option<u16>,
     pub attempts: u32,
+}
+
+impl LlmErrorKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            LlmErrorKind::Timeout => "timed out",
+            LlmErrorKind::RateLimited => "rate limited",
+            LlmErrorKind::Server => "server error",
+            LlmErrorKind::Transport => "unreachable",
+            LlmErrorKind::Garbage => "unreadable answer",
+            LlmErrorKind::Rejected => "rejected",
+        }
+    }
 }
 
 impl LlmError {
@@ -40,24 +60,26 @@ impl LlmError {
         !matches!(self.kind, LlmErrorKind::Rejected)
     }
 
+    /// By HTTP status first: 408, 429 and 5xx may pass (retried); any other 4xx will not.
+    pub fn from_status(status: u16, message: &str) -> Self {
+        let kind = match status {
+            429 => LlmErrorKind::RateLimited,
+            408 => LlmErrorKind::Timeout,
+            500..=599 => LlmErrorKind::Server,
+            _ => LlmErrorKind::Rejected,
+        };
+        LlmError {
+            kind,
+            message: clip(message),
+            status: Some(status),
+            attempts: 1,
+        }
+    }
+
     pub(crate) fn from_openai(err: async_openai::error::OpenAIError) -> Self {
         use async_openai::error::OpenAIError as E;
         match err {
-            E::ApiError(resp) => {
-                let status = resp.status_code.as_u16();
-                let kind = match status {
-                    429 => LlmErrorKind::RateLimited,
-                    408 => LlmErrorKind::Timeout,
-                    500..=599 => LlmErrorKind::Server,
-                    _ => LlmErrorKind::Rejected,
-                };
-                LlmError {
-                    kind,
-                    message: clip(&resp.api_error.message),
-                    status: Some(status),
-                    attempts: 1,
-                }
-            }
+            E::ApiError(resp) => LlmError::from_status(resp.status_code.as_u16(), &resp.api_error.message),
             E::Reqwest(e) => {
                 let kind = if e.is_timeout() {
                     LlmErrorKind::Timeout
@@ -73,12 +95,27 @@ impl LlmError {
                     attempts: 1,
                 }
             }
-            E::JSONDeserialize(e, content) => LlmError::new(LlmErrorKind::Garbage, clip(&format!("{e}: {content}"))),
+            // An error sent inside a stream (`data: {"error": {...}}`) is the server's, not garbage.
+            E::JSONDeserialize(e, content) => match in_band_error(&content) {
+                Some(err) => err,
+                None => LlmError::new(LlmErrorKind::Garbage, clip(&format!("{e}: {content}"))),
+            },
             E::StreamError(e) => LlmError::new(LlmErrorKind::Garbage, clip(&e.to_string())),
             E::InvalidArgument(m) => LlmError::new(LlmErrorKind::Rejected, m),
             other => LlmError::new(LlmErrorKind::Transport, clip(&other.to_string())),
         }
     }
+}
+
+/// An error object where an answer was expected, classified by its numeric code if it has one.
+fn in_band_error(content: &str) -> Option<LlmError> {
+    let value: serde_json::Value = serde_json::from_str(content).ok()?;
+    value.get("error")?;
+    let (message, _, code) = super::http::error_parts(content.as_bytes());
+    Some(match code.and_then(|c| c.parse::<u16>().ok()) {
+        Some(status) => LlmError::from_status(status, &message),
+        None => LlmError::new(LlmErrorKind::Server, message),
+    })
 }
 
 /// "error sending request" alone hides the reason (refused, reset, DNS): add the source chain.

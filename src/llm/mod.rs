@@ -3,6 +3,7 @@
 //! limit live here so that every caller gets them.
 
 mod error;
+mod http;
 pub mod local;
 mod openai;
 
@@ -83,6 +84,18 @@ pub struct ChatResponse {
     /// 1 when the first try succeeded.
     pub attempts: u32,
     pub latency_ms: u64,
+    /// The model the server says answered (llama-server serves one model whatever name is asked).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub served_model: Option<String>,
+}
+
+/// What an endpoint says about itself (`/v1/models`; llama-server's `/props`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointInfo {
+    /// Model ids it serves.
+    pub models: Vec<String>,
+    /// Its context (prompt + answer) in tokens, when it says.
+    pub context_size: Option<u32>,
 }
 
 /// Hears about a call while it runs: streamed text and retries (after which streaming restarts).
@@ -104,4 +117,6 @@ pub trait ChatModel: Send + Sync {
     /// Where answers come from, for manifests ("http://127.0.0.1:8000/v1").
     fn endpoint(&self) -> String;
     async fn chat(&self, messages: &[Message], params: &CallParams, observer: &dyn CallObserver) -> Result<ChatResponse, LlmError>;
+    /// What the endpoint says about itself, or why it could not be asked.
+    async fn describe(&self) -> Result<EndpointInfo, LlmError>;
 }

@@ -15,7 +15,10 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use super::{CallObserver, CallParams, ChatModel, ChatResponse, LlmError, LlmErrorKind, Message, Role, Usage};
+use super::{CallObserver, CallParams, ChatModel, ChatResponse, EndpointInfo, LlmError, LlmErrorKind, Message, Role, Usage};
+
+/// One attempt's answer: text, usage, finish reason, the model the server named.
+type Answer = (String, Usage, Option<String>, Option<String>);
 
 /// Connection and robustness settings for one endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +32,12 @@ pub struct OpenAiSettings {
     pub stream: bool,
     /// Deadline for one attempt, from request to last token.
     pub timeout_secs: f64,
+    /// Longest silence between two streamed tokens (a stalled server is noticed well before the
+    /// whole call's deadline).
+    pub idle_timeout_secs: f64,
+    /// The endpoint's context (prompt + answer) in tokens, if known: from the configuration, or
+    /// learnt from the server.
+    pub context_size: Option<u32>,
     /// Retries after the first attempt, on 429, 5xx, timeouts, broken connections and garbage.
     pub retries: usize,
     pub backoff_min_ms: u64,
@@ -44,6 +53,8 @@ impl Default for OpenAiSettings {
             api_key: String::new(),
             stream: true,
             timeout_secs: 180.0,
+            idle_timeout_secs: 60.0,
+            context_size: None,
             retries: 5,
             backoff_min_ms: 500,
             backoff_max_ms: 30_000,
@@ -54,6 +65,8 @@ impl Default for OpenAiSettings {
 
 pub struct OpenAiChat {
     client: Client<OpenAIConfig>,
+    /// For what async-openai does not cover: llama-server's `/props`, `/v1/models`' extra fields.
+    http: reqwest::Client,
     settings: OpenAiSettings,
     gate: Arc<Semaphore>,
 }
@@ -66,13 +79,19 @@ impl OpenAiChat {
             .with_api_key(settings.api_key.clone());
         let gate = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
         // async-openai retries 429/5xx on its own by default, unseen; rgd replaces that with one
-        // policy whose every attempt is an event, so the plain transport is installed here.
+        // policy whose every attempt is an event, so its own transport (which also reads every
+        // server's error bodies) is installed here.
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();
-        let client = Client::with_config(config).with_http_service(async_openai::middleware::ReqwestService::new(http));
-        OpenAiChat { client, settings, gate }
+        let client = Client::with_config(config).with_http_service(super::http::service(http.clone()));
+        OpenAiChat {
+            client,
+            http,
+            settings,
+            gate,
+        }
     }
 
     fn request(&self, messages: &[Message], params: &CallParams) -> CreateChatCompletionRequest {
@@ -103,12 +122,7 @@ impl OpenAiChat {
     }
 
     /// One attempt, streaming or not.
-    async fn attempt(
-        &self,
-        messages: &[Message],
-        params: &CallParams,
-        observer: &dyn CallObserver,
-    ) -> Result<(String, Usage, Option<String>), LlmError> {
+    async fn attempt(&self, messages: &[Message], params: &CallParams, observer: &dyn CallObserver) -> Result<Answer, LlmError> {
         let request = self.request(messages, params);
         let prompt_chars: usize = messages.iter().map(|m| m.content.len()).sum();
         if !self.settings.stream {
@@ -129,14 +143,34 @@ impl OpenAiChat {
                 },
             );
             let finish = choice.finish_reason.map(|f| format!("{f:?}").to_lowercase());
-            return Ok((text, usage, finish));
+            return Ok((text, usage, finish, Some(resp.model)));
         }
         let mut stream = self.client.chat().create_stream(request).await.map_err(LlmError::from_openai)?;
         let mut text = String::new();
         let mut usage = None;
         let mut finish = None;
-        while let Some(chunk) = stream.next().await {
+        let mut served = None;
+        // Once tokens flow, a silence this long is a stalled server (the first token may take
+        // longer: a long prompt is read first, within the attempt's deadline).
+        let idle = Duration::from_secs_f64(self.settings.idle_timeout_secs);
+        let mut started = false;
+        loop {
+            let next = if started {
+                tokio::time::timeout(idle, stream.next()).await.map_err(|_| {
+                    LlmError::new(
+                        LlmErrorKind::Timeout,
+                        format!("the answer stalled: no token for {:.0} s", idle.as_secs_f64()),
+                    )
+                })?
+            } else {
+                stream.next().await
+            };
+            let Some(chunk) = next else { break };
+            started = true;
             let chunk = chunk.map_err(LlmError::from_openai)?;
+            if served.is_none() && !chunk.model.is_empty() {
+                served = Some(chunk.model.clone());
+            }
             for choice in chunk.choices {
                 if let Some(delta) = choice.delta.content.filter(|d| !d.is_empty()) {
                     observer.token(&delta);
@@ -155,7 +189,7 @@ impl OpenAiChat {
             }
         }
         let usage = usage.unwrap_or_else(|| Usage::estimate(prompt_chars, text.len()));
-        Ok((text, usage, finish))
+        Ok((text, usage, finish, served))
     }
 }
 
@@ -198,17 +232,55 @@ impl ChatModel for OpenAiChat {
             .await;
         let attempts = attempts.load(Ordering::SeqCst);
         match result {
-            Ok((text, usage, finish_reason)) => Ok(ChatResponse {
+            Ok((text, usage, finish_reason, served_model)) => Ok(ChatResponse {
                 text,
                 usage,
                 finish_reason,
                 attempts,
                 latency_ms: started.elapsed().as_millis() as u64,
+                served_model,
             }),
             Err(mut err) => {
                 err.attempts = attempts;
                 Err(err)
             }
         }
+    }
+
+    /// `GET /models`: the ids served, and the context where the server tells it (llama-server's
+    /// `meta.n_ctx`, or its `/props` beside `/v1`). A configured `context_size` wins.
+    async fn describe(&self) -> Result<EndpointInfo, LlmError> {
+        let base = self.settings.base_url.trim_end_matches('/');
+        let models: serde_json::Value = self.get_json(&format!("{base}/models")).await?;
+        let data = models["data"].as_array().cloned().unwrap_or_default();
+        let ids = data.iter().filter_map(|m| m["id"].as_str().map(str::to_string)).collect();
+        let n_ctx = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0);
+        let mut context_size = data.iter().find_map(|m| n_ctx(&m["meta"]["n_ctx"]));
+        if context_size.is_none()
+            && let Some(root) = base.strip_suffix("/v1")
+            && let Ok(props) = self.get_json(&format!("{root}/props")).await
+        {
+            context_size = n_ctx(&props["default_generation_settings"]["n_ctx"]).or_else(|| n_ctx(&props["n_ctx"]));
+        }
+        Ok(EndpointInfo {
+            models: ids,
+            context_size: self.settings.context_size.or(context_size),
+        })
+    }
+}
+
+impl OpenAiChat {
+    async fn get_json(&self, url: &str) -> Result<serde_json::Value, LlmError> {
+        let mut request = self.http.get(url).timeout(Duration::from_secs(10));
+        if !self.settings.api_key.is_empty() {
+            request = request.bearer_auth(&self.settings.api_key);
+        }
+        let response = request.send().await.map_err(|e| LlmError::from_openai(e.into()))?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(|e| LlmError::from_openai(e.into()))?;
+        if !status.is_success() {
+            return Err(LlmError::from_status(status.as_u16(), &super::http::error_parts(&body).0));
+        }
+        serde_json::from_slice(&body).map_err(|e| LlmError::new(LlmErrorKind::Garbage, format!("{url}: {e}")))
     }
 }

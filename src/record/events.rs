@@ -75,6 +75,22 @@ pub enum Event {
         attempts: u32,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         finish_reason: Option<String>,
+        /// The model the server says answered.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        served_model: Option<String>,
+    },
+    /// A call fitted to the endpoint's context (`agents::budget`): fields cut, `max_tokens` lowered.
+    PromptFitted {
+        task_id: String,
+        iteration: u32,
+        purpose: Purpose,
+        context: u32,
+        /// The prompt's estimated tokens after fitting.
+        prompt_tokens: u32,
+        max_tokens: u32,
+        asked_max_tokens: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        trimmed: Vec<crate::agents::budget::Trim>,
     },
     AgentFailed {
         task_id: String,
@@ -142,6 +158,7 @@ impl Event {
             | AgentRetry { task_id, .. }
             | AgentResponse { task_id, .. }
             | AgentFailed { task_id, .. }
+            | PromptFitted { task_id, .. }
             | CodeExtracted { task_id, .. }
             | TestsStarted { task_id, .. }
             | TestsRun { task_id, .. }

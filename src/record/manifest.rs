@@ -70,6 +70,10 @@ pub struct Manifest {
     /// From `[llm] price_input_per_mtok` / `price_output_per_mtok`, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pricing: Option<Pricing>,
+    /// What the endpoint said about itself when the run started: the models it serves (the ones
+    /// that really answered are in each response and in the results) and its context size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<crate::llm::EndpointInfo>,
 }
 
 impl Manifest {

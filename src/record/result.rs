@@ -34,8 +34,13 @@ pub enum TaskStatus {
     Solved,
     /// Ran out of iterations.
     Failed,
-    /// Stopped by an infrastructure problem (LLM unreachable after retries, sandbox failure).
+    /// Stopped by a problem of its own (the model refused its request: 400/413/422; a sandbox
+    /// failure). Finished: a resume does not run it again.
     Error,
+    /// Stopped because the endpoint failed (unreachable, timing out, 5xx, rate limits outlasting
+    /// every retry, a rejected key or unknown model): nothing was learned about the method, so
+    /// the task is unfinished and `--resume` runs it again.
+    EndpointFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +60,16 @@ pub struct TaskResult {
     /// counted as failed, whatever they returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tampered: Option<String>,
+    /// The models the server said answered this task's calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub served_models: Vec<String>,
+}
+
+impl TaskResult {
+    /// Whether the task is done for good (a resume skips it). A task the endpoint failed is not.
+    pub fn is_final(&self) -> bool {
+        self.status != TaskStatus::EndpointFailed
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -81,7 +96,14 @@ pub struct RunSummary {
     pub pass_at_1_by_iteration: BTreeMap<u32, f64>,
     pub tokens: BTreeMap<Agent, Tokens>,
     pub task_seconds: f64,
+    /// Tasks not finished for good: never run, or ended by the endpoint failing.
     pub unfinished: Vec<String>,
+    /// The models the server said answered, over every task (the requested name is `model`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub served_models: Vec<String>,
+    /// Why the sweep stopped before its end (the endpoint failing task after task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halted: Option<String>,
 }
 
 impl RunSummary {
@@ -93,12 +115,12 @@ impl RunSummary {
             tasks: selected.len(),
             ..Default::default()
         };
-        for r in results {
+        for r in results.iter().filter(|r| r.is_final()) {
             s.finished += 1;
             match r.status {
                 TaskStatus::Solved => s.solved += 1,
                 TaskStatus::Failed => s.failed += 1,
-                TaskStatus::Error => s.errors += 1,
+                TaskStatus::Error | TaskStatus::EndpointFailed => s.errors += 1,
             }
             if r.tampered.is_some() {
                 s.tampered += 1;
@@ -110,7 +132,13 @@ impl RunSummary {
                 s.tokens.entry(*agent).or_default().merge(t);
             }
             s.task_seconds += r.seconds;
+            for m in &r.served_models {
+                if !s.served_models.contains(m) {
+                    s.served_models.push(m.clone());
+                }
+            }
         }
+        s.served_models.sort();
         let denom = s.tasks.max(1) as f64;
         s.pass_at_1 = s.solved as f64 / denom;
         let mut cumulative = 0;
@@ -120,7 +148,7 @@ impl RunSummary {
         }
         s.unfinished = selected
             .iter()
-            .filter(|id| !results.iter().any(|r| &r.task_id == *id))
+            .filter(|id| !results.iter().any(|r| &r.task_id == *id && r.is_final()))
             .cloned()
             .collect();
         s

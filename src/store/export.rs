@@ -48,8 +48,11 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
     }
     write_lines(
         "samples.jsonl",
+        // A task the endpoint failed has no answer to evaluate: it is in results.jsonl (and in the
+        // summary's unfinished), not among the samples.
         results
             .iter()
+            .filter(|r| r.is_final())
             .map(|r| {
                 line(&Sample {
                     task_id: &r.task_id,

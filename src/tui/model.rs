@@ -23,6 +23,8 @@ pub enum TaskStage {
     Solved(u32),
     Failed,
     Error,
+    /// Ended by the endpoint failing; a resume runs it again.
+    Unfinished,
 }
 
 impl TaskStage {
@@ -37,11 +39,15 @@ impl TaskStage {
             TaskStage::Solved(k) => format!("solved @{k}"),
             TaskStage::Failed => "failed".into(),
             TaskStage::Error => "error".into(),
+            TaskStage::Unfinished => "endpoint failed".into(),
         }
     }
 
     pub fn is_done(self) -> bool {
-        matches!(self, TaskStage::Solved(_) | TaskStage::Failed | TaskStage::Error)
+        matches!(
+            self,
+            TaskStage::Solved(_) | TaskStage::Failed | TaskStage::Error | TaskStage::Unfinished
+        )
     }
 }
 
@@ -57,6 +63,8 @@ pub struct Call {
     pub error: Option<String>,
     pub retries: u32,
     pub latency_ms: Option<u64>,
+    /// What was adjusted or went wrong around it (fitted to the context, cut off by length).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -99,6 +107,8 @@ pub struct TaskView {
     pub started_at: Option<DateTime<Utc>>,
     /// The memory entry this solved task became, or why it did not.
     pub remembered: Option<Result<String, String>>,
+    /// A note for the next call (fitting is recorded just before its request).
+    pending_note: Option<String>,
 }
 
 impl TaskView {
@@ -115,6 +125,7 @@ impl TaskView {
             result: None,
             started_at: None,
             remembered: None,
+            pending_note: None,
         }
     }
 
@@ -274,6 +285,7 @@ impl RunModel {
                     Agent::Debug => TaskStage::Coding,
                     Agent::Feedback => TaskStage::Analysing,
                 };
+                let notes = t.pending_note.take().into_iter().collect();
                 t.iteration_mut(*iteration).calls.push(Call {
                     call_id: *call_id,
                     agent: *agent,
@@ -284,6 +296,7 @@ impl RunModel {
                     error: None,
                     retries: 0,
                     latency_ms: None,
+                    notes,
                 });
             }
             Event::AgentTokens { task_id, call_id, text } => {
@@ -305,6 +318,7 @@ impl RunModel {
                 text,
                 usage,
                 latency_ms,
+                finish_reason,
                 ..
             } => {
                 self.tokens.entry(*agent).or_default().add(usage);
@@ -312,7 +326,27 @@ impl RunModel {
                     c.text = text.clone();
                     c.done = true;
                     c.latency_ms = Some(*latency_ms);
+                    if finish_reason.as_deref() == Some("length") {
+                        c.notes.push(crate::agents::budget::CUT_OFF.to_string());
+                    }
                 }
+            }
+            Event::PromptFitted {
+                task_id,
+                context,
+                prompt_tokens,
+                max_tokens,
+                asked_max_tokens,
+                trimmed,
+                ..
+            } => {
+                self.task_mut(task_id).pending_note = Some(crate::agents::budget::describe(
+                    *context,
+                    *prompt_tokens,
+                    *max_tokens,
+                    *asked_max_tokens,
+                    trimmed,
+                ));
             }
             Event::AgentFailed {
                 task_id, call_id, error, ..
@@ -371,6 +405,7 @@ impl RunModel {
                     TaskStatus::Solved => TaskStage::Solved(result.first_pass_iteration.unwrap_or(result.iterations)),
                     TaskStatus::Failed => TaskStage::Failed,
                     TaskStatus::Error => TaskStage::Error,
+                    TaskStatus::EndpointFailed => TaskStage::Unfinished,
                 };
                 t.result = Some(result.clone());
             }

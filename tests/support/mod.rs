@@ -16,6 +16,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// What the server answers to one request.
@@ -31,6 +32,30 @@ pub enum Reply {
     Truncated,
     /// The same reply after a pause.
     Delayed(Duration, Box<Reply>),
+    /// This status and body, as a server other than OpenAI words its errors.
+    Raw(u16, String),
+    /// A normal answer that the length limit ended (`finish_reason: length`).
+    CutOff(String),
+    /// Streams this text, then falls silent for an hour without closing.
+    Stall(String),
+}
+
+/// How the server presents itself.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// The `model` of every answer and the one id of `/v1/models`.
+    pub model: String,
+    /// `meta.n_ctx` in `/v1/models`, as llama-server reports its context.
+    pub n_ctx: Option<u32>,
+}
+
+impl Default for Served {
+    fn default() -> Self {
+        Served {
+            model: "scripted".into(),
+            n_ctx: None,
+        }
+    }
 }
 
 /// A request as the script sees it.
@@ -63,25 +88,45 @@ pub type Script = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
 struct AppState {
     script: Script,
     log: Arc<Mutex<Vec<Request>>>,
+    served: Served,
 }
 
 pub struct ScriptedServer {
     pub addr: SocketAddr,
     log: Arc<Mutex<Vec<Request>>>,
+    state: AppState,
     handle: tokio::task::JoinHandle<()>,
 }
 
 impl ScriptedServer {
     pub async fn start(script: Script) -> ScriptedServer {
+        ScriptedServer::start_as(script, Served::default()).await
+    }
+
+    /// A server that names itself (and its context) as `served` says.
+    pub async fn start_as(script: Script, served: Served) -> ScriptedServer {
         let log = Arc::new(Mutex::new(Vec::new()));
-        let state = AppState { script, log: log.clone() };
-        let app = axum::Router::new().route("/v1/chat/completions", post(chat)).with_state(state);
+        let state = AppState {
+            script,
+            log: log.clone(),
+            served,
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().unwrap();
-        let handle = tokio::spawn(async move {
-            axum::serve(listener, app).await.expect("server runs");
-        });
-        ScriptedServer { addr, log, handle }
+        let handle = serve(listener, state.clone());
+        ScriptedServer { addr, log, state, handle }
+    }
+
+    /// The server goes away: connections are refused until `restart`.
+    pub async fn stop(&mut self) {
+        self.handle.abort();
+        let _ = (&mut self.handle).await;
+    }
+
+    /// Back on the same port, with the same script.
+    pub async fn restart(&mut self) {
+        let listener = tokio::net::TcpListener::bind(self.addr).await.expect("rebind the same port");
+        self.handle = serve(listener, self.state.clone());
     }
 
     pub fn base_url(&self) -> String {
@@ -97,6 +142,24 @@ impl Drop for ScriptedServer {
     fn drop(&mut self) {
         self.handle.abort();
     }
+}
+
+fn serve(listener: tokio::net::TcpListener, state: AppState) -> tokio::task::JoinHandle<()> {
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", axum::routing::get(models))
+        .with_state(state);
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("server runs");
+    })
+}
+
+async fn models(State(state): State<AppState>) -> Response {
+    let mut model = json!({"id": state.served.model, "object": "model", "owned_by": "scripted"});
+    if let Some(n) = state.served.n_ctx {
+        model["meta"] = json!({"n_ctx": n, "n_ctx_train": 8192});
+    }
+    Json(json!({"object": "list", "data": [model]})).into_response()
 }
 
 fn classify(system: &str, user: &str) -> &'static str {
@@ -144,15 +207,33 @@ async fn chat(State(state): State<AppState>, Json(body): Json<Value>) -> Respons
     };
     state.log.lock().unwrap().push(request.clone());
     let reply = (state.script)(&request);
-    respond(reply, request.stream).await
+    respond(reply, request.stream, state.served.model.clone()).await
 }
 
-fn respond(reply: Reply, stream: bool) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
+fn respond(reply: Reply, stream: bool, model: String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
     Box::pin(async move {
+        let (reply, finish) = match reply {
+            Reply::CutOff(text) => (Reply::Text(text), "length"),
+            other => (other, "stop"),
+        };
         match reply {
             Reply::Delayed(wait, inner) => {
                 tokio::time::sleep(wait).await;
-                respond(*inner, stream).await
+                respond(*inner, stream, model).await
+            }
+            Reply::Raw(code, body) => (StatusCode::from_u16(code).unwrap(), [("content-type", "application/json")], body).into_response(),
+            Reply::CutOff(_) => unreachable!("taken apart above"),
+            Reply::Stall(text) => {
+                let first = Ok::<_, Infallible>(SseEvent::default().data(chunk(
+                    &model,
+                    json!({"index": 0, "delta": {"content": text}, "finish_reason": null}),
+                    Value::Null,
+                )));
+                let silence = futures::stream::once(async {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok::<_, Infallible>(SseEvent::default().data("[DONE]"))
+                });
+                Sse::new(futures::stream::iter(vec![first]).chain(silence)).into_response()
             }
             Reply::Hang => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -181,14 +262,19 @@ fn respond(reply: Reply, stream: bool) -> std::pin::Pin<Box<dyn std::future::Fut
                 for piece in chars.chunks(24) {
                     let content: String = piece.iter().collect();
                     events.push(chunk(
+                        &model,
                         json!({"index": 0, "delta": {"content": content}, "finish_reason": null}),
                         Value::Null,
                     ));
                 }
-                events.push(chunk(json!({"index": 0, "delta": {}, "finish_reason": "stop"}), Value::Null));
+                events.push(chunk(
+                    &model,
+                    json!({"index": 0, "delta": {}, "finish_reason": finish}),
+                    Value::Null,
+                ));
                 let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
                 events.push(
-                    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": [], "usage": usage})
+                    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": [], "usage": usage})
                         .to_string(),
                 );
                 events.push("[DONE]".to_string());
@@ -198,8 +284,8 @@ fn respond(reply: Reply, stream: bool) -> std::pin::Pin<Box<dyn std::future::Fut
             Reply::Text(text) => {
                 let completion_tokens = (text.len() / 4) as u32 + 1;
                 Json(json!({
-                    "id": "c", "object": "chat.completion", "created": 1, "model": "scripted",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "id": "c", "object": "chat.completion", "created": 1, "model": model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
                     "usage": {"prompt_tokens": 50, "completion_tokens": completion_tokens, "total_tokens": 50 + completion_tokens}
                 }))
                 .into_response()
@@ -208,9 +294,8 @@ fn respond(reply: Reply, stream: bool) -> std::pin::Pin<Box<dyn std::future::Fut
     })
 }
 
-fn chunk(choice: Value, usage: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": [choice], "usage": usage})
-        .to_string()
+fn chunk(model: &str, choice: Value, usage: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": [choice], "usage": usage}).to_string()
 }
 
 /// Wraps code in the fenced block the Debug prompt asks for.

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CallObserver, CallParams, ChatModel, ChatResponse, LlmError, LlmErrorKind, Message, Usage};
+use super::{CallObserver, CallParams, ChatModel, ChatResponse, EndpointInfo, LlmError, LlmErrorKind, Message, Usage};
 use worker::{Job, Worker};
 
 /// How the embedded model runs (`[local]` in rgd.toml, `--threads`).
@@ -165,6 +165,14 @@ impl ChatModel for LocalChat {
             finish_reason: Some(generated.finish.to_string()),
             attempts: 1,
             latency_ms: started.elapsed().as_millis() as u64,
+            served_model: Some(self.label().to_string()),
+        })
+    }
+
+    async fn describe(&self) -> Result<EndpointInfo, LlmError> {
+        Ok(EndpointInfo {
+            models: vec![self.label().to_string()],
+            context_size: Some(self.worker.info.context),
         })
     }
 }

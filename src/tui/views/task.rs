@@ -135,6 +135,9 @@ fn call_text(call: Option<&Call>, waiting: &str) -> Vec<Line<'static>> {
             if c.retries > 0 {
                 lines.push(dim(&format!("({} retr{})", c.retries, if c.retries == 1 { "y" } else { "ies" })));
             }
+            for note in &c.notes {
+                lines.push(Line::styled(format!("⚠ {note}"), Style::new().fg(Color::Yellow)));
+            }
             lines
         }
     }
