@@ -50,7 +50,7 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     id,
                     fit(&m.dataset.name, 12),
                     fit(&m.strategy, 9),
-                    fit(&model_shown(&m), 28),
+                    fit(&m.model_shown(), 28),
                     finished,
                     m.dataset.selected.len(),
                     solved,
@@ -158,15 +158,6 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// The requested model, and the served one when the endpoint named another.
-fn model_shown(m: &crate::record::Manifest) -> String {
-    let asked = m.model_label();
-    match m.served.as_ref().map(|s| s.models.as_slice()) {
-        Some([served]) if *served != asked => format!("{asked} → {served}"),
-        _ => asked,
     }
 }
 

@@ -77,6 +77,16 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The requested model, and the served one when the endpoint named another
+    /// ("gpt-4o-mini → SmolLM2-135M-Instruct").
+    pub fn model_shown(&self) -> String {
+        let asked = self.model_label();
+        match self.served.as_ref().map(|s| s.models.as_slice()) {
+            Some([served]) if *served != asked => format!("{asked} → {served}"),
+            _ => asked,
+        }
+    }
+
     /// "model" when all agents share one, else "guide=a debug=b feedback=c".
     pub fn model_label(&self) -> String {
         let models: Vec<&str> = self.agents.values().map(|p| p.model.as_str()).collect();

@@ -101,7 +101,13 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                     }
                     LiveMsg::Done(outcome) => match *outcome {
                         Err(e) => app.status = Some(format!("the run failed: {e}")),
-                        Ok(_) => app.status = Some("run finished; Esc/q to leave, everything is recorded".into()),
+                        Ok(summary) => app.status = Some(match &summary.halted {
+                            Some(why) => format!(
+                                "stopped early: {why}; when it is back: rgd sweep --resume {}",
+                                summary.run_id
+                            ),
+                            None => "run finished; Esc/q to leave, everything is recorded".into(),
+                        }),
                     },
                 }
                 dirty = true;

@@ -48,7 +48,7 @@ pub fn load_runs(home: &Home) -> Vec<RunRow> {
             Some(RunRow {
                 run_id: id,
                 dataset: m.dataset.name.clone(),
-                model: m.model_label(),
+                model: m.model_shown(),
                 strategy: m.strategy.clone(),
                 tasks: m.dataset.selected.len(),
                 finished,
