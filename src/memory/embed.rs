@@ -35,7 +35,15 @@ impl Embedder {
         };
         let model = UserDefinedEmbeddingModel::new(read(assets.model())?, tokenizer).with_pooling(Pooling::Mean);
         // sentence-transformers embeds up to 256 tokens; the tokenizer file says 128.
-        let options = InitOptionsUserDefined::new().with_max_length(256).with_environment(env.clone());
+        // One thread that sleeps when idle: an embedding is one short sentence at a time, and
+        // ONNX Runtime's default (a spinning thread per core) competes with the sandbox for the
+        // same cores while it waits for the next one.
+        let options = InitOptionsUserDefined::new()
+            .with_max_length(256)
+            .with_environment(env.clone())
+            .with_intra_threads(1)
+            .with_session_config("session.intra_op.allow_spinning", "0")
+            .with_session_config("session.inter_op.allow_spinning", "0");
         let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))?;
         Ok(Embedder { model: Mutex::new(model) })
     }
