@@ -144,6 +144,23 @@ async fn a_detached_sweep_outlives_the_view_that_follows_it() {
     let status = || std::fs::read_to_string(home.path().join("runs").join(&run_id).join("status.json")).unwrap();
     assert!(status().contains("\"running\""), "{}", status());
 
+    // While it runs, `runs show` reads its status, and `--events` its journal, as JSON lines.
+    let show = |extra: &[&str]| {
+        let out = support::rgd(home.path(), &server.base_url())
+            .args(["runs", "show", &run_id])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let live = show(&[]);
+    assert!(live.contains("is live in process") && live.contains("tasks finished"), "{live}");
+    let events = show(&["--events"]);
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"]["type"], "run_started", "{events}");
+    assert!(events.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+
     // It finishes on its own; following it again shows the end.
     let tmux = Tmux::start(&format!("{bin} replay {run_id} --follow"), &env, (120, 30));
     let done = wait_for(&tmux, &["3/3 tasks", "finished"], 60).await;
