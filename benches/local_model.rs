@@ -17,7 +17,7 @@ use std::time::Instant;
 use rgd::llm::local::{LocalChat, LocalSettings};
 use rgd::llm::{CallParams, Message, Silent};
 
-const PROMPT: &str = include_str!("../assets/prompts/debug_init.md");
+const PROMPT: &str = include_str!("../assets/prompts/rgd/debug_init.md");
 
 fn rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -73,6 +73,26 @@ fn secrets(task: &Task) -> Vec<String> {
     out
 }
 
+/// Three iterations, memory on, every agent on the same tiny parameters.
+fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<LoopConfig> {
+    let params = CallParams {
+        model: "m".into(),
+        temperature: 0.0,
+        max_tokens: 10,
+        seed: None,
+        stop: Vec::new(),
+    };
+    Arc::new(LoopConfig {
+        strategy,
+        max_iters: 3,
+        params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
+        memory: true,
+        guide,
+        feedback,
+        context_size: None,
+    })
+}
+
 fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec<Vec<Message>> {
     let mut machine = TaskMachine::new(task.clone(), prompts, config);
     let mut seen = Vec::new();
@@ -111,20 +131,7 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
 #[test]
 fn no_prompt_contains_hidden_tests_or_canonical_code() {
     let prompts = Arc::new(Prompts::builtin());
-    let params = CallParams {
-        model: "m".into(),
-        temperature: 0.0,
-        max_tokens: 10,
-        seed: None,
-        stop: Vec::new(),
-    };
-    let config = Arc::new(LoopConfig {
-        strategy: rgd::engine::Strategy::Rgd,
-        max_iters: 3,
-        params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
-        memory: true,
-        context_size: None,
-    });
+    let config = config(rgd::engine::Strategy::Rgd, true, true);
     let mut checked = Vec::new();
     for entry in CATALOG {
         let Ok((name, path)) = resolve_dataset(entry.name, None) else {
@@ -156,4 +163,43 @@ fn no_prompt_contains_hidden_tests_or_canonical_code() {
     }
     assert!(checked.contains(&"sample".to_string()));
     eprintln!("checked datasets: {checked:?}");
+}
+
+#[test]
+fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
+    use rgd::engine::Strategy;
+    let prompts = Arc::new(Prompts::builtin());
+    let configs = [
+        (Strategy::Direct, true, true),
+        (Strategy::Cot, true, true),
+        (Strategy::SelfPlanning, true, true),
+        (Strategy::Rgd, false, true),
+        (Strategy::Rgd, true, false),
+        (Strategy::Rgd, false, false),
+    ];
+    let datasets: Vec<_> = CATALOG
+        .iter()
+        .filter_map(|e| resolve_dataset(e.name, None).ok())
+        .map(|(name, path)| load_dataset(&name, &path, DEFAULT_SPLIT_SEED).unwrap())
+        .collect();
+    for (strategy, guide, feedback) in configs {
+        let config = config(strategy, guide, feedback);
+        let mut calls = 0;
+        for task in datasets.iter().flat_map(|d| &d.tasks) {
+            let secrets = secrets(task);
+            for messages in drive(Arc::new(task.clone()), prompts.clone(), config.clone()) {
+                calls += 1;
+                for m in &messages {
+                    for secret in &secrets {
+                        assert!(
+                            !m.content.contains(secret.as_str()),
+                            "{} ({strategy:?}, guide {guide}, feedback {feedback}): {secret:?} reached a prompt",
+                            task.id
+                        );
+                    }
+                }
+            }
+        }
+        assert!(calls > 0, "{strategy:?}");
+    }
 }

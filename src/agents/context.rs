@@ -91,6 +91,8 @@ pub struct TurnContext {
     pub hidden_failed: bool,
     pub analysis: String,
     pub retrieved: Option<Retrieved>,
+    /// Self-planning's plan.
+    pub plan: String,
 }
 
 impl TurnContext {

@@ -45,10 +45,16 @@ pub enum Purpose {
     Keywords,
     /// The Direct baseline: code straight from the task, no guidance, one try.
     Direct,
+    /// Zero-shot chain of thought: reasoning, then the code, in one answer.
+    Cot,
+    /// Self-planning's first call: a numbered plan.
+    Plan,
+    /// Self-planning's second call: the code, given the task and the plan.
+    Implement,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 7] = [
+    pub const ALL: [Purpose; 10] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -56,26 +62,32 @@ impl Purpose {
         Purpose::Feedback,
         Purpose::Keywords,
         Purpose::Direct,
+        Purpose::Cot,
+        Purpose::Plan,
+        Purpose::Implement,
     ];
 
     pub fn agent(self) -> Agent {
         match self {
-            Purpose::GuideInit | Purpose::GuideRefine | Purpose::Keywords => Agent::Guide,
-            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct => Agent::Debug,
+            Purpose::GuideInit | Purpose::GuideRefine | Purpose::Keywords | Purpose::Plan => Agent::Guide,
+            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct | Purpose::Cot | Purpose::Implement => Agent::Debug,
             Purpose::Feedback => Agent::Feedback,
         }
     }
 
-    /// The prompt file's stem in `assets/prompts/`.
+    /// The prompt file's path in `assets/prompts/`, without `.md`.
     pub fn prompt_name(self) -> &'static str {
         match self {
-            Purpose::GuideInit => "guide_init",
-            Purpose::GuideRefine => "guide_refine",
-            Purpose::DebugInit => "debug_init",
-            Purpose::DebugFix => "debug_fix",
-            Purpose::Feedback => "feedback",
-            Purpose::Keywords => "keywords",
-            Purpose::Direct => "direct",
+            Purpose::GuideInit => "rgd/guide_init",
+            Purpose::GuideRefine => "rgd/guide_refine",
+            Purpose::DebugInit => "rgd/debug_init",
+            Purpose::DebugFix => "rgd/debug_fix",
+            Purpose::Feedback => "rgd/feedback",
+            Purpose::Keywords => "rgd/keywords",
+            Purpose::Direct => "direct/answer",
+            Purpose::Cot => "cot/answer",
+            Purpose::Plan => "self_planning/plan",
+            Purpose::Implement => "self_planning/implement",
         }
     }
 }

@@ -9,14 +9,21 @@ use super::{Purpose, TurnContext};
 use crate::llm::Message;
 
 /// The prompt files compiled into the binary, so an installed rgd works without its source tree.
+/// Named by their path under `assets/prompts/` without `.md`: one directory per strategy.
 const BUILTIN: &[(&str, &str)] = &[
-    ("guide_init", include_str!("../../assets/prompts/guide_init.md")),
-    ("guide_refine", include_str!("../../assets/prompts/guide_refine.md")),
-    ("debug_init", include_str!("../../assets/prompts/debug_init.md")),
-    ("debug_fix", include_str!("../../assets/prompts/debug_fix.md")),
-    ("feedback", include_str!("../../assets/prompts/feedback.md")),
-    ("keywords", include_str!("../../assets/prompts/keywords.md")),
-    ("direct", include_str!("../../assets/prompts/direct.md")),
+    ("rgd/guide_init", include_str!("../../assets/prompts/rgd/guide_init.md")),
+    ("rgd/guide_refine", include_str!("../../assets/prompts/rgd/guide_refine.md")),
+    ("rgd/debug_init", include_str!("../../assets/prompts/rgd/debug_init.md")),
+    ("rgd/debug_fix", include_str!("../../assets/prompts/rgd/debug_fix.md")),
+    ("rgd/feedback", include_str!("../../assets/prompts/rgd/feedback.md")),
+    ("rgd/keywords", include_str!("../../assets/prompts/rgd/keywords.md")),
+    ("direct/answer", include_str!("../../assets/prompts/direct/answer.md")),
+    ("cot/answer", include_str!("../../assets/prompts/cot/answer.md")),
+    ("self_planning/plan", include_str!("../../assets/prompts/self_planning/plan.md")),
+    (
+        "self_planning/implement",
+        include_str!("../../assets/prompts/self_planning/implement.md"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -52,8 +59,9 @@ impl Prompts {
         .expect("the bundled prompts are valid templates")
     }
 
-    /// Loads every prompt from `dir` (same file names as `assets/prompts/`), so prompts can be
-    /// edited without rebuilding; the manifest records their hashes.
+    /// Loads every prompt from `dir` (the same layout as `assets/prompts/`: `rgd/guide_init.md`,
+    /// `cot/answer.md`, ...), so prompts can be edited without rebuilding; the manifest records
+    /// their hashes.
     pub fn from_dir(dir: &Path) -> Result<Prompts, PromptError> {
         let mut sources = Vec::new();
         for (name, _) in BUILTIN {

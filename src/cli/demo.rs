@@ -99,6 +99,8 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             tui,
             journal: false,
             no_memory: false,
+            no_guide: false,
+            no_feedback: false,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

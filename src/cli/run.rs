@@ -49,7 +49,13 @@ pub struct CommonArgs {
     /// Run without the memory pool (the paper's ablation): nothing retrieved, nothing stored
     #[arg(long)]
     pub no_memory: bool,
-    /// rgd (the three agents) or direct (the baseline: one answer from the task, tested once)
+    /// RGD without the Guide agent (ablation): the Debug agent writes and repairs with no guidance
+    #[arg(long)]
+    pub no_guide: bool,
+    /// RGD without the Feedback agent (ablation): the Guide refines from the raw visible-test results
+    #[arg(long)]
+    pub no_feedback: bool,
+    /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning)
     #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
     pub strategy: Strategy,
     /// Use this run id (set by --detach, which must know the id before the run starts)
@@ -66,6 +72,8 @@ impl CommonArgs {
             prompts: self.prompts.clone(),
             test_timeout: self.test_timeout,
             memory: !self.no_memory,
+            guide: !self.no_guide,
+            feedback: !self.no_feedback,
             run_id: self.run_id.clone(),
         }
     }

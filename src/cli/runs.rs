@@ -35,8 +35,8 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 println!("no runs in {}", home.runs_dir().display());
             }
             println!(
-                "{:<26}  {:<12} {:<9} {:<28} {:>7} {:>9}  {:<11} created",
-                "run", "dataset", "strategy", "model", "tasks", "solved", "state"
+                "{:<26}  {:<12} {:<16} {:<28} {:>7} {:>9}  {:<11} created",
+                "run", "dataset", "method", "model", "tasks", "solved", "state"
             );
             for id in ids {
                 let Ok(m) = home.read_manifest(&id) else { continue };
@@ -46,10 +46,10 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     None => ("unknown".into(), 0, 0),
                 };
                 println!(
-                    "{:<26}  {:<12} {:<9} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
+                    "{:<26}  {:<12} {:<16} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
                     id,
                     fit(&m.dataset.name, 12),
-                    fit(&m.strategy, 9),
+                    fit(&m.method(), 16),
                     fit(&m.model_shown(), 28),
                     finished,
                     m.dataset.selected.len(),
@@ -82,7 +82,7 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 m.dataset.sha256.get(..12).unwrap_or(&m.dataset.sha256),
                 m.dataset.split_seed.map_or("-".to_string(), |s| s.to_string())
             );
-            println!("strategy   {}", m.strategy);
+            println!("strategy   {}", m.method());
             println!("endpoint   {}", m.endpoint);
             if let Some(served) = &m.served {
                 println!(

@@ -89,6 +89,8 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             prompts: None,
             test_timeout: None,
             memory: request.memory,
+            guide: true,
+            feedback: true,
             run_id: None,
         };
         // A background job's thread, not a runtime worker: it may wait for the async assembly.

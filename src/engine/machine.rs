@@ -20,28 +20,51 @@ pub struct LoopConfig {
     pub max_iters: u32,
     pub params: BTreeMap<Agent, CallParams>,
     pub memory: bool,
+    /// RGD's Guide agent (`--no-guide`: the Debug agent writes and repairs without guidance).
+    pub guide: bool,
+    /// RGD's Feedback agent (`--no-feedback`: refinement sees the raw visible-test results).
+    pub feedback: bool,
     /// The endpoint's context in tokens, when known: every call is fitted to it
     /// (`agents::budget`).
     pub context_size: Option<u32>,
 }
 
-/// RGD, or the Direct baseline the paper compares against (one answer, no agents around it).
+/// RGD, or a method the paper compares it with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Strategy {
+    /// Guide, Debug and Feedback agents, memory, up to max-iters rounds.
     #[default]
     Rgd,
-    /// The Debug agent writes code from the task alone; it is tested once (the max-iterations
-    /// and memory settings do not apply).
+    /// One answer from the task alone, tested once.
     Direct,
+    /// One answer after zero-shot chain-of-thought reasoning ("let's think step by step"), tested once.
+    Cot,
+    /// Self-planning (Jiang et al.): a numbered plan (few-shot, rgd's own examples), then the code
+    /// from task and plan; tested once, no repair.
+    SelfPlanning,
 }
 
 impl Strategy {
+    pub const ALL: [Strategy; 4] = [Strategy::Rgd, Strategy::Direct, Strategy::Cot, Strategy::SelfPlanning];
+
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Rgd => "rgd",
             Strategy::Direct => "direct",
+            Strategy::Cot => "cot",
+            Strategy::SelfPlanning => "self-planning",
         }
+    }
+
+    /// The strategy a manifest names.
+    pub fn from_name(name: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether it repairs code over iterations (and so uses max-iters and, for RGD, memory).
+    pub fn iterates(self) -> bool {
+        self == Strategy::Rgd
     }
 }
 
@@ -101,6 +124,7 @@ pub struct Transition {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    Plan,
     GuideInit,
     Debug,
     Visible,
@@ -121,6 +145,7 @@ pub struct TaskMachine {
     phase: Phase,
     iteration: u32,
     guidance: String,
+    plan: String,
     code: Option<String>,
     problem: Option<ExtractProblem>,
     visible: Option<RunReport>,
@@ -142,6 +167,7 @@ impl TaskMachine {
             phase: Phase::GuideInit,
             iteration: 0,
             guidance: String::new(),
+            plan: String::new(),
             code: None,
             problem: None,
             visible: None,
@@ -158,15 +184,18 @@ impl TaskMachine {
         self.iteration
     }
 
-    /// Round 1: the Guide writes G_init from Q and E (no memory in the first round). Direct:
-    /// the Debug agent answers from the task alone.
+    /// Round 1: the Guide writes G_init from Q and E (no memory in the first round); without the
+    /// Guide, the Debug agent writes from the task. The other strategies make their first call.
     pub fn start(&mut self) -> Transition {
         self.iteration = 1;
         self.phase = Phase::GuideInit;
         let events = vec![self.iteration_started()];
         match self.config.strategy {
-            Strategy::Rgd => self.call(events, Purpose::GuideInit),
+            Strategy::Rgd if self.config.guide => self.call(events, Purpose::GuideInit),
+            Strategy::Rgd => self.call(events, Purpose::DebugInit),
             Strategy::Direct => self.call(events, Purpose::Direct),
+            Strategy::Cot => self.call(events, Purpose::Cot),
+            Strategy::SelfPlanning => self.call(events, Purpose::Plan),
         }
     }
 
@@ -177,7 +206,7 @@ impl TaskMachine {
             self.tampered = report.tampered().map(str::to_string);
         }
         match (self.phase, outcome) {
-            (Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
+            (Phase::Plan | Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
                 let purpose = self.phase_purpose();
                 // Refused for what this task asked (400, 413, 422): the task's own end. Anything
                 // else is the endpoint's failure, and the task stays to be run again.
@@ -186,6 +215,11 @@ impl TaskMachine {
                     _ => TaskStatus::EndpointFailed,
                 };
                 self.finish(vec![], status, Some(format!("{} agent: {e}", purpose.agent().name())))
+            }
+            (Phase::Plan, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.plan = resp.text.trim().to_string();
+                self.call(vec![], Purpose::Implement)
             }
             (Phase::GuideInit, Outcome::Agent(Ok(resp))) => {
                 self.count(Agent::Guide, &resp);
@@ -223,7 +257,8 @@ impl TaskMachine {
             }
             (Phase::Hidden, Outcome::Tests(Ok(report))) => {
                 if report.all_passed() {
-                    if self.config.memory && self.config.strategy == Strategy::Rgd {
+                    // Without guidance there is nothing worth remembering.
+                    if self.config.memory && self.config.strategy == Strategy::Rgd && self.config.guide {
                         self.call(vec![], Purpose::Keywords)
                     } else {
                         self.solved()
@@ -240,21 +275,7 @@ impl TaskMachine {
             (Phase::Feedback, Outcome::Agent(Ok(resp))) => {
                 self.count(Agent::Feedback, &resp);
                 self.analysis = resp.text.trim().to_string();
-                if self.config.memory {
-                    self.phase = Phase::Memory;
-                    let query = self.task.prompt.clone();
-                    let events = vec![Event::MemoryQuery {
-                        task_id: self.task.id.clone(),
-                        iteration: self.iteration,
-                        query: query.clone(),
-                    }];
-                    Transition {
-                        events,
-                        step: Step::Run(Effect::QueryMemory { query }),
-                    }
-                } else {
-                    self.call(vec![], Purpose::GuideRefine)
-                }
+                self.refine()
             }
             (Phase::Keywords, Outcome::Agent(answer)) => {
                 // A failed keyword call costs the entry its LLM keywords, not the task its success.
@@ -295,8 +316,34 @@ impl TaskMachine {
         }
     }
 
+    /// After the analysis (or, without the Feedback agent, straight after the tests): the Guide
+    /// refines (with the best past guidance when memory is on); without the Guide, the Debug
+    /// agent repairs at once.
+    fn refine(&mut self) -> Transition {
+        if !self.config.guide {
+            self.iteration += 1;
+            let events = vec![self.iteration_started()];
+            return self.call(events, Purpose::DebugFix);
+        }
+        if self.config.memory {
+            self.phase = Phase::Memory;
+            let query = self.task.prompt.clone();
+            let events = vec![Event::MemoryQuery {
+                task_id: self.task.id.clone(),
+                iteration: self.iteration,
+                query: query.clone(),
+            }];
+            return Transition {
+                events,
+                step: Step::Run(Effect::QueryMemory { query }),
+            };
+        }
+        self.call(vec![], Purpose::GuideRefine)
+    }
+
     fn phase_purpose(&self) -> Purpose {
         match self.phase {
+            Phase::Plan => Purpose::Plan,
             Phase::GuideInit => Purpose::GuideInit,
             Phase::Refine => Purpose::GuideRefine,
             Phase::Debug if self.iteration == 1 => Purpose::DebugInit,
@@ -343,8 +390,16 @@ impl TaskMachine {
     }
 
     fn next_round(&mut self, events: Vec<Event>) -> Transition {
-        if self.iteration >= self.config.max_iters || self.config.strategy == Strategy::Direct {
+        if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
             return self.finish(events, TaskStatus::Failed, None);
+        }
+        if !self.config.feedback {
+            // The refinement reads the raw results; the events of this round still go out.
+            let mut next = self.refine();
+            let mut all = events;
+            all.append(&mut next.events);
+            next.events = all;
+            return next;
         }
         self.call(events, Purpose::Feedback)
     }
@@ -353,9 +408,10 @@ impl TaskMachine {
         self.phase = match purpose {
             Purpose::GuideInit => Phase::GuideInit,
             Purpose::GuideRefine => Phase::Refine,
-            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct => Phase::Debug,
+            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct | Purpose::Cot | Purpose::Implement => Phase::Debug,
             Purpose::Feedback => Phase::Feedback,
             Purpose::Keywords => Phase::Keywords,
+            Purpose::Plan => Phase::Plan,
         };
         let ctx = self.context();
         let Some(params) = self.config.params.get(&purpose.agent()).cloned() else {
@@ -413,6 +469,7 @@ impl TaskMachine {
         ctx.hidden_failed = self.hidden_failed;
         ctx.analysis = self.analysis.clone();
         ctx.retrieved = self.retrieved.clone();
+        ctx.plan = self.plan.clone();
         ctx
     }
 

@@ -32,6 +32,10 @@ pub struct RunPlan {
     pub test_timeout: Option<f64>,
     /// The memory pool; off is the paper's no-memory ablation.
     pub memory: bool,
+    /// RGD's Guide agent; off is the no-guide ablation.
+    pub guide: bool,
+    /// RGD's Feedback agent; off is the no-feedback ablation.
+    pub feedback: bool,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -62,11 +66,19 @@ pub async fn new_run(
         limits.per_test = std::time::Duration::from_secs_f64(secs);
     }
     let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
-    let direct = plan.strategy == Strategy::Direct;
-    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && !direct, &run_id, report)?;
-    if direct {
-        memory_info.note = "direct strategy: no memory".into();
+    // Only RGD with its Guide retrieves or stores guidance.
+    let iterates = plan.strategy.iterates();
+    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && iterates && plan.guide, &run_id, report)?;
+    if !iterates {
+        memory_info.note = format!("{} strategy: no memory", plan.strategy.name());
+    } else if !plan.guide {
+        memory_info.note = "no guide (--no-guide): no guidance to retrieve or remember".into();
     }
+    let ablations: Vec<String> = [(!plan.guide, "no-guide"), (!plan.feedback, "no-feedback")]
+        .into_iter()
+        .filter(|(off, _)| *off && iterates)
+        .map(|(_, name)| name.to_string())
+        .collect();
     parts.memory = memory;
     let served = parts::ask_endpoint(parts.model.as_ref(), settings, report).await;
     let manifest = Manifest {
@@ -88,13 +100,14 @@ pub async fn new_run(
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
         prompts_source: parts.prompts.source().into(),
         prompts: parts.prompts.hashes().clone(),
-        max_iters: if direct { 1 } else { settings.max_iters },
+        max_iters: if iterates { settings.max_iters } else { 1 },
         concurrency: settings.concurrency,
         sandbox: parts.executor.name().into(),
         limits,
         memory: memory_info,
         pricing: settings.pricing,
         served,
+        ablations,
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(store, parts, settings, tasks, false)
@@ -163,17 +176,16 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks
     let next_seq = store.next_seq()?;
     let bus = EventBus::new(Some(recorder), next_seq);
     let config = Arc::new(LoopConfig {
-        strategy: if manifest.strategy == Strategy::Direct.name() {
-            Strategy::Direct
-        } else {
-            Strategy::Rgd
-        },
+        strategy: Strategy::from_name(&manifest.strategy)
+            .ok_or_else(|| anyhow::anyhow!("run {} names an unknown strategy {:?}", manifest.run_id, manifest.strategy))?,
         max_iters: manifest.max_iters,
         params: crate::agents::Agent::ALL
             .iter()
             .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
             .collect(),
         memory: manifest.memory.enabled,
+        guide: !manifest.ablations.iter().any(|a| a == "no-guide"),
+        feedback: !manifest.ablations.iter().any(|a| a == "no-feedback"),
         context_size: manifest
             .served
             .as_ref()

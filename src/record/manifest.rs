@@ -74,9 +74,23 @@ pub struct Manifest {
     /// that really answered are in each response and in the results) and its context size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<crate::llm::EndpointInfo>,
+    /// RGD's parts switched off for an ablation: "no-guide", "no-feedback" (memory's state is in
+    /// `memory`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ablations: Vec<String>,
 }
 
 impl Manifest {
+    /// "rgd", "rgd no-guide no-memory", "cot": the method and what was switched off.
+    pub fn method(&self) -> String {
+        let mut parts = vec![self.strategy.clone()];
+        parts.extend(self.ablations.iter().cloned());
+        if self.strategy == "rgd" && !self.memory.enabled {
+            parts.push("no-memory".into());
+        }
+        parts.join(" ")
+    }
+
     /// The requested model, and the served one when the endpoint named another
     /// ("gpt-4o-mini → SmolLM2-135M-Instruct").
     pub fn model_shown(&self) -> String {

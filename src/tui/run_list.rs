@@ -49,7 +49,7 @@ pub fn load_runs(home: &Home) -> Vec<RunRow> {
                 run_id: id,
                 dataset: m.dataset.name.clone(),
                 model: m.model_shown(),
-                strategy: m.strategy.clone(),
+                strategy: m.method(),
                 tasks: m.dataset.selected.len(),
                 finished,
                 solved,

@@ -179,6 +179,12 @@ fn classify(system: &str, user: &str) -> &'static str {
         }
     } else if system.contains("You are the Feedback agent") {
         "feedback"
+    } else if system.contains("Think through the problem step by step") {
+        "cot"
+    } else if system.contains("plans before coding") {
+        "plan"
+    } else if system.contains("by following the given plan") {
+        "implement"
     } else if system.contains("You are a Python programmer") {
         "direct"
     } else {

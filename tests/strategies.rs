@@ -1,0 +1,137 @@
+//! The baselines and RGD's ablations on the loopback server: which calls each makes, in which
+//! order, and what each call is shown. The exemplars rgd's prompts carry are not tasks of any
+//! bundled dataset.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+
+const WRONG: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
+const RIGHT: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
+const PLAN: &str = "1. Take a and b.\n2. Return their sum, a + b.";
+const ANALYSIS: &str = "The code subtracts b from a where the task asks for their sum.";
+
+/// First code attempts are wrong, repairs right; every other call answers plainly.
+fn script() -> support::Script {
+    Arc::new(|req| match req.purpose {
+        "cot" => Reply::Text(format!("The sum of two numbers is a + b.\n\n{}", fenced(RIGHT))),
+        "plan" => Reply::Text(PLAN.into()),
+        "implement" | "debug_fix" => Reply::Text(fenced(RIGHT)),
+        "debug_init" | "direct" => Reply::Text(fenced(WRONG)),
+        "feedback" => Reply::Text(ANALYSIS.into()),
+        _ => Reply::Text("1. Add the two numbers.".into()),
+    })
+}
+
+/// Runs Sample/1 (add) with `args`; the server's requests and the run's manifest.
+async fn run(args: &[&str]) -> (Vec<support::Request>, Value, String) {
+    let server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args(["run", "--dataset", "sample", "--task", "Sample/1", "--no-memory"])
+        .args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run_dir = std::fs::read_dir(home.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    let manifest = serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap()).unwrap();
+    (server.requests(), manifest, stdout)
+}
+
+fn purposes(requests: &[support::Request]) -> Vec<&'static str> {
+    requests.iter().map(|r| r.purpose).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cot_is_one_call_that_reasons_then_answers() {
+    let (requests, manifest, stdout) = run(&["--strategy", "cot"]).await;
+    assert_eq!(purposes(&requests), ["cot"]);
+    assert!(requests[0].user.contains("Let's think step by step"));
+    assert!(stdout.contains("solved at iteration 1"), "{stdout}");
+    assert_eq!(
+        (manifest["strategy"].as_str(), manifest["max_iters"].as_u64()),
+        (Some("cot"), Some(1))
+    );
+    assert_eq!(manifest["memory"]["enabled"], false);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_planning_plans_then_implements_from_the_plan() {
+    let (requests, manifest, stdout) = run(&["--strategy", "self-planning"]).await;
+    assert_eq!(purposes(&requests), ["plan", "implement"], "exactly two calls");
+    assert!(requests[0].user.contains("## Example task") && requests[0].user.contains("longest_vowel_run"));
+    assert!(requests[1].user.contains(PLAN), "the implementation is given the plan");
+    assert!(!requests[1].user.contains("## Example task"), "and not the examples");
+    assert!(stdout.contains("solved at iteration 1"), "{stdout}");
+    assert_eq!(manifest["strategy"], "self-planning");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn direct_and_the_one_shot_baselines_never_repair() {
+    let (requests, _, stdout) = run(&["--strategy", "direct", "--max-iters", "5"]).await;
+    assert_eq!(purposes(&requests), ["direct"]);
+    assert!(stdout.contains("failed after 1 iteration"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_guide_the_debug_agent_repairs_from_the_analysis() {
+    let (requests, manifest, stdout) = run(&["--no-guide"]).await;
+    assert_eq!(purposes(&requests), ["debug_init", "feedback", "debug_fix"]);
+    assert!(!requests[0].user.contains("## Guidance"), "{}", requests[0].user);
+    assert!(!requests[0].system.contains("Guide agent's"), "{}", requests[0].system);
+    let fix = &requests[2].user;
+    assert!(fix.contains(ANALYSIS) && !fix.contains("## Refined guidance"), "{fix}");
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(manifest["ablations"], serde_json::json!(["no-guide"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_feedback_the_guide_refines_from_the_raw_test_results() {
+    let (requests, manifest, stdout) = run(&["--no-feedback"]).await;
+    assert_eq!(purposes(&requests), ["guide_init", "debug_init", "guide_refine", "debug_fix"]);
+    let refine = &requests[2].user;
+    assert!(
+        refine.contains("How the program did on the visible tests") && refine.contains("real output: -1"),
+        "{refine}"
+    );
+    assert!(!refine.contains("Failure analysis"), "{refine}");
+    assert!(!requests[3].user.contains("## Failure analysis"), "{}", requests[3].user);
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(manifest["ablations"], serde_json::json!(["no-feedback"]));
+}
+
+#[test]
+fn the_prompts_exemplars_are_not_tasks_of_any_bundled_dataset() {
+    let plan = include_str!("../assets/prompts/self_planning/plan.md");
+    let exemplars: Vec<&str> = plan
+        .split("## Example task\n")
+        .skip(1)
+        .map(|e| e.split("## Plan").next().unwrap())
+        .collect();
+    assert_eq!(exemplars.len(), 2);
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    for entry in rgd::dataset::CATALOG {
+        let (name, path) = rgd::dataset::resolve_dataset(entry.name, None).unwrap();
+        let ds = rgd::dataset::load_dataset(&name, &path, 0).unwrap();
+        for task in &ds.tasks {
+            let prompt = squash(&task.prompt);
+            for e in &exemplars {
+                let signature = squash(e.lines().next().unwrap());
+                let docstring = squash(e.lines().nth(1).unwrap());
+                assert!(
+                    !prompt.contains(&signature) && !prompt.contains(&docstring),
+                    "{name} {} is an exemplar: {e}",
+                    task.id
+                );
+            }
+            assert!(
+                !prompt.contains("longest_vowel_run") && !prompt.contains("merge_ranges"),
+                "{name} {}",
+                task.id
+            );
+        }
+    }
+}
