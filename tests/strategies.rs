@@ -135,3 +135,85 @@ fn the_prompts_exemplars_are_not_tasks_of_any_bundled_dataset() {
         }
     }
 }
+
+/// Self-debug on Sample/1 with `feedback`; the seed and `fixes` in turn answer the conversation.
+async fn self_debug(feedback: &str, seed: &str, fixes: &'static [&'static str]) -> (Vec<support::Request>, String) {
+    let seed = seed.to_string();
+    let turn = std::sync::atomic::AtomicUsize::new(0);
+    let server = ScriptedServer::start(Arc::new(move |req: &support::Request| match req.purpose {
+        "self_debug_seed" => Reply::Text(fenced(&seed)),
+        _ => {
+            let n = turn.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Reply::Text(format!("Here is the fix.\n{}", fenced(fixes[n.min(fixes.len() - 1)])))
+        }
+    }))
+    .await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args([
+        "run",
+        "--dataset",
+        "sample",
+        "--task",
+        "Sample/1",
+        "--strategy",
+        "self-debug",
+        "--feedback",
+        feedback,
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (server.requests(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The roles of a request's messages, in order.
+fn roles(r: &support::Request) -> Vec<String> {
+    r.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_debug_grows_one_conversation_with_unit_test_feedback() {
+    const STILL_WRONG: &str = "def add(a: int, b: int) -> int:\n    return a * b\n";
+    let (requests, stdout) = self_debug("unit-test", WRONG, &[STILL_WRONG, RIGHT]).await;
+    assert_eq!(purposes(&requests), ["self_debug_seed", "self_debug_fix", "self_debug_fix"]);
+    // One conversation: each turn carries every earlier program and the feedback on it.
+    assert_eq!(roles(&requests[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(roles(&requests[2]), ["system", "user", "assistant", "user", "assistant", "user"]);
+    let last = requests[2].body["messages"].as_array().unwrap();
+    assert!(last[2]["content"].as_str().unwrap().contains("return a - b"));
+    assert!(last[4]["content"].as_str().unwrap().contains("return a * b"));
+    let feedback = last[5]["content"].as_str().unwrap();
+    assert!(
+        feedback.contains("`assert add(2, 3) == 5`") && feedback.contains("got 6") && feedback.contains("Fix the code"),
+        "{feedback}"
+    );
+    assert!(stdout.contains("solved at iteration 3"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_debug_feedback_formats_say_what_the_paper_says() {
+    let (simple, _) = self_debug("simple", WRONG, &[RIGHT]).await;
+    let turn = |rs: &[support::Request]| rs[1].body["messages"][3]["content"].as_str().unwrap().to_string();
+    assert_eq!(
+        turn(&simple).trim(),
+        "The code above is wrong. Please fix it.\nEnd your answer with the whole corrected program in one ```python block."
+    );
+    let (trace, _) = self_debug("trace", WRONG, &[RIGHT]).await;
+    assert!(turn(&trace).contains("trace the execution of the first failing test") && turn(&trace).contains("got -1"));
+    let (explain, _) = self_debug("explain", WRONG, &[RIGHT]).await;
+    assert!(turn(&explain).contains("explain what the code does, line by line"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_debug_stops_when_the_visible_tests_pass_and_hidden_ones_are_never_fed_back() {
+    // Passes both visible tests (2+3, -1+1) by rote, fails the hidden ones.
+    let rote = "def add(a: int, b: int) -> int:\n    return {(2, 3): 5, (-1, 1): 0}[(a, b)]\n";
+    let (requests, stdout) = self_debug("unit-test", rote, &[RIGHT]).await;
+    assert_eq!(purposes(&requests), ["self_debug_seed"], "no turn after the visible tests pass");
+    assert!(stdout.contains("failed after 1 iteration"), "{stdout}");
+}

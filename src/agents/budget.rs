@@ -111,6 +111,38 @@ pub fn fit(prompts: &Prompts, purpose: Purpose, ctx: &TurnContext, params: &Call
     })
 }
 
+/// A conversation (system, first user message, then answer and feedback turns) fitted the same
+/// way: room kept for the answer; if the rest does not fit, the oldest answer-and-feedback pairs
+/// after the first user message go first (the task and the latest turns stay).
+pub fn fit_conversation(mut messages: Vec<Message>, params: &CallParams, context: u32) -> Fitted {
+    let answer_room = params.max_tokens.min(context / 4).max(256.min(context / 2));
+    let budget = context.saturating_sub(answer_room);
+    let mut dropped = 0usize;
+    let before: usize = messages.iter().map(|m| m.content.chars().count()).sum();
+    // Keep [system, first user] and at least the last user turn.
+    while estimate_tokens(&messages) > budget && messages.len() > 4 {
+        dropped += messages.drain(2..4).map(|m| m.content.chars().count()).sum::<usize>();
+    }
+    let tokens = estimate_tokens(&messages);
+    let trimmed = if dropped > 0 {
+        vec![Trim {
+            field: "earlier turns".into(),
+            from_chars: before,
+            to_chars: before - dropped,
+        }]
+    } else {
+        Vec::new()
+    };
+    let mut params = params.clone();
+    params.max_tokens = params.max_tokens.min(context.saturating_sub(tokens).max(1));
+    Fitted {
+        messages,
+        params,
+        prompt_tokens: tokens,
+        trimmed,
+    }
+}
+
 /// The longest field that may still be cut, by name.
 fn longest_cuttable(ctx: &mut TurnContext) -> Option<(String, &mut String)> {
     let mut fields: Vec<(String, &mut String)> = vec![("analysis".into(), &mut ctx.analysis), ("guidance".into(), &mut ctx.guidance)];
@@ -157,6 +189,22 @@ mod tests {
             seed: None,
             stop: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_long_conversation_loses_its_oldest_turns_first() {
+        let mut messages = vec![Message::system("You debug."), Message::user("## Task\nAdd two numbers.")];
+        for turn in 0..6 {
+            messages.push(Message::assistant(format!("attempt {turn}: {}", "x".repeat(1500))));
+            messages.push(Message::user(format!("feedback {turn}")));
+        }
+        let fitted = fit_conversation(messages, &params(512), 2048);
+        assert!(fitted.prompt_tokens <= 2048 - 512, "{}", fitted.prompt_tokens);
+        let text: Vec<&str> = fitted.messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(&text[..2], ["You debug.", "## Task\nAdd two numbers."], "the task stays");
+        assert_eq!(text.last(), Some(&"feedback 5"), "the latest turn stays");
+        assert!(!text.iter().any(|t| t.starts_with("attempt 0")), "the oldest went first");
+        assert_eq!(fitted.trimmed[0].field, "earlier turns");
     }
 
     #[test]

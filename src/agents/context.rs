@@ -93,6 +93,8 @@ pub struct TurnContext {
     pub retrieved: Option<Retrieved>,
     /// Self-planning's plan.
     pub plan: String,
+    /// Self-debug's feedback format: simple, unit-test, explain, trace.
+    pub feedback_mode: String,
 }
 
 impl TurnContext {

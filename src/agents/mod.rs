@@ -51,10 +51,14 @@ pub enum Purpose {
     Plan,
     /// Self-planning's second call: the code, given the task and the plan.
     Implement,
+    /// Self-debug's seed program.
+    SelfDebugSeed,
+    /// Self-debug's fix, after a feedback turn in the same conversation.
+    SelfDebugFix,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 10] = [
+    pub const ALL: [Purpose; 12] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -65,12 +69,20 @@ impl Purpose {
         Purpose::Cot,
         Purpose::Plan,
         Purpose::Implement,
+        Purpose::SelfDebugSeed,
+        Purpose::SelfDebugFix,
     ];
 
     pub fn agent(self) -> Agent {
         match self {
             Purpose::GuideInit | Purpose::GuideRefine | Purpose::Keywords | Purpose::Plan => Agent::Guide,
-            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct | Purpose::Cot | Purpose::Implement => Agent::Debug,
+            Purpose::DebugInit
+            | Purpose::DebugFix
+            | Purpose::Direct
+            | Purpose::Cot
+            | Purpose::Implement
+            | Purpose::SelfDebugSeed
+            | Purpose::SelfDebugFix => Agent::Debug,
             Purpose::Feedback => Agent::Feedback,
         }
     }
@@ -88,6 +100,8 @@ impl Purpose {
             Purpose::Cot => "cot/answer",
             Purpose::Plan => "self_planning/plan",
             Purpose::Implement => "self_planning/implement",
+            Purpose::SelfDebugSeed => "self_debug/seed",
+            Purpose::SelfDebugFix => "self_debug/feedback",
         }
     }
 }

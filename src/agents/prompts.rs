@@ -24,6 +24,8 @@ const BUILTIN: &[(&str, &str)] = &[
         "self_planning/implement",
         include_str!("../../assets/prompts/self_planning/implement.md"),
     ),
+    ("self_debug/seed", include_str!("../../assets/prompts/self_debug/seed.md")),
+    ("self_debug/feedback", include_str!("../../assets/prompts/self_debug/feedback.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

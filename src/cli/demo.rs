@@ -101,6 +101,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             no_memory: false,
             no_guide: false,
             no_feedback: false,
+            feedback: Default::default(),
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

@@ -11,7 +11,7 @@ use super::print::{Printer, PrinterMode};
 use super::stderr_line;
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::DEFAULT_SPLIT_SEED;
-use crate::engine::{EventBus, RunSummary, Strategy};
+use crate::engine::{EventBus, RunSummary, SelfDebugFeedback, Strategy};
 use crate::launch::{Prepared, ResumeFrom, RunPlan, load_dataset_named, new_run, resume, select_tasks};
 use crate::sandbox::SandboxKind;
 use crate::store::{Home, RunStore, export_run};
@@ -55,9 +55,13 @@ pub struct CommonArgs {
     /// RGD without the Feedback agent (ablation): the Guide refines from the raw visible-test results
     #[arg(long)]
     pub no_feedback: bool,
-    /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning)
+    /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning, self-debug)
     #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
     pub strategy: Strategy,
+    /// self-debug's feedback turns: simple ("wrong, fix it"), unit-test (the failing tests and
+    /// their real results), explain (and explain the code first), trace (and dry-run a failing test)
+    #[arg(long, value_enum, default_value_t = SelfDebugFeedback::UnitTest)]
+    pub feedback: SelfDebugFeedback,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
@@ -74,6 +78,7 @@ impl CommonArgs {
             memory: !self.no_memory,
             guide: !self.no_guide,
             feedback: !self.no_feedback,
+            self_debug: self.feedback,
             run_id: self.run_id.clone(),
         }
     }

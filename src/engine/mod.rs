@@ -7,7 +7,7 @@ mod runner;
 mod sweep;
 
 pub use bus::EventBus;
-pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, Strategy, TaskMachine, Transition, suite_tests};
+pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, SelfDebugFeedback, Step, Strategy, TaskMachine, Transition, suite_tests};
 // The record types are the engine's vocabulary; they live in `record/` so that the store can
 // persist them without depending on the engine.
 pub use crate::record::{

@@ -17,7 +17,7 @@ use anyhow::{Context, bail};
 
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
-use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, Strategy, Sweep, TaskRunner};
+use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, SelfDebugFeedback, Strategy, Sweep, TaskRunner};
 use crate::sandbox::SandboxKind;
 use crate::store::{Home, RunStore};
 
@@ -36,6 +36,8 @@ pub struct RunPlan {
     pub guide: bool,
     /// RGD's Feedback agent; off is the no-feedback ablation.
     pub feedback: bool,
+    /// What self-debug's feedback turns say.
+    pub self_debug: SelfDebugFeedback,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -68,15 +70,16 @@ pub async fn new_run(
     let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     // Only RGD with its Guide retrieves or stores guidance.
     let iterates = plan.strategy.iterates();
-    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && iterates && plan.guide, &run_id, report)?;
-    if !iterates {
+    let rgd = plan.strategy == Strategy::Rgd;
+    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && rgd && plan.guide, &run_id, report)?;
+    if !rgd {
         memory_info.note = format!("{} strategy: no memory", plan.strategy.name());
     } else if !plan.guide {
         memory_info.note = "no guide (--no-guide): no guidance to retrieve or remember".into();
     }
     let ablations: Vec<String> = [(!plan.guide, "no-guide"), (!plan.feedback, "no-feedback")]
         .into_iter()
-        .filter(|(off, _)| *off && iterates)
+        .filter(|(off, _)| *off && rgd)
         .map(|(_, name)| name.to_string())
         .collect();
     parts.memory = memory;
@@ -108,6 +111,7 @@ pub async fn new_run(
         pricing: settings.pricing,
         served,
         ablations,
+        feedback: (plan.strategy == Strategy::SelfDebug).then(|| plan.self_debug.name().to_string()),
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(store, parts, settings, tasks, false)
@@ -184,6 +188,11 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks
             .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
             .collect(),
         memory: manifest.memory.enabled,
+        self_debug: manifest
+            .feedback
+            .as_deref()
+            .and_then(SelfDebugFeedback::from_name)
+            .unwrap_or_default(),
         guide: !manifest.ablations.iter().any(|a| a == "no-guide"),
         feedback: !manifest.ablations.iter().any(|a| a == "no-feedback"),
         context_size: manifest

@@ -35,6 +35,13 @@ impl Message {
             content: content.into(),
         }
     }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+
     pub fn user(content: impl Into<String>) -> Self {
         Message {
             role: Role::User,

@@ -78,12 +78,16 @@ pub struct Manifest {
     /// `memory`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ablations: Vec<String>,
+    /// Self-debug's feedback format (simple, unit-test, explain, trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
 }
 
 impl Manifest {
     /// "rgd", "rgd no-guide no-memory", "cot": the method and what was switched off.
     pub fn method(&self) -> String {
         let mut parts = vec![self.strategy.clone()];
+        parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.ablations.iter().cloned());
         if self.strategy == "rgd" && !self.memory.enabled {
             parts.push("no-memory".into());

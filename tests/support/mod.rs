@@ -179,6 +179,12 @@ fn classify(system: &str, user: &str) -> &'static str {
         }
     } else if system.contains("You are the Feedback agent") {
         "feedback"
+    } else if system.contains("who debugs your own code") {
+        if user.contains("## Task") && (user.contains("The code above") || user.contains("Your answer has a problem")) {
+            "self_debug_fix"
+        } else {
+            "self_debug_seed"
+        }
     } else if system.contains("Think through the problem step by step") {
         "cot"
     } else if system.contains("plans before coding") {

@@ -5,13 +5,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::agents::{Agent, PromptTestResult, Prompts, Purpose, Retrieved, TurnContext};
+use crate::agents::{Agent, Prompts, Purpose, Retrieved};
 use crate::code::{ExtractProblem, extract_code, unified_diff};
 use crate::dataset::{Task, TestCase};
 use crate::llm::{CallParams, ChatResponse, LlmError, Message};
 use crate::sandbox::RunReport;
 
 use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
+
+mod calls;
+mod self_debug;
+
+pub use self_debug::SelfDebugFeedback;
 
 /// Per-run settings the loop needs.
 #[derive(Debug, Clone)]
@@ -20,6 +25,8 @@ pub struct LoopConfig {
     pub max_iters: u32,
     pub params: BTreeMap<Agent, CallParams>,
     pub memory: bool,
+    /// What self-debug's feedback turns say.
+    pub self_debug: SelfDebugFeedback,
     /// RGD's Guide agent (`--no-guide`: the Debug agent writes and repairs without guidance).
     pub guide: bool,
     /// RGD's Feedback agent (`--no-feedback`: refinement sees the raw visible-test results).
@@ -43,10 +50,19 @@ pub enum Strategy {
     /// Self-planning (Jiang et al.): a numbered plan (few-shot, rgd's own examples), then the code
     /// from task and plan; tested once, no repair.
     SelfPlanning,
+    /// Self-debugging (Chen et al.): a seed program, then feedback and fixes in one growing
+    /// conversation until the visible tests pass (`--feedback`).
+    SelfDebug,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 4] = [Strategy::Rgd, Strategy::Direct, Strategy::Cot, Strategy::SelfPlanning];
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Rgd,
+        Strategy::Direct,
+        Strategy::Cot,
+        Strategy::SelfPlanning,
+        Strategy::SelfDebug,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +70,7 @@ impl Strategy {
             Strategy::Direct => "direct",
             Strategy::Cot => "cot",
             Strategy::SelfPlanning => "self-planning",
+            Strategy::SelfDebug => "self-debug",
         }
     }
 
@@ -62,9 +79,9 @@ impl Strategy {
         Strategy::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Whether it repairs code over iterations (and so uses max-iters and, for RGD, memory).
+    /// Whether it repairs code over iterations (and so uses max-iters).
     pub fn iterates(self) -> bool {
-        self == Strategy::Rgd
+        matches!(self, Strategy::Rgd | Strategy::SelfDebug)
     }
 }
 
@@ -156,6 +173,10 @@ pub struct TaskMachine {
     tampered: Option<String>,
     /// Models the server said answered, in order of first answer.
     served: Vec<String>,
+    /// The purpose of the call in flight.
+    last_purpose: Option<Purpose>,
+    /// Self-debug's conversation so far.
+    conversation: Vec<Message>,
 }
 
 impl TaskMachine {
@@ -177,6 +198,8 @@ impl TaskMachine {
             tokens: BTreeMap::new(),
             tampered: None,
             served: Vec::new(),
+            last_purpose: None,
+            conversation: Vec::new(),
         }
     }
 
@@ -196,6 +219,7 @@ impl TaskMachine {
             Strategy::Direct => self.call(events, Purpose::Direct),
             Strategy::Cot => self.call(events, Purpose::Cot),
             Strategy::SelfPlanning => self.call(events, Purpose::Plan),
+            Strategy::SelfDebug => self.call(events, Purpose::SelfDebugSeed),
         }
     }
 
@@ -235,6 +259,7 @@ impl TaskMachine {
             }
             (Phase::Debug, Outcome::Agent(Ok(resp))) => {
                 self.count(Agent::Debug, &resp);
+                self.remember_answer(&resp.text);
                 self.on_code(&resp.text)
             }
             (Phase::Visible, Outcome::Tests(Ok(report))) => {
@@ -263,6 +288,9 @@ impl TaskMachine {
                     } else {
                         self.solved()
                     }
+                } else if self.config.strategy == Strategy::SelfDebug {
+                    // Self-debug stops once its visible tests pass; hidden ones are never fed back.
+                    self.finish(vec![], TaskStatus::Failed, None)
                 } else {
                     // The agents learn only that the code was not accepted, never which tests failed.
                     self.hidden_failed = true;
@@ -346,8 +374,7 @@ impl TaskMachine {
             Phase::Plan => Purpose::Plan,
             Phase::GuideInit => Purpose::GuideInit,
             Phase::Refine => Purpose::GuideRefine,
-            Phase::Debug if self.iteration == 1 => Purpose::DebugInit,
-            Phase::Debug => Purpose::DebugFix,
+            Phase::Debug => self.last_purpose.unwrap_or(Purpose::DebugInit),
             _ => Purpose::Feedback,
         }
     }
@@ -393,6 +420,9 @@ impl TaskMachine {
         if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
             return self.finish(events, TaskStatus::Failed, None);
         }
+        if self.config.strategy == Strategy::SelfDebug {
+            return self.self_debug_turn(events);
+        }
         if !self.config.feedback {
             // The refinement reads the raw results; the events of this round still go out.
             let mut next = self.refine();
@@ -402,75 +432,6 @@ impl TaskMachine {
             return next;
         }
         self.call(events, Purpose::Feedback)
-    }
-
-    fn call(&mut self, events: Vec<Event>, purpose: Purpose) -> Transition {
-        self.phase = match purpose {
-            Purpose::GuideInit => Phase::GuideInit,
-            Purpose::GuideRefine => Phase::Refine,
-            Purpose::DebugInit | Purpose::DebugFix | Purpose::Direct | Purpose::Cot | Purpose::Implement => Phase::Debug,
-            Purpose::Feedback => Phase::Feedback,
-            Purpose::Keywords => Phase::Keywords,
-            Purpose::Plan => Phase::Plan,
-        };
-        let ctx = self.context();
-        let Some(params) = self.config.params.get(&purpose.agent()).cloned() else {
-            let missing = format!("no model parameters for the {} agent", purpose.agent().name());
-            return self.finish(events, TaskStatus::Error, Some(missing));
-        };
-        let Some(context) = self.config.context_size else {
-            return match self.prompts.render(purpose, &ctx) {
-                Ok(messages) => Transition {
-                    events,
-                    step: Step::Run(Effect::CallAgent { purpose, messages, params }),
-                },
-                Err(e) => self.finish(events, TaskStatus::Error, Some(e.to_string())),
-            };
-        };
-        let mut events = events;
-        match crate::agents::budget::fit(&self.prompts, purpose, &ctx, &params, context) {
-            Ok(fitted) => {
-                if fitted.changed(params.max_tokens) {
-                    events.push(Event::PromptFitted {
-                        task_id: self.task.id.clone(),
-                        iteration: self.iteration,
-                        purpose,
-                        context,
-                        prompt_tokens: fitted.prompt_tokens,
-                        max_tokens: fitted.params.max_tokens,
-                        asked_max_tokens: params.max_tokens,
-                        trimmed: fitted.trimmed,
-                    });
-                }
-                Transition {
-                    events,
-                    step: Step::Run(Effect::CallAgent {
-                        purpose,
-                        messages: fitted.messages,
-                        params: fitted.params,
-                    }),
-                }
-            }
-            Err(e) => self.finish(events, TaskStatus::Error, Some(e.to_string())),
-        }
-    }
-
-    /// Everything the prompts may use: only the agent view of the task and visible results.
-    fn context(&self) -> TurnContext {
-        let view = self.task.agent_view();
-        let mut ctx = TurnContext::for_task(&view);
-        ctx.guidance = self.guidance.clone();
-        ctx.code = self.code.clone().unwrap_or_default();
-        ctx.problem = self.problem.as_ref().map(describe_problem);
-        if let Some(report) = &self.visible {
-            ctx.results = PromptTestResult::from_report(view.visible, report);
-            ctx.passed = report.passed();
-        }
-        ctx.hidden_failed = self.hidden_failed;
-        ctx.analysis = self.analysis.clone();
-        ctx.retrieved = self.retrieved.clone();
-        ctx.plan = self.plan.clone();
-        ctx
     }
 
     fn count(&mut self, agent: Agent, resp: &ChatResponse) {

@@ -1,0 +1,112 @@
+//! How the machine makes an agent call: a prompt rendered from what the agents may see (never
+//! hidden tests), or a conversation so far, fitted to the endpoint's context when it is known.
+
+use crate::agents::budget::{self, Fitted};
+use crate::agents::{PromptError, PromptTestResult, Purpose, TurnContext};
+use crate::llm::{CallParams, Message};
+use crate::record::{Event, TaskStatus};
+
+use super::{Effect, Phase, Step, TaskMachine, Transition, describe_problem};
+
+impl TaskMachine {
+    /// Calls the agent `purpose` names with its prompt rendered from the current context.
+    pub(super) fn call(&mut self, events: Vec<Event>, purpose: Purpose) -> Transition {
+        let (ctx, prompts) = (self.context(), self.prompts.clone());
+        self.send(events, purpose, |params, context| match context {
+            Some(context) => budget::fit(&prompts, purpose, &ctx, params, context),
+            None => Ok(unfitted(prompts.render(purpose, &ctx)?, params)),
+        })
+    }
+
+    /// Calls with a whole conversation (self-debug's growing one).
+    pub(super) fn call_with(&mut self, events: Vec<Event>, purpose: Purpose, messages: Vec<Message>) -> Transition {
+        self.send(events, purpose, |params, context| {
+            Ok(match context {
+                Some(context) => budget::fit_conversation(messages.clone(), params, context),
+                None => unfitted(messages.clone(), params),
+            })
+        })
+    }
+
+    fn send(
+        &mut self,
+        mut events: Vec<Event>,
+        purpose: Purpose,
+        build: impl FnOnce(&CallParams, Option<u32>) -> Result<Fitted, PromptError>,
+    ) -> Transition {
+        self.phase = match purpose {
+            Purpose::GuideInit => Phase::GuideInit,
+            Purpose::GuideRefine => Phase::Refine,
+            Purpose::Feedback => Phase::Feedback,
+            Purpose::Keywords => Phase::Keywords,
+            Purpose::Plan => Phase::Plan,
+            // Every other purpose is the Debug agent's: its answer holds code.
+            _ => Phase::Debug,
+        };
+        let Some(params) = self.config.params.get(&purpose.agent()).cloned() else {
+            let missing = format!("no model parameters for the {} agent", purpose.agent().name());
+            return self.finish(events, TaskStatus::Error, Some(missing));
+        };
+        let context = self.config.context_size;
+        let fitted = match build(&params, context) {
+            Ok(fitted) => fitted,
+            Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
+        };
+        self.last_purpose = Some(purpose);
+        if purpose == Purpose::SelfDebugSeed {
+            // The conversation self-debug grows starts as the seed's prompt, whole.
+            self.conversation = fitted.messages.clone();
+        }
+        if let Some(context) = context
+            && fitted.changed(params.max_tokens)
+        {
+            events.push(Event::PromptFitted {
+                task_id: self.task.id.clone(),
+                iteration: self.iteration,
+                purpose,
+                context,
+                prompt_tokens: fitted.prompt_tokens,
+                max_tokens: fitted.params.max_tokens,
+                asked_max_tokens: params.max_tokens,
+                trimmed: fitted.trimmed,
+            });
+        }
+        Transition {
+            events,
+            step: Step::Run(Effect::CallAgent {
+                purpose,
+                messages: fitted.messages,
+                params: fitted.params,
+            }),
+        }
+    }
+
+    /// Everything the prompts may use: only the agent view of the task and visible results.
+    pub(super) fn context(&self) -> TurnContext {
+        let view = self.task.agent_view();
+        let mut ctx = TurnContext::for_task(&view);
+        ctx.guidance = self.guidance.clone();
+        ctx.code = self.code.clone().unwrap_or_default();
+        ctx.problem = self.problem.as_ref().map(describe_problem);
+        if let Some(report) = &self.visible {
+            ctx.results = PromptTestResult::from_report(view.visible, report);
+            ctx.passed = report.passed();
+        }
+        ctx.hidden_failed = self.hidden_failed;
+        ctx.analysis = self.analysis.clone();
+        ctx.retrieved = self.retrieved.clone();
+        ctx.plan = self.plan.clone();
+        ctx.feedback_mode = self.config.self_debug.name().to_string();
+        ctx
+    }
+}
+
+/// The call as rendered, when the context size is unknown.
+fn unfitted(messages: Vec<Message>, params: &CallParams) -> Fitted {
+    Fitted {
+        prompt_tokens: budget::estimate_tokens(&messages),
+        messages,
+        params: params.clone(),
+        trimmed: Vec::new(),
+    }
+}
