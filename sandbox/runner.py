@@ -1145,6 +1145,14 @@ def main():
         return
     if job.get("chdir"):
         os.chdir(job["chdir"])  # the read-only data directory of the wasm guest
+    if job.get("role") == "tracer":
+        # One traced call (sandbox/tracer.py, sent with the job): information, not a verdict.
+        # The program's own prints are kept out of the channel.
+        tracer = {"__name__": "rgd_tracer", "__builtins__": builtins}
+        exec(compile(job.get("tracer_src", ""), "tracer.py", "exec"), tracer)
+        sys.stdout = io.StringIO()
+        tracer["run"](job, write)
+        return
     # `python -S` leaves these out; stdin/stdout programs use them.
     builtins.exit = _exit
     builtins.quit = _exit

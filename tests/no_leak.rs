@@ -100,31 +100,42 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
     let mut t = machine.start();
     let mut visible_runs = 0;
     loop {
-        let outcome = match t.step {
-            Step::Finished(_) => return seen,
-            Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
-                seen.push(messages);
-                match purpose.agent() {
-                    Agent::Debug => answer(&format!(
-                        "```python\ndef {}(*args):\n    return 41\n```",
-                        task.entry_point.clone().max("main".into())
-                    )),
-                    _ => answer("analysis / guidance"),
+        let outcome =
+            match t.step {
+                Step::Finished(_) => return seen,
+                Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
+                    seen.push(messages);
+                    match purpose.agent() {
+                        Agent::Debug => answer(&format!(
+                            "```python\ndef {}(*args):\n    return 41\n```",
+                            task.entry_point.clone().max("main".into())
+                        )),
+                        _ => answer("analysis / guidance"),
+                    }
                 }
-            }
-            Step::Run(Effect::RunTests { suite: Suite::Visible, .. }) => {
-                visible_runs += 1;
-                let status = if visible_runs == 1 {
-                    TestStatus::Failed
-                } else {
-                    TestStatus::Passed
-                };
-                report(task.visible.len(), status)
-            }
-            Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
-            Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
-            Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
-        };
+                Step::Run(Effect::RunTests { suite: Suite::Visible, .. }) => {
+                    visible_runs += 1;
+                    let status = if visible_runs == 1 {
+                        TestStatus::Failed
+                    } else {
+                        TestStatus::Passed
+                    };
+                    report(task.visible.len(), status)
+                }
+                Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
+                Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
+                Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
+                // Only visible tests are ever traced.
+                Step::Run(Effect::TraceTest { test, .. }) => {
+                    assert!(
+                        task.visible.iter().any(|v| test.starts_with(v.label().as_str())
+                            || matches!(v, TestCase::Check { src } if test.starts_with(src.as_str()))),
+                        "{}: traced {test:?}, not a visible test",
+                        task.id
+                    );
+                    Outcome::Traced(Err("not traced in this test".into()))
+                }
+            };
         t = machine.advance(outcome);
     }
 }
@@ -175,6 +186,7 @@ fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
         (Strategy::Cot, true, true),
         (Strategy::SelfPlanning, true, true),
         (Strategy::SelfDebug, true, true),
+        (Strategy::Ldb, true, true),
         (Strategy::Rgd, false, true),
         (Strategy::Rgd, true, false),
         (Strategy::Rgd, false, false),

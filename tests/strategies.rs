@@ -217,3 +217,37 @@ async fn self_debug_stops_when_the_visible_tests_pass_and_hidden_ones_are_never_
     assert_eq!(purposes(&requests), ["self_debug_seed"], "no turn after the visible tests pass");
     assert!(stdout.contains("failed after 1 iteration"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ldb_shows_the_real_blocks_of_a_failing_test_asks_verdicts_then_the_fix() {
+    let server = ScriptedServer::start(Arc::new(|req: &support::Request| match req.purpose {
+        "ldb_seed" => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    s = a - b\n    return s\n")),
+        "ldb_verdict" => Reply::Text("[BLOCK-1] wrong: it subtracts b instead of adding it".into()),
+        _ => Reply::Text(fenced(RIGHT)),
+    }))
+    .await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args(["run", "--dataset", "sample", "--task", "Sample/1", "--strategy", "ldb"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(purposes(&requests), ["ldb_seed", "ldb_verdict", "ldb_fix"]);
+    assert_eq!(roles(&requests[1]), ["system", "user", "assistant", "user"]);
+    let verdict = requests[1].body["messages"][3]["content"].as_str().unwrap();
+    // The real execution of one failing visible test (add(2, 3) or add(-1, 1)), block by block.
+    let real = (verdict.contains("before: a=2, b=3") && verdict.contains("s=-1"))
+        || (verdict.contains("before: a=-1, b=1") && verdict.contains("s=-2"));
+    assert!(real && verdict.contains("[BLOCK-1] add, lines 2-3"), "{verdict}");
+    assert!(verdict.contains("it raised AssertionError"), "{verdict}");
+    assert_eq!(roles(&requests[2]), ["system", "user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(
+        requests[2].body["messages"][4]["content"],
+        "[BLOCK-1] wrong: it subtracts b instead of adding it"
+    );
+    assert!(
+        stdout.contains("⌁ traced `assert add(") && stdout.contains("solved at iteration 2"),
+        "{stdout}"
+    );
+}

@@ -95,6 +95,10 @@ pub struct TurnContext {
     pub plan: String,
     /// Self-debug's feedback format: simple, unit-test, explain, trace.
     pub feedback_mode: String,
+    /// LDB: the failing visible test that was traced, how it ended, and its blocks as text.
+    pub trace_test: String,
+    pub trace_outcome: String,
+    pub trace: String,
 }
 
 impl TurnContext {

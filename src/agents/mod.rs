@@ -55,10 +55,16 @@ pub enum Purpose {
     SelfDebugSeed,
     /// Self-debug's fix, after a feedback turn in the same conversation.
     SelfDebugFix,
+    /// LDB's seed program.
+    LdbSeed,
+    /// LDB's per-block verdicts on a real execution trace.
+    LdbVerdict,
+    /// LDB's fix, after the verdicts, in the same conversation.
+    LdbFix,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 12] = [
+    pub const ALL: [Purpose; 15] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -71,6 +77,9 @@ impl Purpose {
         Purpose::Implement,
         Purpose::SelfDebugSeed,
         Purpose::SelfDebugFix,
+        Purpose::LdbSeed,
+        Purpose::LdbVerdict,
+        Purpose::LdbFix,
     ];
 
     pub fn agent(self) -> Agent {
@@ -82,8 +91,10 @@ impl Purpose {
             | Purpose::Cot
             | Purpose::Implement
             | Purpose::SelfDebugSeed
-            | Purpose::SelfDebugFix => Agent::Debug,
-            Purpose::Feedback => Agent::Feedback,
+            | Purpose::SelfDebugFix
+            | Purpose::LdbSeed
+            | Purpose::LdbFix => Agent::Debug,
+            Purpose::Feedback | Purpose::LdbVerdict => Agent::Feedback,
         }
     }
 
@@ -102,6 +113,9 @@ impl Purpose {
             Purpose::Implement => "self_planning/implement",
             Purpose::SelfDebugSeed => "self_debug/seed",
             Purpose::SelfDebugFix => "self_debug/feedback",
+            Purpose::LdbSeed => "ldb/seed",
+            Purpose::LdbVerdict => "ldb/verdict",
+            Purpose::LdbFix => "ldb/fix",
         }
     }
 }

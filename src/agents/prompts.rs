@@ -26,6 +26,9 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("self_debug/seed", include_str!("../../assets/prompts/self_debug/seed.md")),
     ("self_debug/feedback", include_str!("../../assets/prompts/self_debug/feedback.md")),
+    ("ldb/seed", include_str!("../../assets/prompts/ldb/seed.md")),
+    ("ldb/verdict", include_str!("../../assets/prompts/ldb/verdict.md")),
+    ("ldb/fix", include_str!("../../assets/prompts/ldb/fix.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -171,6 +171,12 @@ fn detailed(event: &Event, visible_tests: &[String]) {
         Event::AgentRetry {
             attempt, error, wait_ms, ..
         } => writeln!(out, "\n  ↻ attempt {attempt} failed: {error}; retrying in {wait_ms} ms"),
+        Event::TestTraced { test, trace, .. } => writeln!(
+            out,
+            "\n  ⌁ traced `{test}` ({} records):\n{}",
+            trace.records.len(),
+            indent(&crate::sandbox::render_trace_window(trace, 5, 5))
+        ),
         Event::PromptFitted {
             context,
             prompt_tokens,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use crate::dataset::{TaskKind, TestCase};
-use crate::sandbox::{Job, Limits, SandboxKind, make_executor};
+use crate::sandbox::{Job, Limits, SandboxKind, TraceJob, TraceMode, make_executor};
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
@@ -37,6 +37,28 @@ pub enum SandboxCommand {
         #[arg(long)]
         native: bool,
     },
+    /// Trace one call of FILE's code: its basic blocks with the variables before and after each,
+    /// or its call tree
+    Trace {
+        file: PathBuf,
+        /// The call to trace, e.g. 'f(1, 2)'
+        #[arg(long)]
+        call: String,
+        #[arg(long, value_enum, default_value_t = TraceMode::Block)]
+        mode: TraceMode,
+        /// Seconds the traced call may run
+        #[arg(long, default_value_t = 5.0, value_parser = crate::validate::parse_seconds)]
+        timeout: f64,
+        /// Trace events (executed lines and calls) at most
+        #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        max_events: u64,
+        /// The whole trace as one JSON object
+        #[arg(long)]
+        json: bool,
+        /// Use the native python3 executor instead of the wasm sandbox
+        #[arg(long)]
+        native: bool,
+    },
 }
 
 pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
@@ -58,6 +80,39 @@ pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
                 ..Limits::default()
             };
             run(file, limits, stdin, expect, native).await
+        }
+        SandboxCommand::Trace {
+            file,
+            call,
+            mode,
+            timeout,
+            max_events,
+            json,
+            native,
+        } => {
+            let code = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            let kind = if native { SandboxKind::Native } else { SandboxKind::Wasm };
+            let executor = make_executor(kind, &|line| eprintln!("{line}"))?;
+            let limits = Limits {
+                per_test: Duration::from_secs_f64(timeout),
+                ..Limits::default()
+            };
+            let trace = executor
+                .trace(TraceJob {
+                    code: &code,
+                    call: &call,
+                    mode,
+                    max_events: max_events as usize,
+                    limits: &limits,
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&trace)?);
+            } else {
+                let mut out = crate::terminal::CleanWriter(std::io::stdout().lock());
+                std::io::Write::write_all(&mut out, crate::sandbox::render_trace(&trace).as_bytes())?;
+            }
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

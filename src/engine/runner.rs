@@ -164,6 +164,25 @@ impl TaskRunner {
                 }
                 Outcome::Tests(result.map_err(|e| e.to_string()))
             }
+            Effect::TraceTest { code, test } => {
+                let job = crate::sandbox::TraceJob {
+                    code: &code,
+                    call: &test,
+                    mode: crate::sandbox::TraceMode::Block,
+                    max_events: 20_000,
+                    limits: &self.limits,
+                };
+                let traced = self.executor.trace(job).await.map_err(|e| e.to_string());
+                if let Ok(trace) = &traced {
+                    self.bus.emit(Event::TestTraced {
+                        task_id: task.id.clone(),
+                        iteration,
+                        test: test.lines().next().unwrap_or_default().to_string(),
+                        trace: trace.clone(),
+                    });
+                }
+                Outcome::Traced(traced)
+            }
             Effect::QueryMemory { query } => {
                 let hit = match &self.memory {
                     Some(memory) => memory.best_match(&task.id, &query).await.unwrap_or_else(|e| {

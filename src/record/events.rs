@@ -79,6 +79,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none", default)]
         served_model: Option<String>,
     },
+    /// A visible test run traced (LDB), with the trace the model was shown a window of.
+    TestTraced {
+        task_id: String,
+        iteration: u32,
+        test: String,
+        trace: crate::sandbox::Trace,
+    },
     /// A call fitted to the endpoint's context (`agents::budget`): fields cut, `max_tokens` lowered.
     PromptFitted {
         task_id: String,
@@ -159,6 +166,7 @@ impl Event {
             | AgentResponse { task_id, .. }
             | AgentFailed { task_id, .. }
             | PromptFitted { task_id, .. }
+            | TestTraced { task_id, .. }
             | CodeExtracted { task_id, .. }
             | TestsStarted { task_id, .. }
             | TestsRun { task_id, .. }

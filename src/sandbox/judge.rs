@@ -74,7 +74,7 @@ pub(crate) enum Overrun {
 }
 
 impl Clock {
-    fn new(per_test: Duration, total: Duration) -> Self {
+    pub(crate) fn new(per_test: Duration, total: Duration) -> Self {
         let now = Instant::now();
         Clock {
             run_started: now,
@@ -318,7 +318,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     })
 }
 
-fn json_line(value: &serde_json::Value) -> Vec<u8> {
+pub(crate) fn json_line(value: &serde_json::Value) -> Vec<u8> {
     let mut bytes = value.to_string().into_bytes();
     bytes.push(b'\n');
     bytes
@@ -326,7 +326,7 @@ fn json_line(value: &serde_json::Value) -> Vec<u8> {
 
 /// Writes one line to an interpreter's stdin. An interpreter that has gone no longer reads; its
 /// end shows on its stdout, so a failed write needs no handling here.
-async fn send(stdin: &mut (dyn AsyncWrite + Send + Unpin), bytes: Vec<u8>) {
+pub(crate) async fn send(stdin: &mut (dyn AsyncWrite + Send + Unpin), bytes: Vec<u8>) {
     if stdin.write_all(&bytes).await.is_ok() {
         let _ = stdin.flush().await;
     }

@@ -4,10 +4,12 @@
 
 mod judge;
 mod native;
+mod trace;
 mod verdict;
 pub mod wasm;
 
 pub use native::NativeExecutor;
+pub use trace::{Trace, TraceEnd, TraceJob, TraceMode, TraceRecord, TracedException, render_trace, render_trace_window};
 pub use verdict::{RunReport, SetupStatus, TestOutcome, TestStatus};
 pub use wasm::WasmExecutor;
 
@@ -113,6 +115,8 @@ pub trait Executor: Send + Sync {
     /// A short name recorded in run manifests ("native", "wasm").
     fn name(&self) -> &'static str;
     async fn run(&self, job: Job<'_>) -> Result<RunReport, SandboxError>;
+    /// One call of a program, traced (block trace or call tree); information, never a verdict.
+    async fn trace(&self, job: TraceJob<'_>) -> Result<Trace, SandboxError>;
 }
 
 /// The job of the interpreter that holds the program: no test and no expected value is in it.

@@ -63,6 +63,15 @@ impl Executor for NativeExecutor {
             .map_err(|_| SandboxError::Io(std::io::Error::other("the sandbox is shutting down")))?;
         judge(self, &job).await
     }
+
+    async fn trace(&self, job: super::TraceJob<'_>) -> Result<super::Trace, SandboxError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Io(std::io::Error::other("the sandbox is shutting down")))?;
+        super::trace::trace_with(self, &job).await
+    }
 }
 
 #[async_trait::async_trait]

@@ -331,6 +331,10 @@ impl RunModel {
                     }
                 }
             }
+            Event::TestTraced { task_id, test, trace, .. } => {
+                // Shown with the verdict call it leads to, as a note.
+                self.task_mut(task_id).pending_note = Some(format!("traced `{test}`: {} blocks", trace.records.len()));
+            }
             Event::PromptFitted {
                 task_id,
                 context,

@@ -179,6 +179,14 @@ fn classify(system: &str, user: &str) -> &'static str {
         }
     } else if system.contains("You are the Feedback agent") {
         "feedback"
+    } else if system.contains("debugs code by reading its execution") {
+        if user.contains("Now fix the code") {
+            "ldb_fix"
+        } else if user.contains("say whether it is correct or wrong") {
+            "ldb_verdict"
+        } else {
+            "ldb_seed"
+        }
     } else if system.contains("who debugs your own code") {
         if user.contains("## Task") && (user.contains("The code above") || user.contains("Your answer has a problem")) {
             "self_debug_fix"

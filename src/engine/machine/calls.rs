@@ -40,6 +40,7 @@ impl TaskMachine {
             Purpose::Feedback => Phase::Feedback,
             Purpose::Keywords => Phase::Keywords,
             Purpose::Plan => Phase::Plan,
+            Purpose::LdbVerdict => Phase::Verdict,
             // Every other purpose is the Debug agent's: its answer holds code.
             _ => Phase::Debug,
         };
@@ -53,7 +54,7 @@ impl TaskMachine {
             Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
         };
         self.last_purpose = Some(purpose);
-        if purpose == Purpose::SelfDebugSeed {
+        if matches!(purpose, Purpose::SelfDebugSeed | Purpose::LdbSeed) {
             // The conversation self-debug grows starts as the seed's prompt, whole.
             self.conversation = fitted.messages.clone();
         }
@@ -97,6 +98,9 @@ impl TaskMachine {
         ctx.retrieved = self.retrieved.clone();
         ctx.plan = self.plan.clone();
         ctx.feedback_mode = self.config.self_debug.name().to_string();
+        ctx.trace_test = self.trace_shown.0.clone();
+        ctx.trace_outcome = self.trace_shown.1.clone();
+        ctx.trace = self.trace_shown.2.clone();
         ctx
     }
 }

@@ -14,6 +14,7 @@ use crate::sandbox::RunReport;
 use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
 
 mod calls;
+mod ldb;
 mod self_debug;
 
 pub use self_debug::SelfDebugFeedback;
@@ -53,15 +54,19 @@ pub enum Strategy {
     /// Self-debugging (Chen et al.): a seed program, then feedback and fixes in one growing
     /// conversation until the visible tests pass (`--feedback`).
     SelfDebug,
+    /// LDB (Zhong et al.): a seed program, then per round one failing visible test run traced in
+    /// the sandbox, the model's verdict on each basic block of the real execution, and a fix.
+    Ldb,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::Rgd,
         Strategy::Direct,
         Strategy::Cot,
         Strategy::SelfPlanning,
         Strategy::SelfDebug,
+        Strategy::Ldb,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +76,7 @@ impl Strategy {
             Strategy::Cot => "cot",
             Strategy::SelfPlanning => "self-planning",
             Strategy::SelfDebug => "self-debug",
+            Strategy::Ldb => "ldb",
         }
     }
 
@@ -81,7 +87,7 @@ impl Strategy {
 
     /// Whether it repairs code over iterations (and so uses max-iters).
     pub fn iterates(self) -> bool {
-        matches!(self, Strategy::Rgd | Strategy::SelfDebug)
+        matches!(self, Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb)
     }
 }
 
@@ -102,6 +108,12 @@ pub enum Effect {
     /// Remember a solved task (only after it passed visible and hidden tests).
     StoreMemory {
         record: MemoryRecord,
+    },
+    /// Run one visible test traced (LDB): `test` is its source (an `assert`, or a `check`
+    /// function and its call).
+    TraceTest {
+        code: String,
+        test: String,
     },
 }
 
@@ -124,6 +136,7 @@ pub enum Outcome {
     Memory(Option<Retrieved>),
     /// The stored entry's id, or why storing failed (the task is solved either way).
     Stored(Result<String, String>),
+    Traced(Result<crate::sandbox::Trace, String>),
 }
 
 #[derive(Debug)]
@@ -142,6 +155,10 @@ pub struct Transition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Plan,
+    /// LDB: a failing visible test runs traced.
+    Trace,
+    /// LDB: the model judges each block.
+    Verdict,
     GuideInit,
     Debug,
     Visible,
@@ -175,8 +192,10 @@ pub struct TaskMachine {
     served: Vec<String>,
     /// The purpose of the call in flight.
     last_purpose: Option<Purpose>,
-    /// Self-debug's conversation so far.
+    /// Self-debug's and LDB's conversation so far.
     conversation: Vec<Message>,
+    /// LDB: the traced test, how it ended, and the blocks as shown.
+    trace_shown: (String, String, String),
 }
 
 impl TaskMachine {
@@ -200,6 +219,7 @@ impl TaskMachine {
             served: Vec::new(),
             last_purpose: None,
             conversation: Vec::new(),
+            trace_shown: Default::default(),
         }
     }
 
@@ -220,6 +240,7 @@ impl TaskMachine {
             Strategy::Cot => self.call(events, Purpose::Cot),
             Strategy::SelfPlanning => self.call(events, Purpose::Plan),
             Strategy::SelfDebug => self.call(events, Purpose::SelfDebugSeed),
+            Strategy::Ldb => self.call(events, Purpose::LdbSeed),
         }
     }
 
@@ -230,7 +251,12 @@ impl TaskMachine {
             self.tampered = report.tampered().map(str::to_string);
         }
         match (self.phase, outcome) {
-            (Phase::Plan | Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback, Outcome::Agent(Err(e))) => {
+            (Phase::Trace, Outcome::Traced(traced)) => self.ldb_verdict(traced),
+            (Phase::Verdict, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Feedback, &resp);
+                self.ldb_fix(&resp.text)
+            }
+            (Phase::Plan | Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback | Phase::Verdict, Outcome::Agent(Err(e))) => {
                 let purpose = self.phase_purpose();
                 // Refused for what this task asked (400, 413, 422): the task's own end. Anything
                 // else is the endpoint's failure, and the task stays to be run again.
@@ -288,7 +314,7 @@ impl TaskMachine {
                     } else {
                         self.solved()
                     }
-                } else if self.config.strategy == Strategy::SelfDebug {
+                } else if matches!(self.config.strategy, Strategy::SelfDebug | Strategy::Ldb) {
                     // Self-debug stops once its visible tests pass; hidden ones are never fed back.
                     self.finish(vec![], TaskStatus::Failed, None)
                 } else {
@@ -420,8 +446,10 @@ impl TaskMachine {
         if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
             return self.finish(events, TaskStatus::Failed, None);
         }
-        if self.config.strategy == Strategy::SelfDebug {
-            return self.self_debug_turn(events);
+        match self.config.strategy {
+            Strategy::SelfDebug => return self.self_debug_turn(events),
+            Strategy::Ldb => return self.ldb_trace(events),
+            _ => {}
         }
         if !self.config.feedback {
             // The refinement reads the raw results; the events of this round still go out.

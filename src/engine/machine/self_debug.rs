@@ -45,7 +45,10 @@ impl SelfDebugFeedback {
 impl TaskMachine {
     /// A self-debug answer joins the conversation (the seed's prompt opened it).
     pub(super) fn remember_answer(&mut self, answer: &str) {
-        if matches!(self.last_purpose, Some(Purpose::SelfDebugSeed | Purpose::SelfDebugFix)) {
+        if matches!(
+            self.last_purpose,
+            Some(Purpose::SelfDebugSeed | Purpose::SelfDebugFix | Purpose::LdbSeed | Purpose::LdbVerdict | Purpose::LdbFix)
+        ) {
             self.conversation.push(Message::assistant(answer.to_string()));
         }
     }

@@ -231,6 +231,15 @@ impl Executor for WasmExecutor {
             .map_err(|_| SandboxError::Wasm("the sandbox is shutting down".into()))?;
         judge(&*self.inner, &job).await
     }
+
+    async fn trace(&self, job: super::TraceJob<'_>) -> Result<super::Trace, SandboxError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Wasm("the sandbox is shutting down".into()))?;
+        super::trace::trace_with(&*self.inner, &job).await
+    }
 }
 
 /// Instances come from a pool of pre-mapped slots. Measured on HumanEval's 164 hidden test runs,

@@ -1,0 +1,139 @@
+//! LDB (Zhong et al., "Debugging like a Human"): debugging from REAL executions. After a round
+//! whose visible tests fail, one failing visible test (a seeded choice: the same run picks the
+//! same test) runs traced in the sandbox; the model sees at most 10 of its basic blocks (the
+//! first 5 and the last 5) with the variables before and after each, judges every block, and then
+//! fixes the program, all in one conversation. A program that raises is traced up to the raise.
+//! Only visible tests are ever traced or shown; the hidden tests decide, as for every strategy.
+
+use sha2::{Digest, Sha256};
+
+use crate::agents::Purpose;
+use crate::dataset::TestCase;
+use crate::llm::Message;
+use crate::record::{Event, TaskStatus};
+use crate::sandbox::{TestStatus, Trace, render_trace_window};
+
+use super::{Effect, Phase, Step, TaskMachine, Transition};
+
+/// Blocks shown from each end of a trace.
+const SHOWN: usize = 5;
+/// The trace's text in a prompt, at most.
+const TRACE_CHARS: usize = 6_000;
+
+impl TaskMachine {
+    /// After a failed round: run one failing visible test traced, or (no code, or a test that is
+    /// not a call) go to the verdict turn without a trace.
+    pub(super) fn ldb_trace(&mut self, events: Vec<Event>) -> Transition {
+        self.trace_shown = Default::default();
+        let failing: Vec<&TestCase> = match (&self.visible, &self.code, &self.problem) {
+            (Some(report), Some(_), None) => report
+                .tests
+                .iter()
+                .filter(|t| t.status != TestStatus::Passed)
+                .filter_map(|t| self.task.visible.get(t.index))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let traceable: Vec<(String, String)> = failing
+            .iter()
+            .filter_map(|t| match t {
+                TestCase::Assert { src } => Some((t.label(), src.clone())),
+                TestCase::Check { src } => Some((t.label(), format!("{src}\ncheck({})", self.task.entry_point))),
+                TestCase::Io { .. } | TestCase::Run { .. } => None,
+            })
+            .collect();
+        let Some(code) = self.code.clone().filter(|_| !traceable.is_empty()) else {
+            let why = if self.code.is_none() || self.problem.is_some() {
+                "there is no program to trace"
+            } else {
+                "this task's tests run the whole program on standard input: there is no call to trace"
+            };
+            return self.ldb_verdict_with(events, String::new(), format!("(no trace: {why})"));
+        };
+        let pick = seeded_pick(&self.task.id, self.iteration, traceable.len());
+        let (label, test) = traceable[pick].clone();
+        self.trace_shown.0 = label;
+        self.phase = Phase::Trace;
+        Transition {
+            events,
+            step: Step::Run(Effect::TraceTest { code, test }),
+        }
+    }
+
+    /// The traced run, as the model will read it: how it ended and its blocks.
+    pub(super) fn ldb_verdict(&mut self, traced: Result<Trace, String>) -> Transition {
+        let (outcome, text) = match traced {
+            Ok(trace) => (trace_outcome(&trace), clip(render_trace_window(&trace, SHOWN, SHOWN))),
+            Err(e) => (String::new(), format!("(no trace: the sandbox failed: {e})")),
+        };
+        self.ldb_verdict_with(vec![], outcome, text)
+    }
+
+    fn ldb_verdict_with(&mut self, events: Vec<Event>, outcome: String, text: String) -> Transition {
+        self.trace_shown.1 = outcome;
+        self.trace_shown.2 = text;
+        let turn = match self.prompts.render(Purpose::LdbVerdict, &self.context()) {
+            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
+            Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
+        };
+        self.conversation.push(Message::user(turn));
+        let conversation = self.conversation.clone();
+        self.call_with(events, Purpose::LdbVerdict, conversation)
+    }
+
+    /// The verdicts join the conversation; the model is asked for the fix.
+    pub(super) fn ldb_fix(&mut self, verdicts: &str) -> Transition {
+        self.remember_answer(verdicts);
+        let turn = match self.prompts.render(Purpose::LdbFix, &self.context()) {
+            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
+            Err(e) => return self.finish(vec![], TaskStatus::Error, Some(e.to_string())),
+        };
+        self.conversation.push(Message::user(turn));
+        self.iteration += 1;
+        let events = vec![self.iteration_started()];
+        let conversation = self.conversation.clone();
+        self.call_with(events, Purpose::LdbFix, conversation)
+    }
+}
+
+/// Which of `n` failing tests to trace: the same for the same task and round in every run.
+fn seeded_pick(task_id: &str, iteration: u32, n: usize) -> usize {
+    let digest = Sha256::digest(format!("{task_id}\0{iteration}").as_bytes());
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&digest[..8]);
+    (u64::from_le_bytes(word) % n.max(1) as u64) as usize
+}
+
+fn trace_outcome(trace: &Trace) -> String {
+    match (&trace.end, &trace.stopped) {
+        (Some(end), _) => match (&end.exception, &end.result) {
+            (Some(e), _) => {
+                let line = e.line.map(|l| format!(" at line {l}")).unwrap_or_default();
+                format!("it raised {}{line}: {}", e.kind, e.message)
+            }
+            (None, Some(v)) if v != "None" => format!("its call returned {v}"),
+            _ => String::new(),
+        },
+        (None, Some(why)) => format!("it was stopped: {why}"),
+        (None, None) => String::new(),
+    }
+}
+
+fn clip(text: String) -> String {
+    if text.chars().count() <= TRACE_CHARS {
+        return text;
+    }
+    let kept: String = text.chars().take(TRACE_CHARS - 40).collect();
+    format!("{kept}\n... (the rest of the trace is cut)\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pick_is_stable_and_in_range() {
+        let a = super::seeded_pick("HumanEval/1", 2, 3);
+        assert_eq!(a, super::seeded_pick("HumanEval/1", 2, 3));
+        assert!(a < 3);
+        assert_eq!(super::seeded_pick("x", 1, 1), 0);
+    }
+}
