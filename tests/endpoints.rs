@@ -309,12 +309,13 @@ async fn runs_list_and_show_read_well_and_a_piped_sweep_speaks_from_its_first_se
     let list = tokio::task::block_in_place(|| run(&["runs", "list"]));
     let lines: Vec<&str> = list.lines().collect();
     // The long name is cut, and the columns after it line up with the header's.
-    let column = |line: &str, word: &str| line[..line.find(word).unwrap()].chars().count();
+    // The last column: "created" in the header, a 16-character date ("2026-11-23 19:12") in a row.
+    let last_column = |line: &str, width: usize| line.chars().count() - width;
     assert!(
         lines[1].contains("organisation/a-model-name-l…") && lines[1].contains("direct"),
         "{list}"
     );
-    assert_eq!(column(lines[0], "created"), column(lines[1], "20"), "{list}");
+    assert_eq!(last_column(lines[0], "created".len()), last_column(lines[1], 16), "{list}");
 
     let id = lines[1].split_whitespace().next().unwrap();
     let show = tokio::task::block_in_place(|| run(&["runs", "show", id]));

@@ -88,6 +88,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         params: Agent::ALL.iter().map(|a| (*a, params.clone())).collect::<BTreeMap<_, _>>(),
         memory: true,
         self_debug: Default::default(),
+        trace: None,
         guide,
         feedback,
         context_size: None,

@@ -251,3 +251,29 @@ async fn ldb_shows_the_real_blocks_of_a_failing_test_asks_verdicts_then_the_fix(
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rgd_with_trace_gives_the_feedback_agent_a_real_execution() {
+    let (requests, manifest, stdout) = run(&["--trace", "block"]).await;
+    assert_eq!(
+        purposes(&requests),
+        ["guide_init", "debug_init", "feedback", "guide_refine", "debug_fix"]
+    );
+    let feedback = &requests[2].user;
+    assert!(
+        feedback.contains("## Real execution of `assert add(") && feedback.contains("[BLOCK-1] add, lines 2-2"),
+        "{feedback}"
+    );
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(manifest["trace"], "block");
+
+    let (requests, manifest, _) = run(&["--trace", "calls"]).await;
+    let feedback = &requests[2].user;
+    assert!(feedback.contains("add(a=") && feedback.contains(") -> "), "{feedback}");
+    assert_eq!(manifest["trace"], "calls");
+
+    // Off, as in the paper, by default.
+    let (requests, manifest, _) = run(&[]).await;
+    assert!(!requests[2].user.contains("Real execution"));
+    assert!(manifest.get("trace").is_none());
+}

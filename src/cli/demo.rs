@@ -102,6 +102,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             no_guide: false,
             no_feedback: false,
             feedback: Default::default(),
+            trace: super::run::TraceOption::Off,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

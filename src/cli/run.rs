@@ -13,7 +13,7 @@ use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::engine::{EventBus, RunSummary, SelfDebugFeedback, Strategy};
 use crate::launch::{Prepared, ResumeFrom, RunPlan, load_dataset_named, new_run, resume, select_tasks};
-use crate::sandbox::SandboxKind;
+use crate::sandbox::{SandboxKind, TraceMode};
 use crate::store::{Home, RunStore, export_run};
 
 #[derive(Debug, Clone, Args)]
@@ -62,9 +62,21 @@ pub struct CommonArgs {
     /// their real results), explain (and explain the code first), trace (and dry-run a failing test)
     #[arg(long, value_enum, default_value_t = SelfDebugFeedback::UnitTest)]
     pub feedback: SelfDebugFeedback,
+    /// rgd: the Feedback agent also reads a real execution of one failing visible test, as basic
+    /// blocks with variables (block) or as a call tree (calls); off as in the paper
+    #[arg(long, value_enum, default_value_t = TraceOption::Off)]
+    pub trace: TraceOption,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
+}
+
+/// `--trace`: which execution trace RGD's Feedback agent reads, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceOption {
+    Off,
+    Block,
+    Calls,
 }
 
 impl CommonArgs {
@@ -79,6 +91,11 @@ impl CommonArgs {
             guide: !self.no_guide,
             feedback: !self.no_feedback,
             self_debug: self.feedback,
+            trace: match self.trace {
+                TraceOption::Off => None,
+                TraceOption::Block => Some(TraceMode::Block),
+                TraceOption::Calls => Some(TraceMode::Calls),
+            },
             run_id: self.run_id.clone(),
         }
     }

@@ -164,11 +164,11 @@ impl TaskRunner {
                 }
                 Outcome::Tests(result.map_err(|e| e.to_string()))
             }
-            Effect::TraceTest { code, test } => {
+            Effect::TraceTest { code, test, mode } => {
                 let job = crate::sandbox::TraceJob {
                     code: &code,
                     call: &test,
-                    mode: crate::sandbox::TraceMode::Block,
+                    mode,
                     max_events: 20_000,
                     limits: &self.limits,
                 };

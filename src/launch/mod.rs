@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
 use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, SelfDebugFeedback, Strategy, Sweep, TaskRunner};
-use crate::sandbox::SandboxKind;
+use crate::sandbox::{SandboxKind, TraceMode};
 use crate::store::{Home, RunStore};
 
 /// What a run is, beyond the settings (endpoint, agents, limits) every run shares.
@@ -38,6 +38,8 @@ pub struct RunPlan {
     pub feedback: bool,
     /// What self-debug's feedback turns say.
     pub self_debug: SelfDebugFeedback,
+    /// RGD's Feedback agent reads a real execution of a failing visible test.
+    pub trace: Option<TraceMode>,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -112,6 +114,7 @@ pub async fn new_run(
         served,
         ablations,
         feedback: (plan.strategy == Strategy::SelfDebug).then(|| plan.self_debug.name().to_string()),
+        trace: plan.trace.filter(|_| rgd && plan.feedback).map(|m| m.name().to_string()),
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(store, parts, settings, tasks, false)
@@ -193,6 +196,7 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks
             .as_deref()
             .and_then(SelfDebugFeedback::from_name)
             .unwrap_or_default(),
+        trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
         guide: !manifest.ablations.iter().any(|a| a == "no-guide"),
         feedback: !manifest.ablations.iter().any(|a| a == "no-feedback"),
         context_size: manifest

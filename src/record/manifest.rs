@@ -81,6 +81,9 @@ pub struct Manifest {
     /// Self-debug's feedback format (simple, unit-test, explain, trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// RGD's Feedback agent read real traces of failing visible tests ("block", "calls").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl Manifest {
@@ -88,6 +91,7 @@ impl Manifest {
     pub fn method(&self) -> String {
         let mut parts = vec![self.strategy.clone()];
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
+        parts.extend(self.trace.iter().map(|t| format!("trace={t}")));
         parts.extend(self.ablations.iter().cloned());
         if self.strategy == "rgd" && !self.memory.enabled {
             parts.push("no-memory".into());

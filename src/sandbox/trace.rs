@@ -33,11 +33,15 @@ pub enum TraceMode {
 }
 
 impl TraceMode {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             TraceMode::Block => "block",
             TraceMode::Calls => "calls",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<TraceMode> {
+        [TraceMode::Block, TraceMode::Calls].into_iter().find(|m| m.name() == name)
     }
 }
 

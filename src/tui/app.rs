@@ -36,6 +36,18 @@ pub enum Pane {
 impl Pane {
     pub const ALL: [Pane; 5] = [Pane::Timeline, Pane::Guidance, Pane::Code, Pane::Tests, Pane::Analysis];
 
+    /// The pane's title under a strategy: each names its calls by its own roles (self-planning's
+    /// Guide call is its plan, LDB's Feedback call its block verdicts).
+    pub fn title_for(self, strategy: &str) -> &'static str {
+        match (self, strategy) {
+            (Pane::Guidance, "self-planning") => "Plan",
+            (Pane::Guidance, "direct" | "cot" | "self-debug" | "ldb") => "Guidance (none in this strategy)",
+            (Pane::Analysis, "ldb") => "Block verdicts (on a real trace)",
+            (Pane::Analysis, "self-debug" | "direct" | "cot" | "self-planning") => "Analysis (none in this strategy)",
+            _ => self.title(),
+        }
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Pane::Timeline => "Iterations",

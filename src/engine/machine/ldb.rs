@@ -11,7 +11,7 @@ use crate::agents::Purpose;
 use crate::dataset::TestCase;
 use crate::llm::Message;
 use crate::record::{Event, TaskStatus};
-use crate::sandbox::{TestStatus, Trace, render_trace_window};
+use crate::sandbox::{TestStatus, Trace, TraceMode, render_trace_window};
 
 use super::{Effect, Phase, Step, TaskMachine, Transition};
 
@@ -21,9 +21,17 @@ const SHOWN: usize = 5;
 const TRACE_CHARS: usize = 6_000;
 
 impl TaskMachine {
-    /// After a failed round: run one failing visible test traced, or (no code, or a test that is
-    /// not a call) go to the verdict turn without a trace.
+    /// After a failed round: run one failing visible test traced (block trace), or (no code, or a
+    /// test that is not a call) go to the verdict turn without a trace.
     pub(super) fn ldb_trace(&mut self, events: Vec<Event>) -> Transition {
+        match self.trace_failing(events, TraceMode::Block) {
+            Ok(transition) => transition,
+            Err((events, why)) => self.ldb_verdict_with(events, String::new(), format!("(no trace: {why})")),
+        }
+    }
+
+    /// Runs one failing visible test traced (a seeded choice among them), or says why none can be.
+    pub(super) fn trace_failing(&mut self, events: Vec<Event>, mode: TraceMode) -> Result<Transition, (Vec<Event>, &'static str)> {
         self.trace_shown = Default::default();
         let failing: Vec<&TestCase> = match (&self.visible, &self.code, &self.problem) {
             (Some(report), Some(_), None) => report
@@ -45,27 +53,37 @@ impl TaskMachine {
         let Some(code) = self.code.clone().filter(|_| !traceable.is_empty()) else {
             let why = if self.code.is_none() || self.problem.is_some() {
                 "there is no program to trace"
+            } else if failing.is_empty() {
+                "no visible test failed"
             } else {
                 "this task's tests run the whole program on standard input: there is no call to trace"
             };
-            return self.ldb_verdict_with(events, String::new(), format!("(no trace: {why})"));
+            return Err((events, why));
         };
         let pick = seeded_pick(&self.task.id, self.iteration, traceable.len());
         let (label, test) = traceable[pick].clone();
         self.trace_shown.0 = label;
         self.phase = Phase::Trace;
-        Transition {
+        Ok(Transition {
             events,
-            step: Step::Run(Effect::TraceTest { code, test }),
-        }
+            step: Step::Run(Effect::TraceTest { code, test, mode }),
+        })
     }
 
-    /// The traced run, as the model will read it: how it ended and its blocks.
-    pub(super) fn ldb_verdict(&mut self, traced: Result<Trace, String>) -> Transition {
+    /// Keeps the traced run as the model will read it (how it ended, and a window of its records).
+    pub(super) fn keep_trace(&mut self, traced: Result<Trace, String>) {
         let (outcome, text) = match traced {
             Ok(trace) => (trace_outcome(&trace), clip(render_trace_window(&trace, SHOWN, SHOWN))),
             Err(e) => (String::new(), format!("(no trace: the sandbox failed: {e})")),
         };
+        self.trace_shown.1 = outcome;
+        self.trace_shown.2 = text;
+    }
+
+    /// The traced run is shown and judged block by block.
+    pub(super) fn ldb_verdict(&mut self, traced: Result<Trace, String>) -> Transition {
+        self.keep_trace(traced);
+        let (outcome, text) = (self.trace_shown.1.clone(), self.trace_shown.2.clone());
         self.ldb_verdict_with(vec![], outcome, text)
     }
 

@@ -28,6 +28,8 @@ pub struct LoopConfig {
     pub memory: bool,
     /// What self-debug's feedback turns say.
     pub self_debug: SelfDebugFeedback,
+    /// RGD's Feedback agent reads a real execution of a failing visible test (`--trace`).
+    pub trace: Option<crate::sandbox::TraceMode>,
     /// RGD's Guide agent (`--no-guide`: the Debug agent writes and repairs without guidance).
     pub guide: bool,
     /// RGD's Feedback agent (`--no-feedback`: refinement sees the raw visible-test results).
@@ -114,6 +116,7 @@ pub enum Effect {
     TraceTest {
         code: String,
         test: String,
+        mode: crate::sandbox::TraceMode,
     },
 }
 
@@ -251,7 +254,12 @@ impl TaskMachine {
             self.tampered = report.tampered().map(str::to_string);
         }
         match (self.phase, outcome) {
-            (Phase::Trace, Outcome::Traced(traced)) => self.ldb_verdict(traced),
+            (Phase::Trace, Outcome::Traced(traced)) if self.config.strategy == Strategy::Ldb => self.ldb_verdict(traced),
+            // RGD with `--trace`: the Feedback agent gets the real execution of a failing test.
+            (Phase::Trace, Outcome::Traced(traced)) => {
+                self.keep_trace(traced);
+                self.call(vec![], Purpose::Feedback)
+            }
             (Phase::Verdict, Outcome::Agent(Ok(resp))) => {
                 self.count(Agent::Feedback, &resp);
                 self.ldb_fix(&resp.text)
@@ -450,6 +458,13 @@ impl TaskMachine {
             Strategy::SelfDebug => return self.self_debug_turn(events),
             Strategy::Ldb => return self.ldb_trace(events),
             _ => {}
+        }
+        if let (Some(mode), true) = (self.config.trace, self.config.feedback) {
+            return match self.trace_failing(events, mode) {
+                Ok(transition) => transition,
+                // Nothing to trace this round (no code, all visible passed, stdin tests).
+                Err((events, _)) => self.call(events, Purpose::Feedback),
+            };
         }
         if !self.config.feedback {
             // The refinement reads the raw results; the events of this round still go out.

@@ -25,6 +25,8 @@ struct Panes<'a> {
     state: &'a TaskState,
     code_cache: &'a mut CodeCache,
     drawn: &'a mut Vec<(Pane, Rect)>,
+    /// The run's strategy, for the panes' titles.
+    strategy: &'a str,
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
@@ -43,12 +45,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
     };
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
     draw_head(frame, head, task);
+    let strategy = model.manifest.as_ref().map_or("rgd", |m| m.strategy.as_str());
     let mut panes = Panes {
         task,
         shown,
         state,
         code_cache,
         drawn: &mut layout.panes,
+        strategy,
     };
     let small = body.width < 90 || body.height < 16;
     if state.zoom || small {
@@ -104,8 +108,8 @@ fn draw_head(frame: &mut Frame, area: Rect, task: &TaskView) {
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-fn block(pane: Pane, focused: bool, note: &str) -> Block<'static> {
-    let title = format!(" {}{} ", pane.title(), note);
+fn block(pane: Pane, strategy: &str, focused: bool, note: &str) -> Block<'static> {
+    let title = format!(" {}{} ", pane.title_for(strategy), note);
     let b = Block::bordered().title(title);
     if focused {
         b.border_type(BorderType::Thick).border_style(Style::new().fg(Color::Cyan))
@@ -166,7 +170,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 scroll.max(shown.unwrap_or(0).saturating_sub(inner_height as usize / 2) as u16),
                 inner_height,
             );
-            frame.render_widget(Paragraph::new(lines).block(block(pane, focused, "")), area);
+            frame.render_widget(Paragraph::new(lines).block(block(pane, cx.strategy, focused, "")), area);
         }
         Pane::Guidance => {
             let call = shown.and_then(|i| task.guidance_for(i));
@@ -179,7 +183,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 Paragraph::new(lines)
                     .wrap(Wrap { trim: false })
                     .scroll((scroll, 0))
-                    .block(block(pane, focused, note)),
+                    .block(block(pane, cx.strategy, focused, note)),
                 area,
             );
         }
@@ -206,7 +210,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 None => (Arc::new(vec![dim("no iteration yet")]), String::new()),
             };
             let (visible, _) = window(&lines, scroll, inner_height);
-            frame.render_widget(Paragraph::new(visible).block(block(pane, focused, &note)), area);
+            frame.render_widget(Paragraph::new(visible).block(block(pane, cx.strategy, focused, &note)), area);
         }
         Pane::Tests => {
             let lines = test_lines(task, it);
@@ -214,7 +218,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 Paragraph::new(lines)
                     .wrap(Wrap { trim: false })
                     .scroll((scroll, 0))
-                    .block(block(pane, focused, "")),
+                    .block(block(pane, cx.strategy, focused, "")),
                 area,
             );
         }
@@ -240,10 +244,12 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 None => {}
             }
             frame.render_widget(
-                Paragraph::new(lines)
-                    .wrap(Wrap { trim: false })
-                    .scroll((scroll, 0))
-                    .block(block(pane, focused, streaming_note(call))),
+                Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)).block(block(
+                    pane,
+                    cx.strategy,
+                    focused,
+                    streaming_note(call),
+                )),
                 area,
             );
         }
