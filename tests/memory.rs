@@ -272,6 +272,19 @@ fn jsonl_round_trip_and_json_search_output() {
     }
     assert!(hits[0]["score"].as_f64() >= hits[1]["score"].as_f64(), "best first");
 
+    // Without a threshold flag the best hits are shown anyway, those a run would not offer marked.
+    let shown = rgd(&["memory", "search", "a function about prime numbers", "--k", "3"]);
+    assert_eq!(shown.lines().filter(|l| l.contains("01TEST")).count(), 3, "{shown}");
+    assert!(
+        shown.contains("hits marked * are below the similarity threshold 0.5") && shown.lines().any(|l| l.starts_with('*')),
+        "{shown}"
+    );
+    let marked: Vec<serde_json::Value> = rgd(&["memory", "search", "a function about prime numbers", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(marked.iter().any(|h| h["above_threshold"] == false), "{marked:?}");
+
     // A malformed line is named by file and line.
     std::fs::write(&file, format!("{lines}{{not json\n")).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))

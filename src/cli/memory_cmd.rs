@@ -41,9 +41,10 @@ pub enum MemoryCommand {
         /// Reciprocal rank fusion instead of the weighted 0.7 SBERT / 0.3 BM25 sum
         #[arg(long)]
         rrf: bool,
-        /// Drop hits whose SBERT cosine is below this
-        #[arg(long, default_value_t = SearchOptions::default().min_similarity)]
-        min_similarity: f32,
+        /// Drop hits whose SBERT cosine is below this. Without it, the best hits are shown and
+        /// those below the threshold a run uses are marked (a run would not offer them)
+        #[arg(long)]
+        min_similarity: Option<f32>,
     },
     /// Write every entry as JSON lines
     Export { file: PathBuf },
@@ -117,9 +118,10 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             rrf,
             min_similarity,
         } => {
+            let threshold = SearchOptions::default().min_similarity;
             let options = SearchOptions {
                 k,
-                min_similarity,
+                min_similarity: min_similarity.unwrap_or(-1.0),
                 method,
                 fusion: if rrf {
                     Fusion::Rrf { k: 60.0 }
@@ -129,19 +131,31 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             };
             let hits = pool.search(&text, &options)?;
             if hits.is_empty() && !json {
-                writeln!(out, "no entry above the similarity threshold {min_similarity}")?;
+                match min_similarity {
+                    Some(m) => writeln!(out, "no entry above the similarity threshold {m}")?,
+                    None => writeln!(out, "the memory pool is empty")?,
+                }
+            }
+            let below = |h: &crate::memory::Hit| min_similarity.is_none() && method != Method::Bm25 && h.sbert < threshold;
+            if !json && hits.iter().any(below) {
+                writeln!(
+                    out,
+                    "(hits marked * are below the similarity threshold {threshold} a run uses: the Guide would not be offered them)"
+                )?;
             }
             for h in hits {
+                let mark = if below(&h) { "*" } else { " " };
                 if json {
                     let mut v = summary(&h.entry);
                     v["score"] = h.score.into();
                     v["bm25"] = h.bm25.into();
                     v["sbert"] = h.sbert.into();
+                    v["above_threshold"] = (!below(&h)).into();
                     writeln!(out, "{}", serde_json::to_string(&v)?)?;
                 } else if explain {
                     writeln!(
                         out,
-                        "{:.3}  sbert {:.3}  bm25 {:6.2}  {} {}  {}",
+                        "{mark}{:.3}  sbert {:.3}  bm25 {:6.2}  {} {}  {}",
                         h.score,
                         h.sbert,
                         h.bm25,
@@ -152,7 +166,7 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
                 } else {
                     writeln!(
                         out,
-                        "{:.3}  {} {}  {}",
+                        "{mark}{:.3}  {} {}  {}",
                         h.score,
                         h.entry.id,
                         h.entry.task_id,
