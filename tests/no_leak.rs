@@ -89,6 +89,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         memory: true,
         self_debug: Default::default(),
         trace: None,
+        seeds: None,
         guide,
         feedback,
         context_size: None,

@@ -19,7 +19,8 @@ fn script() -> support::Script {
     Arc::new(|req| match req.purpose {
         "cot" => Reply::Text(format!("The sum of two numbers is a + b.\n\n{}", fenced(RIGHT))),
         "plan" => Reply::Text(PLAN.into()),
-        "implement" | "debug_fix" => Reply::Text(fenced(RIGHT)),
+        "implement" | "debug_fix" | "ldb_fix" | "self_debug_fix" => Reply::Text(fenced(RIGHT)),
+        "ldb_verdict" => Reply::Text("[BLOCK-1] wrong: it subtracts".into()),
         "debug_init" | "direct" => Reply::Text(fenced(WRONG)),
         "feedback" => Reply::Text(ANALYSIS.into()),
         _ => Reply::Text("1. Add the two numbers.".into()),
@@ -276,4 +277,77 @@ async fn rgd_with_trace_gives_the_feedback_agent_a_real_execution() {
     let (requests, manifest, _) = run(&[]).await;
     assert!(!requests[2].user.contains("Real execution"));
     assert!(manifest.get("trace").is_none());
+}
+
+/// Runs Sample/1 with `args` and seeds from a samples.jsonl holding `seed` for it.
+async fn seeded(args: &[&str], seed: &str) -> (Vec<support::Request>, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("samples.jsonl");
+    std::fs::write(
+        &file,
+        serde_json::json!({"task_id": "Sample/1", "completion": seed}).to_string() + "\n",
+    )
+    .unwrap();
+    let mut all = args.to_vec();
+    let path = file.to_str().unwrap().to_string();
+    all.extend(["--seed-from", path.as_str()]);
+    run(&all).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seeds_replace_the_first_program_and_count_only_after_the_visible_tests() {
+    // A right seed: no model call at all, solved at iteration 1 (hidden tests decide).
+    let (requests, manifest, stdout) = seeded(&[], RIGHT).await;
+    assert!(requests.is_empty(), "{:?}", purposes(&requests));
+    assert!(stdout.contains("solved at iteration 1"), "{stdout}");
+    assert!(manifest["seed_from"].as_str().unwrap().starts_with("file:"));
+
+    // A wrong seed under ldb: the conversation opens with the seed as the model's own answer.
+    let (requests, _, stdout) = seeded(&["--strategy", "ldb"], WRONG).await;
+    assert_eq!(purposes(&requests)[0], "ldb_verdict", "no seed call");
+    let opening = requests[0].body["messages"][2]["content"].as_str().unwrap();
+    assert!(requests[0].body["messages"][2]["role"] == "assistant" && opening.contains("return a - b"));
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+
+    // A seed that passes the visible tests by rote but not the hidden ones is not a solution.
+    let rote = "def add(a: int, b: int) -> int:\n    return {(2, 3): 5, (-1, 1): 0}[(a, b)]\n";
+    let (requests, _, stdout) = seeded(&[], rote).await;
+    assert_eq!(purposes(&requests)[0], "feedback", "RGD debugs it: {:?}", purposes(&requests));
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seeds_from_another_run_are_its_final_programs() {
+    let server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let run = |args: &[&str]| {
+        let out = rgd(home.path(), &server.base_url()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // A Direct run leaves a wrong program for Sample/1.
+    tokio::task::block_in_place(|| run(&["run", "--dataset", "sample", "--task", "Sample/1", "--strategy", "direct"]));
+    let direct = std::fs::read_dir(home.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let direct = direct.to_str().unwrap().to_string();
+    let before = server.requests().len();
+    let out = tokio::task::block_in_place(|| {
+        run(&[
+            "run",
+            "--dataset",
+            "sample",
+            "--task",
+            "Sample/1",
+            "--no-memory",
+            "--seed-from",
+            &direct[..8],
+        ])
+    });
+    let purposes: Vec<&str> = server.requests()[before..].iter().map(|r| r.purpose).collect();
+    assert_eq!(purposes, ["feedback", "guide_refine", "debug_fix"], "RGD debugs the seed: {out}");
+    assert!(out.contains("solved at iteration 2"), "{out}");
 }

@@ -103,6 +103,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             no_feedback: false,
             feedback: Default::default(),
             trace: super::run::TraceOption::Off,
+            seed_from: None,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

@@ -66,6 +66,10 @@ pub struct CommonArgs {
     /// blocks with variables (block) or as a call tree (calls); off as in the paper
     #[arg(long, value_enum, default_value_t = TraceOption::Off)]
     pub trace: TraceOption,
+    /// rgd, self-debug, ldb: start from these programs instead of generating them (another run's
+    /// id, or a samples.jsonl of {"task_id", "completion"} lines)
+    #[arg(long, value_name = "RUN_ID|FILE")]
+    pub seed_from: Option<String>,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
@@ -96,6 +100,7 @@ impl CommonArgs {
                 TraceOption::Block => Some(TraceMode::Block),
                 TraceOption::Calls => Some(TraceMode::Calls),
             },
+            seed_from: self.seed_from.clone(),
             run_id: self.run_id.clone(),
         }
     }

@@ -5,6 +5,7 @@
 //! sweep; nothing here draws or parses flags.
 
 mod parts;
+mod seeds;
 mod tasks;
 
 pub use parts::{chat_model, missing_models};
@@ -40,6 +41,8 @@ pub struct RunPlan {
     pub self_debug: SelfDebugFeedback,
     /// RGD's Feedback agent reads a real execution of a failing visible test.
     pub trace: Option<TraceMode>,
+    /// Start rgd, self-debug and ldb from these programs (another run's id, or a samples.jsonl).
+    pub seed_from: Option<String>,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -115,9 +118,13 @@ pub async fn new_run(
         ablations,
         feedback: (plan.strategy == Strategy::SelfDebug).then(|| plan.self_debug.name().to_string()),
         trace: plan.trace.filter(|_| rgd && plan.feedback).map(|m| m.name().to_string()),
+        seed_from: match &plan.seed_from {
+            Some(from) => Some(seeds::describe(home, from)?),
+            None => None,
+        },
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
-    prepare(store, parts, settings, tasks, false)
+    prepare(home, store, parts, settings, tasks, false)
 }
 
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its
@@ -174,10 +181,17 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
         ));
     }
     report(&format!("resuming run {run_id}"));
-    prepare(store, parts, &settings, tasks, true)
+    prepare(home, store, parts, &settings, tasks, true)
 }
 
-fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks: Vec<Task>, resumed: bool) -> anyhow::Result<Prepared> {
+fn prepare(
+    home: &Home,
+    store: Arc<RunStore>,
+    parts: parts::Parts,
+    settings: &Settings,
+    tasks: Vec<Task>,
+    resumed: bool,
+) -> anyhow::Result<Prepared> {
     let manifest = store.manifest()?;
     let recorder: Arc<dyn Recorder> = store.clone();
     let next_seq = store.next_seq()?;
@@ -197,6 +211,10 @@ fn prepare(store: Arc<RunStore>, parts: parts::Parts, settings: &Settings, tasks
             .and_then(SelfDebugFeedback::from_name)
             .unwrap_or_default(),
         trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
+        seeds: match &manifest.seed_from {
+            Some(from) => Some(Arc::new(seeds::load(home, from)?)),
+            None => None,
+        },
         guide: !manifest.ablations.iter().any(|a| a == "no-guide"),
         feedback: !manifest.ablations.iter().any(|a| a == "no-feedback"),
         context_size: manifest

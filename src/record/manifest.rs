@@ -84,6 +84,9 @@ pub struct Manifest {
     /// RGD's Feedback agent read real traces of failing visible tests ("block", "calls").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// Where the first programs came from instead of a model ("run:ID", "file:PATH sha256:HASH").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_from: Option<String>,
 }
 
 impl Manifest {
@@ -92,6 +95,9 @@ impl Manifest {
         let mut parts = vec![self.strategy.clone()];
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.trace.iter().map(|t| format!("trace={t}")));
+        if self.seed_from.is_some() {
+            parts.push("seeded".into());
+        }
         parts.extend(self.ablations.iter().cloned());
         if self.strategy == "rgd" && !self.memory.enabled {
             parts.push("no-memory".into());

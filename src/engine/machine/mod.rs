@@ -15,6 +15,7 @@ use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
 
 mod calls;
 mod ldb;
+mod seed;
 mod self_debug;
 
 pub use self_debug::SelfDebugFeedback;
@@ -28,6 +29,9 @@ pub struct LoopConfig {
     pub memory: bool,
     /// What self-debug's feedback turns say.
     pub self_debug: SelfDebugFeedback,
+    /// Programs to start from instead of generating (`--seed-from`), by task id: rgd, self-debug
+    /// and ldb take them as their first iteration's code.
+    pub seeds: Option<Arc<std::collections::HashMap<String, String>>>,
     /// RGD's Feedback agent reads a real execution of a failing visible test (`--trace`).
     pub trace: Option<crate::sandbox::TraceMode>,
     /// RGD's Guide agent (`--no-guide`: the Debug agent writes and repairs without guidance).
@@ -236,6 +240,9 @@ impl TaskMachine {
         self.iteration = 1;
         self.phase = Phase::GuideInit;
         let events = vec![self.iteration_started()];
+        if let Some(seed) = self.seed() {
+            return self.start_from_seed(events, seed);
+        }
         match self.config.strategy {
             Strategy::Rgd if self.config.guide => self.call(events, Purpose::GuideInit),
             Strategy::Rgd => self.call(events, Purpose::DebugInit),
