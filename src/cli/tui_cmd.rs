@@ -84,7 +84,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
         let plan = RunPlan {
-            strategy: crate::engine::Strategy::Rgd,
+            strategy: request.strategy,
             sandbox: request.sandbox,
             prompts: None,
             test_timeout: None,

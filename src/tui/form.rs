@@ -1,5 +1,6 @@
 //! The start-a-run form on the home screen: a few fields edited in place.
 
+use crate::engine::Strategy;
 use crate::sandbox::SandboxKind;
 
 /// What the form asks the CLI layer to start.
@@ -20,6 +21,7 @@ pub struct RunRequest {
     pub contexts: Option<usize>,
     pub sandbox: SandboxKind,
     pub memory: bool,
+    pub strategy: Strategy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +35,7 @@ pub enum FormAction {
     Submit,
 }
 
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 14] = [
     "Dataset",
     "Tasks (ids, comma-separated; empty = all)",
     "Limit (first N)",
@@ -45,13 +47,15 @@ pub const FIELDS: [&str; 13] = [
     "Concurrency",
     "Embedded model threads per context (empty = cores / contexts)",
     "Embedded model contexts (empty = the concurrency, at most the cores)",
+    "Strategy (rgd, or a baseline to compare with)",
     "Sandbox",
     "Memory pool (off = the paper's no-memory ablation)",
 ];
+const STRATEGY: usize = FIELDS.len() - 3;
 const SANDBOX: usize = FIELDS.len() - 2;
 const MEMORY: usize = FIELDS.len() - 1;
 /// Fields chosen with ←/→ rather than typed.
-pub const CHOICES: [usize; 2] = [SANDBOX, MEMORY];
+pub const CHOICES: [usize; 3] = [STRATEGY, SANDBOX, MEMORY];
 
 #[derive(Debug, Clone)]
 pub struct Form {
@@ -79,6 +83,7 @@ impl Form {
                 "4".into(),
                 String::new(),
                 String::new(),
+                "rgd".into(),
                 "wasm".into(),
                 "on".into(),
             ],
@@ -102,6 +107,16 @@ impl Form {
             FormAction::Cycle(_) if self.focus == SANDBOX => {
                 let next = if self.values[SANDBOX] == "wasm" { "native" } else { "wasm" };
                 self.values[SANDBOX] = next.into();
+            }
+            FormAction::Cycle(forward) if self.focus == STRATEGY => {
+                let all = Strategy::ALL;
+                let at = all.iter().position(|s| s.name() == self.values[STRATEGY]).unwrap_or(0);
+                let next = if forward {
+                    (at + 1) % all.len()
+                } else {
+                    (at + all.len() - 1) % all.len()
+                };
+                self.values[STRATEGY] = all[next].name().into();
             }
             FormAction::Cycle(_) if self.focus == MEMORY => {
                 let next = if self.values[MEMORY] == "on" { "off" } else { "on" };
@@ -153,6 +168,7 @@ impl Form {
                 SandboxKind::Wasm
             },
             memory: v[MEMORY] == "on",
+            strategy: Strategy::from_name(&v[STRATEGY]).unwrap_or_default(),
         })
     }
 }
@@ -187,9 +203,12 @@ mod tests {
             form.apply(FormAction::Prev);
         }
         form.apply(FormAction::Cycle(true));
-        assert_eq!(form.focus, 12, "wrapped round to the last field, memory");
+        assert_eq!(form.focus, 13, "wrapped round to the last field, memory");
         form.apply(FormAction::Prev);
         form.apply(FormAction::Cycle(true));
+        form.apply(FormAction::Prev);
+        form.apply(FormAction::Cycle(false));
+        assert_eq!(form.values[STRATEGY], "ldb", "the strategies cycle both ways");
         form.apply(FormAction::Prev);
         form.apply(FormAction::Prev);
         form.apply(FormAction::Char('x'));
@@ -207,6 +226,7 @@ mod tests {
         assert_eq!(request.guide_model, None);
         assert_eq!(request.sandbox, SandboxKind::Native);
         assert!(!request.memory);
+        assert_eq!(request.strategy, Strategy::Ldb);
         assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
         assert_eq!((request.threads, request.contexts), (Some(1), Some(2)));
     }
