@@ -79,8 +79,7 @@ pub fn estimate_tokens(messages: &[Message]) -> u32 {
 
 /// Renders the call for `purpose`, cut to fit `context` tokens by the rule above.
 pub fn fit(prompts: &Prompts, purpose: Purpose, ctx: &TurnContext, params: &CallParams, context: u32) -> Result<Fitted, PromptError> {
-    let answer_room = params.max_tokens.min(context / 4).max(256.min(context / 2));
-    let budget = context.saturating_sub(answer_room);
+    let budget = prompt_budget(params, context);
     let mut ctx = ctx.clone();
     let mut trimmed: Vec<Trim> = Vec::new();
     let mut messages = prompts.render(purpose, &ctx)?;
@@ -101,22 +100,33 @@ pub fn fit(prompts: &Prompts, purpose: Purpose, ctx: &TurnContext, params: &Call
         messages = prompts.render(purpose, &ctx)?;
         tokens = estimate_tokens(&messages);
     }
-    let mut params = params.clone();
-    params.max_tokens = params.max_tokens.min(context.saturating_sub(tokens).max(1));
     Ok(Fitted {
         messages,
-        params,
+        params: answer_params(params, context, tokens),
         prompt_tokens: tokens,
         trimmed,
     })
+}
+
+/// Tokens the prompt may take: the context less the room kept for the answer (the agent's
+/// `max_tokens`, at most a quarter of the context, at least 256 tokens when the context allows).
+fn prompt_budget(params: &CallParams, context: u32) -> u32 {
+    let answer_room = params.max_tokens.min(context / 4).max(256.min(context / 2));
+    context.saturating_sub(answer_room)
+}
+
+/// The call's parameters with `max_tokens` lowered to what a prompt of `tokens` leaves.
+fn answer_params(params: &CallParams, context: u32, tokens: u32) -> CallParams {
+    let mut params = params.clone();
+    params.max_tokens = params.max_tokens.min(context.saturating_sub(tokens).max(1));
+    params
 }
 
 /// A conversation (system, first user message, then answer and feedback turns) fitted the same
 /// way: room kept for the answer; if the rest does not fit, the oldest answer-and-feedback pairs
 /// after the first user message go first (the task and the latest turns stay).
 pub fn fit_conversation(mut messages: Vec<Message>, params: &CallParams, context: u32) -> Fitted {
-    let answer_room = params.max_tokens.min(context / 4).max(256.min(context / 2));
-    let budget = context.saturating_sub(answer_room);
+    let budget = prompt_budget(params, context);
     let mut dropped = 0usize;
     let before: usize = messages.iter().map(|m| m.content.chars().count()).sum();
     // Keep [system, first user] and at least the last user turn.
@@ -133,11 +143,9 @@ pub fn fit_conversation(mut messages: Vec<Message>, params: &CallParams, context
     } else {
         Vec::new()
     };
-    let mut params = params.clone();
-    params.max_tokens = params.max_tokens.min(context.saturating_sub(tokens).max(1));
     Fitted {
         messages,
-        params,
+        params: answer_params(params, context, tokens),
         prompt_tokens: tokens,
         trimmed,
     }

@@ -190,26 +190,19 @@ fn detailed(event: &Event, visible_tests: &[String]) {
             crate::agents::budget::describe(*context, *prompt_tokens, *max_tokens, *asked_max_tokens, trimmed)
         ),
         Event::AgentResponse {
-            finish_reason: Some(reason),
-            usage,
-            latency_ms,
-            ..
-        } if reason == "length" => writeln!(
-            out,
-            "\n  ⚠ {} ({} tokens in, {} out, {:.1}s)",
-            crate::agents::budget::CUT_OFF,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            *latency_ms as f64 / 1000.0
-        ),
-        Event::AgentResponse {
             usage,
             latency_ms,
             attempts,
+            finish_reason,
             ..
         } => writeln!(
             out,
-            "\n  ({} tokens in, {} out{}, {:.1}s{})",
+            "\n  {}({} tokens in, {} out{}, {:.1}s{})",
+            if finish_reason.as_deref() == Some("length") {
+                format!("⚠ {} ", crate::agents::budget::CUT_OFF)
+            } else {
+                String::new()
+            },
             usage.prompt_tokens,
             usage.completion_tokens,
             if usage.reported { "" } else { " estimated" },

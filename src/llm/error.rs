@@ -130,7 +130,8 @@ fn with_causes(err: &dyn std::error::Error) -> String {
     text
 }
 
-fn clip(s: &str) -> String {
+/// At most 500 bytes (cut at a character boundary), "..." marking a cut.
+pub(super) fn clip(s: &str) -> String {
     if s.len() <= 500 {
         s.to_string()
     } else {

@@ -77,16 +77,13 @@ pub fn error_parts(body: &[u8]) -> (String, Option<String>, Option<String>) {
     )
 }
 
-/// Whitespace runs (newlines included) become single spaces; at most 500 characters.
+/// Whitespace runs (newlines included) become single spaces, clipped as every error message is.
 fn one_line(text: &str, if_empty: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.is_empty() {
         return if_empty.to_string();
     }
-    match line.char_indices().nth(500) {
-        Some((cut, _)) => format!("{}...", &line[..cut]),
-        None => line,
-    }
+    super::error::clip(&line)
 }
 
 #[cfg(test)]

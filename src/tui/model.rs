@@ -107,8 +107,8 @@ pub struct TaskView {
     pub started_at: Option<DateTime<Utc>>,
     /// The memory entry this solved task became, or why it did not.
     pub remembered: Option<Result<String, String>>,
-    /// A note for the next call (fitting is recorded just before its request).
-    pending_note: Option<String>,
+    /// Notes for the next call (a trace and a fitting are recorded just before its request).
+    pending_notes: Vec<String>,
 }
 
 impl TaskView {
@@ -125,7 +125,7 @@ impl TaskView {
             result: None,
             started_at: None,
             remembered: None,
-            pending_note: None,
+            pending_notes: Vec::new(),
         }
     }
 
@@ -285,7 +285,7 @@ impl RunModel {
                     Agent::Debug => TaskStage::Coding,
                     Agent::Feedback => TaskStage::Analysing,
                 };
-                let notes = t.pending_note.take().into_iter().collect();
+                let notes = std::mem::take(&mut t.pending_notes);
                 t.iteration_mut(*iteration).calls.push(Call {
                     call_id: *call_id,
                     agent: *agent,
@@ -333,7 +333,8 @@ impl RunModel {
             }
             Event::TestTraced { task_id, test, trace, .. } => {
                 // Shown with the verdict call it leads to, as a note.
-                self.task_mut(task_id).pending_note = Some(format!("traced `{test}`: {} blocks", trace.records.len()));
+                let note = format!("traced `{test}`: {} blocks", trace.records.len());
+                self.task_mut(task_id).pending_notes.push(note);
             }
             Event::PromptFitted {
                 task_id,
@@ -344,7 +345,7 @@ impl RunModel {
                 trimmed,
                 ..
             } => {
-                self.task_mut(task_id).pending_note = Some(crate::agents::budget::describe(
+                self.task_mut(task_id).pending_notes.push(crate::agents::budget::describe(
                     *context,
                     *prompt_tokens,
                     *max_tokens,

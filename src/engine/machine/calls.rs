@@ -22,10 +22,27 @@ impl TaskMachine {
     pub(super) fn call_with(&mut self, events: Vec<Event>, purpose: Purpose, messages: Vec<Message>) -> Transition {
         self.send(events, purpose, |params, context| {
             Ok(match context {
-                Some(context) => budget::fit_conversation(messages.clone(), params, context),
-                None => unfitted(messages.clone(), params),
+                Some(context) => budget::fit_conversation(messages, params, context),
+                None => unfitted(messages, params),
             })
         })
+    }
+
+    /// The next user turn of a conversation (self-debug's feedback, LDB's verdict and fix
+    /// requests): rendered from `purpose`'s prompt, added to the conversation, and the whole
+    /// conversation sent. `new_iteration`: the answer will be a new program.
+    pub(super) fn converse(&mut self, mut events: Vec<Event>, purpose: Purpose, new_iteration: bool) -> Transition {
+        let turn = match self.prompts.render(purpose, &self.context()) {
+            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
+            Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
+        };
+        self.conversation.push(Message::user(turn));
+        if new_iteration {
+            self.iteration += 1;
+            events.push(self.iteration_started());
+        }
+        let conversation = self.conversation.clone();
+        self.call_with(events, purpose, conversation)
     }
 
     fn send(
@@ -98,9 +115,9 @@ impl TaskMachine {
         ctx.retrieved = self.retrieved.clone();
         ctx.plan = self.plan.clone();
         ctx.feedback_mode = self.config.self_debug.name().to_string();
-        ctx.trace_test = self.trace_shown.0.clone();
-        ctx.trace_outcome = self.trace_shown.1.clone();
-        ctx.trace = self.trace_shown.2.clone();
+        ctx.trace_test = self.trace_shown.test.clone();
+        ctx.trace_outcome = self.trace_shown.outcome.clone();
+        ctx.trace = self.trace_shown.text.clone();
         ctx
     }
 }

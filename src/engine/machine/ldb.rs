@@ -9,8 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::agents::Purpose;
 use crate::dataset::TestCase;
-use crate::llm::Message;
-use crate::record::{Event, TaskStatus};
+use crate::record::Event;
 use crate::sandbox::{TestStatus, Trace, TraceMode, render_trace_window};
 
 use super::{Effect, Phase, Step, TaskMachine, Transition};
@@ -26,7 +25,10 @@ impl TaskMachine {
     pub(super) fn ldb_trace(&mut self, events: Vec<Event>) -> Transition {
         match self.trace_failing(events, TraceMode::Block) {
             Ok(transition) => transition,
-            Err((events, why)) => self.ldb_verdict_with(events, String::new(), format!("(no trace: {why})")),
+            Err((events, why)) => {
+                self.trace_shown.text = format!("(no trace: {why})");
+                self.converse(events, Purpose::LdbVerdict, false)
+            }
         }
     }
 
@@ -62,7 +64,7 @@ impl TaskMachine {
         };
         let pick = seeded_pick(&self.task.id, self.iteration, traceable.len());
         let (label, test) = traceable[pick].clone();
-        self.trace_shown.0 = label;
+        self.trace_shown.test = label;
         self.phase = Phase::Trace;
         Ok(Transition {
             events,
@@ -76,41 +78,20 @@ impl TaskMachine {
             Ok(trace) => (trace_outcome(&trace), clip(render_trace_window(&trace, SHOWN, SHOWN))),
             Err(e) => (String::new(), format!("(no trace: the sandbox failed: {e})")),
         };
-        self.trace_shown.1 = outcome;
-        self.trace_shown.2 = text;
+        self.trace_shown.outcome = outcome;
+        self.trace_shown.text = text;
     }
 
     /// The traced run is shown and judged block by block.
     pub(super) fn ldb_verdict(&mut self, traced: Result<Trace, String>) -> Transition {
         self.keep_trace(traced);
-        let (outcome, text) = (self.trace_shown.1.clone(), self.trace_shown.2.clone());
-        self.ldb_verdict_with(vec![], outcome, text)
-    }
-
-    fn ldb_verdict_with(&mut self, events: Vec<Event>, outcome: String, text: String) -> Transition {
-        self.trace_shown.1 = outcome;
-        self.trace_shown.2 = text;
-        let turn = match self.prompts.render(Purpose::LdbVerdict, &self.context()) {
-            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
-            Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
-        };
-        self.conversation.push(Message::user(turn));
-        let conversation = self.conversation.clone();
-        self.call_with(events, Purpose::LdbVerdict, conversation)
+        self.converse(vec![], Purpose::LdbVerdict, false)
     }
 
     /// The verdicts join the conversation; the model is asked for the fix.
     pub(super) fn ldb_fix(&mut self, verdicts: &str) -> Transition {
         self.remember_answer(verdicts);
-        let turn = match self.prompts.render(Purpose::LdbFix, &self.context()) {
-            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
-            Err(e) => return self.finish(vec![], TaskStatus::Error, Some(e.to_string())),
-        };
-        self.conversation.push(Message::user(turn));
-        self.iteration += 1;
-        let events = vec![self.iteration_started()];
-        let conversation = self.conversation.clone();
-        self.call_with(events, Purpose::LdbFix, conversation)
+        self.converse(vec![], Purpose::LdbFix, true)
     }
 }
 

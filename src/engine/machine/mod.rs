@@ -20,6 +20,17 @@ mod self_debug;
 
 pub use self_debug::SelfDebugFeedback;
 
+/// A traced failing test as prompts show it.
+#[derive(Debug, Clone, Default)]
+struct ShownTrace {
+    /// The test's label.
+    test: String,
+    /// How the traced run ended ("it raised AssertionError at line 1: ...").
+    outcome: String,
+    /// Its records as text (a window of them), or why there is no trace.
+    text: String,
+}
+
 /// Per-run settings the loop needs.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {
@@ -201,8 +212,8 @@ pub struct TaskMachine {
     last_purpose: Option<Purpose>,
     /// Self-debug's and LDB's conversation so far.
     conversation: Vec<Message>,
-    /// LDB: the traced test, how it ended, and the blocks as shown.
-    trace_shown: (String, String, String),
+    /// The traced failing test as the prompts show it (LDB, RGD's `--trace`).
+    trace_shown: ShownTrace,
 }
 
 impl TaskMachine {

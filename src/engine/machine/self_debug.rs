@@ -5,7 +5,7 @@
 
 use crate::agents::Purpose;
 use crate::llm::Message;
-use crate::record::{Event, TaskStatus};
+use crate::record::Event;
 
 use super::{TaskMachine, Transition};
 
@@ -55,15 +55,6 @@ impl TaskMachine {
 
     /// The next turn: feedback on this round's visible tests, then the model fixes its program.
     pub(super) fn self_debug_turn(&mut self, events: Vec<Event>) -> Transition {
-        let feedback = match self.prompts.render(Purpose::SelfDebugFix, &self.context()) {
-            Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
-            Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
-        };
-        self.conversation.push(Message::user(feedback));
-        self.iteration += 1;
-        let mut events = events;
-        events.push(self.iteration_started());
-        let conversation = self.conversation.clone();
-        self.call_with(events, Purpose::SelfDebugFix, conversation)
+        self.converse(events, Purpose::SelfDebugFix, true)
     }
 }
