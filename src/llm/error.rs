@@ -111,7 +111,7 @@ impl LlmError {
 fn in_band_error(content: &str) -> Option<LlmError> {
     let value: serde_json::Value = serde_json::from_str(content).ok()?;
     value.get("error")?;
-    let (message, _, code) = super::http::error_parts(content.as_bytes());
+    let (message, _, code) = error_parts(content.as_bytes());
     Some(match code.and_then(|c| c.parse::<u16>().ok()) {
         Some(status) => LlmError::from_status(status, &message),
         None => LlmError::new(LlmErrorKind::Server, message),
@@ -131,7 +131,7 @@ fn with_causes(err: &dyn std::error::Error) -> String {
 }
 
 /// At most 500 bytes (cut at a character boundary), "..." marking a cut.
-pub(super) fn clip(s: &str) -> String {
+fn clip(s: &str) -> String {
     if s.len() <= 500 {
         s.to_string()
     } else {
@@ -140,5 +140,60 @@ pub(super) fn clip(s: &str) -> String {
             end -= 1;
         }
         format!("{}...", &s[..end])
+    }
+}
+
+/// (message, type, code) of an error body in any of the shapes servers use.
+pub(super) fn error_parts(body: &[u8]) -> (String, Option<String>, Option<String>) {
+    let text = String::from_utf8_lossy(body);
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return (one_line(&text, "the server answered with an error and no message"), None, None);
+    };
+    let error = match &value["error"] {
+        serde_json::Value::Object(_) => &value["error"],
+        _ => &value,
+    };
+    let as_text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let message = as_text(&error["message"])
+        .or_else(|| as_text(&value["error"]))
+        .or_else(|| as_text(&value["detail"]))
+        .unwrap_or_else(|| text.to_string());
+    (
+        one_line(&message, "the server answered with an error and no message"),
+        as_text(&error["type"]),
+        as_text(&error["code"]),
+    )
+}
+
+/// Whitespace runs (newlines included) become single spaces, clipped as every error message is.
+fn one_line(text: &str, if_empty: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return if_empty.to_string();
+    }
+    clip(&line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_parts;
+
+    #[test]
+    fn every_shape_gives_the_servers_message() {
+        let llama = br#"{"error":{"code":400,"message":"request (344 tokens) exceeds the available context size (256 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":344,"n_ctx":256}}"#;
+        let (message, kind, code) = error_parts(llama);
+        assert!(message.starts_with("request (344 tokens) exceeds"), "{message}");
+        assert_eq!((kind.as_deref(), code.as_deref()), (Some("exceed_context_size_error"), Some("400")));
+        let vllm = br#"{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","param":null,"code":404}"#;
+        assert_eq!(error_parts(vllm).0, "The model `x` does not exist.");
+        let openai = br#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        assert_eq!(error_parts(openai).2.as_deref(), Some("invalid_api_key"));
+        assert_eq!(error_parts(b"{\"error\": \"Unauthorized\"}").0, "Unauthorized");
+        assert_eq!(error_parts(b"<html>\n502 Bad Gateway\n</html>").0, "<html> 502 Bad Gateway </html>");
+        assert_eq!(error_parts(b"").0, "the server answered with an error and no message");
     }
 }

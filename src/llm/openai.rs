@@ -279,7 +279,7 @@ impl OpenAiChat {
         let status = response.status();
         let body = response.bytes().await.map_err(|e| LlmError::from_openai(e.into()))?;
         if !status.is_success() {
-            return Err(LlmError::from_status(status.as_u16(), &super::http::error_parts(&body).0));
+            return Err(LlmError::from_status(status.as_u16(), &super::error::error_parts(&body).0));
         }
         serde_json::from_slice(&body).map_err(|e| LlmError::new(LlmErrorKind::Garbage, format!("{url}: {e}")))
     }
