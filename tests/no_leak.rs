@@ -93,6 +93,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         guide,
         feedback,
         context_size: None,
+        mapcoder: rgd::engine::MapCoderParams { k: 2, t: 1 },
     })
 }
 
@@ -102,42 +103,46 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
     let mut t = machine.start();
     let mut visible_runs = 0;
     loop {
-        let outcome =
-            match t.step {
-                Step::Finished(_) => return seen,
-                Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
-                    seen.push(messages);
-                    match purpose.agent() {
-                        Agent::Debug => answer(&format!(
-                            "```python\ndef {}(*args):\n    return 41\n```",
-                            task.entry_point.clone().max("main".into())
-                        )),
-                        _ => answer("analysis / guidance"),
-                    }
+        let outcome = match t.step {
+            Step::Finished(_) => return seen,
+            Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
+                seen.push(messages);
+                match purpose.agent() {
+                    _ if purpose == rgd::agents::Purpose::SelfTests => answer(&format!("assert {}(-98765) == 424242", task.entry_point)),
+                    Agent::Debug => answer(&format!(
+                        "```python\ndef {}(*args):\n    return 41\n```",
+                        task.entry_point.clone().max("main".into())
+                    )),
+                    _ => answer("analysis / guidance"),
                 }
-                Step::Run(Effect::RunTests { suite: Suite::Visible, .. }) => {
-                    visible_runs += 1;
-                    let status = if visible_runs == 1 {
-                        TestStatus::Failed
-                    } else {
-                        TestStatus::Passed
-                    };
-                    report(task.visible.len(), status)
-                }
-                Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
-                Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
-                Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
-                // Only visible tests are ever traced.
-                Step::Run(Effect::TraceTest { test, .. }) => {
-                    assert!(
-                        task.visible.iter().any(|v| test.starts_with(v.label().as_str())
+            }
+            Step::Run(Effect::RunTests { suite: Suite::Visible, .. }) => {
+                visible_runs += 1;
+                let status = if visible_runs == 1 {
+                    TestStatus::Failed
+                } else {
+                    TestStatus::Passed
+                };
+                report(task.visible.len(), status)
+            }
+            Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
+            Step::Run(Effect::RunTests { suite: Suite::Own, .. }) => unreachable!("own tests travel in RunOwnTests"),
+            Step::Run(Effect::RunOwnTests { tests, .. }) => report(tests.len(), TestStatus::Failed),
+            Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
+            Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
+            // Only visible tests are ever traced.
+            Step::Run(Effect::TraceTest { test, .. }) => {
+                assert!(
+                    task.visible
+                        .iter()
+                        .any(|v| test.starts_with(v.label().as_str())
                             || matches!(v, TestCase::Check { src } if test.starts_with(src.as_str()))),
-                        "{}: traced {test:?}, not a visible test",
-                        task.id
-                    );
-                    Outcome::Traced(Err("not traced in this test".into()))
-                }
-            };
+                    "{}: traced {test:?}, not a visible test",
+                    task.id
+                );
+                Outcome::Traced(Err("not traced in this test".into()))
+            }
+        };
         t = machine.advance(outcome);
     }
 }
@@ -189,6 +194,8 @@ fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
         (Strategy::SelfPlanning, true, true),
         (Strategy::SelfDebug, true, true),
         (Strategy::Ldb, true, true),
+        (Strategy::Reflexion, true, true),
+        (Strategy::MapCoder, true, true),
         (Strategy::Rgd, false, true),
         (Strategy::Rgd, true, false),
         (Strategy::Rgd, false, false),
@@ -202,7 +209,11 @@ fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
         let config = config(strategy, guide, feedback);
         let mut calls = 0;
         for task in datasets.iter().flat_map(|d| &d.tasks) {
-            let secrets = secrets(task);
+            let mut secrets = secrets(task);
+            if strategy == Strategy::Reflexion {
+                // Reflexion never sees the visible tests either (those the task's text holds aside).
+                secrets.extend(task.visible.iter().map(|t| t.label()).filter(|l| !task.prompt.contains(l.as_str())));
+            }
             for messages in drive(Arc::new(task.clone()), prompts.clone(), config.clone()) {
                 calls += 1;
                 for m in &messages {

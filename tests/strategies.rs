@@ -29,7 +29,12 @@ fn script() -> support::Script {
 
 /// Runs Sample/1 (add) with `args`; the server's requests and the run's manifest.
 async fn run(args: &[&str]) -> (Vec<support::Request>, Value, String) {
-    let server = ScriptedServer::start(script()).await;
+    run_scripted(script(), args).await
+}
+
+/// As `run`, with the server answering by `script`.
+async fn run_scripted(script: support::Script, args: &[&str]) -> (Vec<support::Request>, Value, String) {
+    let server = ScriptedServer::start(script).await;
     let home = temp_home();
     let mut cmd = rgd(home.path(), &server.base_url());
     cmd.args(["run", "--dataset", "sample", "--task", "Sample/1", "--no-memory"])
@@ -107,12 +112,19 @@ async fn without_feedback_the_guide_refines_from_the_raw_test_results() {
 #[test]
 fn the_prompts_exemplars_are_not_tasks_of_any_bundled_dataset() {
     let plan = include_str!("../assets/prompts/self_planning/plan.md");
-    let exemplars: Vec<&str> = plan
+    let mut exemplars: Vec<&str> = plan
         .split("## Example task\n")
         .skip(1)
         .map(|e| e.split("## Plan").next().unwrap())
         .collect();
-    assert_eq!(exemplars.len(), 2);
+    let tests = include_str!("../assets/prompts/reflexion/tests.md");
+    exemplars.extend(
+        tests
+            .split("## Example function\n")
+            .skip(1)
+            .map(|e| e.split("## Example tests").next().unwrap()),
+    );
+    assert_eq!(exemplars.len(), 3);
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     for entry in rgd::dataset::CATALOG {
         let (name, path) = rgd::dataset::resolve_dataset(entry.name, None).unwrap();
@@ -129,7 +141,9 @@ fn the_prompts_exemplars_are_not_tasks_of_any_bundled_dataset() {
                 );
             }
             assert!(
-                !prompt.contains("longest_vowel_run") && !prompt.contains("merge_ranges"),
+                !["longest_vowel_run", "merge_ranges", "clamp_to_band"]
+                    .iter()
+                    .any(|n| prompt.contains(n)),
                 "{name} {}",
                 task.id
             );
@@ -350,4 +364,158 @@ async fn seeds_from_another_run_are_its_final_programs() {
     let purposes: Vec<&str> = server.requests()[before..].iter().map(|r| r.purpose).collect();
     assert_eq!(purposes, ["feedback", "guide_refine", "debug_fix"], "RGD debugs the seed: {out}");
     assert!(out.contains("solved at iteration 2"), "{out}");
+}
+
+/// Sample/1's visible tests: Reflexion must never show them to the model.
+const VISIBLE: [&str; 2] = ["assert add(2, 3) == 5", "assert add(-1, 1) == 0"];
+
+fn reflexion_script(tests: &'static str, first: &'static str) -> support::Script {
+    Arc::new(move |req| match req.purpose {
+        "self_tests" => Reply::Text(tests.into()),
+        "reflexion_implement" => Reply::Text(fenced(first)),
+        "reflect" => Reply::Text("The implementation subtracts b where the task asks for the sum.".into()),
+        "reflexion_fix" => Reply::Text(fenced(RIGHT)),
+        other => Reply::Text(format!("unexpected call {other}")),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflexion_writes_its_own_tests_reflects_on_them_and_never_sees_a_visible_test() {
+    const TESTS: &str = "```python\nassert add(1, 1) == 2\nassert add(0, 5) == 5\nassert sub(1, 1) == 0\nassert add(1,, 1) == 2\n```";
+    let (requests, manifest, stdout) = run_scripted(reflexion_script(TESTS, WRONG), &["--strategy", "reflexion"]).await;
+    assert_eq!(
+        purposes(&requests),
+        ["self_tests", "reflexion_implement", "reflect", "reflexion_fix"]
+    );
+    assert!(
+        requests[0].user.contains("unit tests for `add`"),
+        "the first request asks for tests: {}",
+        requests[0].user
+    );
+    for r in &requests {
+        for v in VISIBLE {
+            assert!(
+                !r.user.contains(v) && !r.system.contains(v),
+                "{} shows the visible test {v}",
+                r.purpose
+            );
+        }
+    }
+    // The reflection reads the model's own tests, with the real outputs of its program.
+    let reflect = &requests[2].user;
+    assert!(reflect.contains("failed: `assert add(1, 1) == 2` # output: 0"), "{reflect}");
+    assert!(reflect.contains("failed: `assert add(0, 5) == 5` # output: -5"), "{reflect}");
+    assert!(!reflect.contains("sub(1, 1)"), "a test of another function is dropped: {reflect}");
+    let fix = &requests[3].user;
+    assert!(
+        fix.contains("subtracts b where the task asks") && fix.contains("return a - b"),
+        "{fix}"
+    );
+    assert!(stdout.contains("own tests written: 2 kept, 2 dropped"), "{stdout}");
+    assert!(
+        stdout.contains("own tests: 0/2 passed") && stdout.contains("own tests: 2/2 passed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(manifest["strategy"], "reflexion");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflexions_own_tests_steer_but_the_tasks_tests_judge() {
+    // The model's test is wrong: the right program never passes it, and is still judged solved.
+    const WRONG_TEST: &str = "assert add(1, 1) == 3";
+    let (requests, _, stdout) = run_scripted(
+        reflexion_script(WRONG_TEST, RIGHT),
+        &["--strategy", "reflexion", "--max-iters", "2"],
+    )
+    .await;
+    assert_eq!(
+        purposes(&requests),
+        ["self_tests", "reflexion_implement", "reflect", "reflexion_fix"]
+    );
+    assert!(stdout.contains("own tests: 0/1 passed"), "{stdout}");
+    assert!(
+        stdout.contains("visible tests: 2/2 passed") && stdout.contains("hidden tests: 1/1 passed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+}
+
+const RECALLED: &str = "<root>\n<problem>\n<description>Recalled A: sum a list</description>\n<code>def s(xs):\n    return sum(x for x in xs if x < 10**9)</code>\n<planning>Walk the list and add.</planning>\n</problem>\n<problem>\n<description>Recalled B: product</description>\n<code>print(2 * 3)</code>\n<planning>Multiply.</planning>\n</problem>\n<algorithm>Arithmetic & loops</algorithm>\n</root>";
+
+fn mapcoder_script(recall: &'static str) -> support::Script {
+    Arc::new(move |req| match req.purpose {
+        "recall" => Reply::Text(format!("```xml\n{recall}\n```")),
+        "map_plan" if req.user.contains("Recalled B") => Reply::Text("PLAN-B: multiply a and b.".into()),
+        "map_plan" => Reply::Text("PLAN-A: return a + b.".into()),
+        "confidence" if req.user.contains("PLAN-B") => {
+            Reply::Text("<root><explanation>likely</explanation><confidence>80</confidence></root>".into())
+        }
+        "confidence" => Reply::Text("I am fairly sure, say 30.".into()),
+        "map_code" if req.user.contains("PLAN-B") => Reply::Text(fenced(WRONG)),
+        "map_code" => Reply::Text(fenced(RIGHT)),
+        "map_debug" => Reply::Text(format!("Plan: still subtract.\n{}", fenced(WRONG))),
+        other => Reply::Text(format!("unexpected call {other}")),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mapcoder_plans_from_each_recalled_problem_tries_the_most_confident_first_then_the_next() {
+    let (requests, manifest, stdout) = run_scripted(mapcoder_script(RECALLED), &["--strategy", "mapcoder", "--k", "2", "--t", "1"]).await;
+    assert_eq!(
+        purposes(&requests),
+        [
+            "recall",
+            "map_plan",
+            "confidence",
+            "map_plan",
+            "confidence",
+            "map_code",
+            "map_debug",
+            "map_code"
+        ]
+    );
+    assert!(
+        requests[0].user.contains("Recall 2 relevant and distinct problems"),
+        "{}",
+        requests[0].user
+    );
+    // Each plan starts from its recalled problem (with its code, '<' intact) and the algorithm.
+    assert!(
+        requests[1].user.contains("Recalled A") && requests[1].user.contains("x < 10**9"),
+        "{}",
+        requests[1].user
+    );
+    assert!(requests[1].user.contains("Arithmetic & loops"), "{}", requests[1].user);
+    assert!(requests[3].user.contains("Recalled B"), "{}", requests[3].user);
+    // The unreadable confidence counts as 0 (recorded), so PLAN-B (80) is coded first, debugged
+    // once (t = 1), then PLAN-A is coded.
+    assert!(stdout.contains("confidence answer could not be read"), "{stdout}");
+    assert!(stdout.contains("plans by confidence: plan 2 (80), plan 1 (0)"), "{stdout}");
+    assert!(requests[5].user.contains("PLAN-B") && requests[7].user.contains("PLAN-A"));
+    assert!(
+        requests[6].user.contains("## Test report") && requests[6].user.contains("got -1"),
+        "{}",
+        requests[6].user
+    );
+    assert!(stdout.contains("solved at iteration 3"), "{stdout}");
+    assert_eq!(
+        (manifest["strategy"].as_str(), &manifest["mapcoder"]),
+        (Some("mapcoder"), &serde_json::json!({"k": 2, "t": 1}))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mapcoder_recovers_from_malformed_xml() {
+    // Unclosed <description>: the recall is recorded as unreadable and one plan is made from the
+    // task alone.
+    const BROKEN: &str = "<root><problem><description>Recalled A<planning>add</planning></problem></root>";
+    let (requests, _, stdout) = run_scripted(mapcoder_script(BROKEN), &["--strategy", "mapcoder"]).await;
+    assert_eq!(purposes(&requests), ["recall", "map_plan", "confidence", "map_code"]);
+    assert!(!requests[1].user.contains("## A similar problem"), "{}", requests[1].user);
+    assert!(
+        stdout.contains("the mapcoder/recall answer could not be read (malformed XML"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("solved at iteration 1"), "{stdout}");
 }

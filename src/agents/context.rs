@@ -99,6 +99,14 @@ pub struct TurnContext {
     pub trace_test: String,
     pub trace_outcome: String,
     pub trace: String,
+    /// Reflexion: how many unit tests the model is asked to write.
+    pub max_self_tests: usize,
+    /// MapCoder: how many problems to recall; the recalled problem a plan starts from, its plan,
+    /// and the algorithm's tutorial.
+    pub recall_k: u32,
+    pub example_problem: String,
+    pub example_plan: String,
+    pub algorithm: String,
 }
 
 impl TurnContext {

@@ -7,7 +7,7 @@ pub mod budget;
 mod context;
 mod prompts;
 
-pub use answers::parse_keywords;
+pub use answers::{Recall, Recalled, SelfTests, parse_confidence, parse_keywords, parse_recall, parse_self_tests};
 pub use context::{PromptTestResult, Retrieved, TurnContext};
 pub use prompts::{PromptError, Prompts};
 
@@ -61,10 +61,28 @@ pub enum Purpose {
     LdbVerdict,
     /// LDB's fix, after the verdicts, in the same conversation.
     LdbFix,
+    /// Reflexion: the model writes its own unit tests from the task.
+    SelfTests,
+    /// Reflexion's first implementation, from the task alone.
+    ReflexionImplement,
+    /// Reflexion's self-reflection on why its code failed its own tests.
+    Reflect,
+    /// Reflexion's next implementation, given the last one, its test results and the reflection.
+    ReflexionFix,
+    /// MapCoder's retrieval agent: k similar problems recalled, with code and plans, as XML.
+    Recall,
+    /// MapCoder's planning agent: a plan for the task from one recalled problem.
+    MapPlan,
+    /// MapCoder's confidence in a plan (0-100, XML).
+    Confidence,
+    /// MapCoder's coding agent: code from the task and a plan.
+    MapCode,
+    /// MapCoder's debugging agent: the code repaired from the visible-test results.
+    MapDebug,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 15] = [
+    pub const ALL: [Purpose; 24] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -80,11 +98,26 @@ impl Purpose {
         Purpose::LdbSeed,
         Purpose::LdbVerdict,
         Purpose::LdbFix,
+        Purpose::SelfTests,
+        Purpose::ReflexionImplement,
+        Purpose::Reflect,
+        Purpose::ReflexionFix,
+        Purpose::Recall,
+        Purpose::MapPlan,
+        Purpose::Confidence,
+        Purpose::MapCode,
+        Purpose::MapDebug,
     ];
 
     pub fn agent(self) -> Agent {
         match self {
-            Purpose::GuideInit | Purpose::GuideRefine | Purpose::Keywords | Purpose::Plan => Agent::Guide,
+            Purpose::GuideInit
+            | Purpose::GuideRefine
+            | Purpose::Keywords
+            | Purpose::Plan
+            | Purpose::SelfTests
+            | Purpose::Recall
+            | Purpose::MapPlan => Agent::Guide,
             Purpose::DebugInit
             | Purpose::DebugFix
             | Purpose::Direct
@@ -93,8 +126,12 @@ impl Purpose {
             | Purpose::SelfDebugSeed
             | Purpose::SelfDebugFix
             | Purpose::LdbSeed
-            | Purpose::LdbFix => Agent::Debug,
-            Purpose::Feedback | Purpose::LdbVerdict => Agent::Feedback,
+            | Purpose::LdbFix
+            | Purpose::ReflexionImplement
+            | Purpose::ReflexionFix
+            | Purpose::MapCode
+            | Purpose::MapDebug => Agent::Debug,
+            Purpose::Feedback | Purpose::LdbVerdict | Purpose::Reflect | Purpose::Confidence => Agent::Feedback,
         }
     }
 
@@ -116,6 +153,15 @@ impl Purpose {
             Purpose::LdbSeed => "ldb/seed",
             Purpose::LdbVerdict => "ldb/verdict",
             Purpose::LdbFix => "ldb/fix",
+            Purpose::SelfTests => "reflexion/tests",
+            Purpose::ReflexionImplement => "reflexion/implement",
+            Purpose::Reflect => "reflexion/reflect",
+            Purpose::ReflexionFix => "reflexion/fix",
+            Purpose::Recall => "mapcoder/recall",
+            Purpose::MapPlan => "mapcoder/plan",
+            Purpose::Confidence => "mapcoder/confidence",
+            Purpose::MapCode => "mapcoder/code",
+            Purpose::MapDebug => "mapcoder/debug",
         }
     }
 }

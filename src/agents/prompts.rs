@@ -29,6 +29,15 @@ const BUILTIN: &[(&str, &str)] = &[
     ("ldb/seed", include_str!("../../assets/prompts/ldb/seed.md")),
     ("ldb/verdict", include_str!("../../assets/prompts/ldb/verdict.md")),
     ("ldb/fix", include_str!("../../assets/prompts/ldb/fix.md")),
+    ("reflexion/tests", include_str!("../../assets/prompts/reflexion/tests.md")),
+    ("reflexion/implement", include_str!("../../assets/prompts/reflexion/implement.md")),
+    ("reflexion/reflect", include_str!("../../assets/prompts/reflexion/reflect.md")),
+    ("reflexion/fix", include_str!("../../assets/prompts/reflexion/fix.md")),
+    ("mapcoder/recall", include_str!("../../assets/prompts/mapcoder/recall.md")),
+    ("mapcoder/plan", include_str!("../../assets/prompts/mapcoder/plan.md")),
+    ("mapcoder/confidence", include_str!("../../assets/prompts/mapcoder/confidence.md")),
+    ("mapcoder/code", include_str!("../../assets/prompts/mapcoder/code.md")),
+    ("mapcoder/debug", include_str!("../../assets/prompts/mapcoder/debug.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -104,6 +104,8 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             feedback: Default::default(),
             trace: super::run::TraceOption::Off,
             seed_from: None,
+            mapcoder_k: crate::engine::MapCoderParams::default().k,
+            mapcoder_t: crate::engine::MapCoderParams::default().t,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

@@ -40,8 +40,8 @@ impl Printer {
             });
             let mut solved = 0usize;
             let mut done = 0usize;
-            // Visible test labels per task, so result tables can show the tests themselves.
-            let mut labels: HashMap<String, Vec<String>> = HashMap::new();
+            // Visible (and own) test labels per task, so result tables can show the tests themselves.
+            let mut labels: HashMap<String, Labels> = HashMap::new();
             while let Some(envelope) = events.recv().await {
                 match mode {
                     PrinterMode::Json => {
@@ -51,18 +51,15 @@ impl Printer {
                         }
                     }
                     PrinterMode::Detailed => {
-                        if let Event::TaskStarted {
-                            task_id, visible_tests, ..
-                        } = &envelope.event
-                        {
-                            labels.insert(task_id.clone(), visible_tests.clone());
+                        match &envelope.event {
+                            Event::TaskStarted {
+                                task_id, visible_tests, ..
+                            } => labels.entry(task_id.clone()).or_default().visible = visible_tests.clone(),
+                            Event::SelfTests { task_id, kept, .. } => labels.entry(task_id.clone()).or_default().own = kept.clone(),
+                            _ => {}
                         }
-                        let tests = envelope
-                            .event
-                            .task_id()
-                            .and_then(|id| labels.get(id))
-                            .map(Vec::as_slice)
-                            .unwrap_or(&[]);
+                        let none = Labels::default();
+                        let tests = envelope.event.task_id().and_then(|id| labels.get(id)).unwrap_or(&none);
                         detailed(&envelope.event, tests)
                     }
                     PrinterMode::Quiet => {}
@@ -139,11 +136,18 @@ pub fn plural(n: usize, word: &str) -> String {
     if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }
 
+/// A task's test labels: the visible tests, and the model's own (Reflexion).
+#[derive(Default)]
+struct Labels {
+    visible: Vec<String>,
+    own: Vec<String>,
+}
+
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
-fn detailed(event: &Event, visible_tests: &[String]) {
+fn detailed(event: &Event, labels: &Labels) {
     // Answers, code and program output are shown as text, never as terminal commands.
     let mut out = crate::terminal::CleanWriter(std::io::stdout().lock());
     let _ = match event {
@@ -235,16 +239,20 @@ fn detailed(event: &Event, visible_tests: &[String]) {
             None => writeln!(out, "  hidden tests: {passed}/{total} passed"),
         },
         Event::TestsRun {
-            suite: Suite::Visible,
+            suite,
             passed,
             total,
             report,
             ..
         } => {
-            let _ = writeln!(out, "  visible tests: {passed}/{total} passed");
+            let (name, labels) = match suite {
+                Suite::Own => ("own tests", &labels.own),
+                _ => ("visible tests", &labels.visible),
+            };
+            let _ = writeln!(out, "  {name}: {passed}/{total} passed");
             for t in &report.tests {
                 let mark = if t.status == TestStatus::Passed { "✓" } else { "✗" };
-                let label = visible_tests.get(t.index).map(String::as_str).unwrap_or("?");
+                let label = labels.get(t.index).map(String::as_str).unwrap_or("?");
                 let mut line = format!("    {mark} {label}");
                 if !matches!(t.status, TestStatus::Passed | TestStatus::Failed) {
                     line.push_str(&format!(" [{}]", format!("{:?}", t.status).to_lowercase()));
@@ -261,6 +269,33 @@ fn detailed(event: &Event, visible_tests: &[String]) {
                 let _ = writeln!(out, "{line}");
             }
             Ok(())
+        }
+        Event::SelfTests { kept, dropped, .. } => {
+            let _ = writeln!(
+                out,
+                "  own tests written: {} kept{}",
+                kept.len(),
+                if dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} dropped", dropped.len())
+                }
+            );
+            for d in dropped {
+                let _ = writeln!(out, "    dropped: {d}");
+            }
+            Ok(())
+        }
+        Event::AnswerMalformed {
+            purpose, error, handled, ..
+        } => writeln!(
+            out,
+            "  ⚠ the {} answer could not be read ({error}): {handled}",
+            purpose.prompt_name()
+        ),
+        Event::PlansRanked { plans, .. } => {
+            let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
+            writeln!(out, "  plans by confidence: {}", order.join(", "))
         }
         Event::MemoryQuery { .. } => Ok(()),
         Event::MemoryHit { hit: Some(h), .. } => writeln!(

@@ -55,7 +55,8 @@ pub struct CommonArgs {
     /// RGD without the Feedback agent (ablation): the Guide refines from the raw visible-test results
     #[arg(long)]
     pub no_feedback: bool,
-    /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning, self-debug)
+    /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning, self-debug,
+    /// ldb, reflexion, mapcoder)
     #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
     pub strategy: Strategy,
     /// self-debug's feedback turns: simple ("wrong, fix it"), unit-test (the failing tests and
@@ -70,6 +71,12 @@ pub struct CommonArgs {
     /// id, or a samples.jsonl of {"task_id", "completion"} lines)
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub seed_from: Option<String>,
+    /// mapcoder: problems recalled (one plan each)
+    #[arg(long = "k", value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub mapcoder_k: u32,
+    /// mapcoder: debug rounds on the visible tests per plan
+    #[arg(long = "t", value_name = "T", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub mapcoder_t: u32,
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
@@ -101,6 +108,10 @@ impl CommonArgs {
                 TraceOption::Calls => Some(TraceMode::Calls),
             },
             seed_from: self.seed_from.clone(),
+            mapcoder: crate::engine::MapCoderParams {
+                k: self.mapcoder_k,
+                t: self.mapcoder_t,
+            },
             run_id: self.run_id.clone(),
         }
     }

@@ -94,6 +94,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             self_debug: Default::default(),
             trace: None,
             seed_from: None,
+            mapcoder: Default::default(),
             run_id: None,
         };
         // A background job's thread, not a runtime worker: it may wait for the async assembly.

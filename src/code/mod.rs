@@ -46,6 +46,28 @@ pub fn defined_functions(source: &str) -> Vec<String> {
     names
 }
 
+/// True when the source is exactly one `assert` statement that calls `function` by name.
+pub fn is_assert_calling(source: &str, function: &str) -> bool {
+    let tree = parse_python(source);
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 || root.named_child(0).map(|n| n.kind()) != Some("assert_statement") {
+        return false;
+    }
+    let mut cursor = tree.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "call"
+            && let Some(callee) = node.child_by_field_name("function")
+            && callee.kind() == "identifier"
+            && &source[callee.byte_range()] == function
+        {
+            return true;
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    false
+}
+
 /// A unified diff from the previous iteration's code, for events and the Debug agent's history.
 pub fn unified_diff(old: &str, new: &str) -> String {
     similar::TextDiff::from_lines(old, new)

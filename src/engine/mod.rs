@@ -11,7 +11,8 @@ pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, SelfDebugFeedback, 
 // The record types are the engine's vocabulary; they live in `record/` so that the store can
 // persist them without depending on the engine.
 pub use crate::record::{
-    DatasetInfo, Envelope, Event, Manifest, MemoryInfo, Pricing, Recorder, RunSummary, Suite, TaskResult, TaskStatus, Tokens,
+    DatasetInfo, Envelope, Event, Manifest, MapCoderParams, MemoryInfo, Pricing, Recorder, RunSummary, Suite, TaskResult, TaskStatus,
+    Tokens,
 };
 pub use runner::{MemoryLookup, TaskRunner};
 pub use sweep::Sweep;

@@ -6,14 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::agents::{Prompts, Retrieved};
-use crate::dataset::Task;
+use crate::dataset::{Task, TestCase};
 use crate::llm::{CallObserver, ChatModel, LlmError};
 use crate::sandbox::{Executor, Job, Limits};
 
 use super::bus::EventBus;
 use super::machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, suite_tests};
-use crate::record::Event;
 use crate::record::TaskResult;
+use crate::record::{Event, Suite};
 
 /// Looks up past guidance for a task description (the memory pool, once it exists).
 #[async_trait::async_trait]
@@ -136,34 +136,8 @@ impl TaskRunner {
                 }
                 Outcome::Agent(result)
             }
-            Effect::RunTests { suite, code } => {
-                let tests = suite_tests(task, suite);
-                self.bus.emit(Event::TestsStarted {
-                    task_id: task.id.clone(),
-                    iteration,
-                    suite,
-                    tests: tests.len(),
-                });
-                let job = Job {
-                    code: &code,
-                    kind: &task.kind,
-                    entry_point: &task.entry_point,
-                    tests,
-                    limits: &self.limits,
-                };
-                let result = self.executor.run(job).await;
-                if let Ok(report) = &result {
-                    self.bus.emit(Event::TestsRun {
-                        task_id: task.id.clone(),
-                        iteration,
-                        suite,
-                        passed: report.passed(),
-                        total: report.tests.len(),
-                        report: report.clone(),
-                    });
-                }
-                Outcome::Tests(result.map_err(|e| e.to_string()))
-            }
+            Effect::RunTests { suite, code } => self.run_tests(task, iteration, suite, suite_tests(task, suite), &code).await,
+            Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code).await,
             Effect::TraceTest { code, test, mode } => {
                 let job = crate::sandbox::TraceJob {
                     code: &code,
@@ -212,6 +186,37 @@ impl TaskRunner {
                 Outcome::Stored(stored)
             }
         }
+    }
+}
+
+impl TaskRunner {
+    /// Runs `tests` on `code` in the sandbox, reported as `suite`'s run.
+    async fn run_tests(&self, task: &Task, iteration: u32, suite: Suite, tests: &[TestCase], code: &str) -> Outcome {
+        self.bus.emit(Event::TestsStarted {
+            task_id: task.id.clone(),
+            iteration,
+            suite,
+            tests: tests.len(),
+        });
+        let job = Job {
+            code,
+            kind: &task.kind,
+            entry_point: &task.entry_point,
+            tests,
+            limits: &self.limits,
+        };
+        let result = self.executor.run(job).await;
+        if let Ok(report) = &result {
+            self.bus.emit(Event::TestsRun {
+                task_id: task.id.clone(),
+                iteration,
+                suite,
+                passed: report.passed(),
+                total: report.tests.len(),
+                report: report.clone(),
+            });
+        }
+        Outcome::Tests(result.map_err(|e| e.to_string()))
     }
 }
 

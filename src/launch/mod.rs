@@ -43,6 +43,8 @@ pub struct RunPlan {
     pub trace: Option<TraceMode>,
     /// Start rgd, self-debug and ldb from these programs (another run's id, or a samples.jsonl).
     pub seed_from: Option<String>,
+    /// MapCoder's k and t.
+    pub mapcoder: crate::engine::MapCoderParams,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -122,6 +124,7 @@ pub async fn new_run(
             Some(from) => Some(seeds::describe(home, from)?),
             None => None,
         },
+        mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(home, store, parts, settings, tasks, false)
@@ -222,6 +225,7 @@ fn prepare(
             .as_ref()
             .and_then(|s| s.context_size)
             .or(settings.openai.as_ref().and_then(|o| o.context_size)),
+        mapcoder: manifest.mapcoder.unwrap_or_default(),
     });
     let runner = Arc::new(TaskRunner::new(
         parts.model,

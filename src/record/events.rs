@@ -16,6 +16,8 @@ use crate::sandbox::RunReport;
 pub enum Suite {
     Visible,
     Hidden,
+    /// Tests the model wrote itself (Reflexion): they steer its repairs; they decide nothing.
+    Own,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +87,31 @@ pub enum Event {
         iteration: u32,
         test: String,
         trace: crate::sandbox::Trace,
+    },
+    /// Reflexion's own unit tests, as parsed from the model's answer: the kept ones (they parse
+    /// and call the entry point) and the dropped lines with why.
+    SelfTests {
+        task_id: String,
+        iteration: u32,
+        kept: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dropped: Vec<String>,
+    },
+    /// An answer the strategy could not read as asked (MapCoder's XML or confidence score), and
+    /// what the strategy did instead.
+    AnswerMalformed {
+        task_id: String,
+        iteration: u32,
+        purpose: Purpose,
+        error: String,
+        handled: String,
+    },
+    /// MapCoder's plans in the order they will be tried (highest confidence first).
+    PlansRanked {
+        task_id: String,
+        iteration: u32,
+        /// Each plan's place in recall order (1-based) and confidence, in trying order.
+        plans: Vec<(usize, u32)>,
     },
     /// A call fitted to the endpoint's context (`agents::budget`): fields cut, `max_tokens` lowered.
     PromptFitted {
@@ -167,6 +194,9 @@ impl Event {
             | AgentFailed { task_id, .. }
             | PromptFitted { task_id, .. }
             | TestTraced { task_id, .. }
+            | SelfTests { task_id, .. }
+            | AnswerMalformed { task_id, .. }
+            | PlansRanked { task_id, .. }
             | CodeExtracted { task_id, .. }
             | TestsStarted { task_id, .. }
             | TestsRun { task_id, .. }

@@ -87,12 +87,31 @@ pub struct Manifest {
     /// Where the first programs came from instead of a model ("run:ID", "file:PATH sha256:HASH").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_from: Option<String>,
+    /// MapCoder's k recalled problems and t debug rounds per plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapcoder: Option<MapCoderParams>,
+}
+
+/// MapCoder's two numbers (Islam et al.): problems recalled (one plan each) and debug rounds
+/// per plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapCoderParams {
+    pub k: u32,
+    pub t: u32,
+}
+
+impl Default for MapCoderParams {
+    /// The paper's defaults for HumanEval and MBPP.
+    fn default() -> Self {
+        MapCoderParams { k: 3, t: 5 }
+    }
 }
 
 impl Manifest {
     /// "rgd", "rgd no-guide no-memory", "cot": the method and what was switched off.
     pub fn method(&self) -> String {
         let mut parts = vec![self.strategy.clone()];
+        parts.extend(self.mapcoder.iter().map(|m| format!("k={} t={}", m.k, m.t)));
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.trace.iter().map(|t| format!("trace={t}")));
         if self.seed_from.is_some() {

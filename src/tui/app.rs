@@ -41,6 +41,11 @@ impl Pane {
     pub fn title_for(self, strategy: &str) -> &'static str {
         match (self, strategy) {
             (Pane::Guidance, "self-planning") => "Plan",
+            (Pane::Guidance, "reflexion") => "Own unit tests (written by the model)",
+            (Pane::Guidance, "mapcoder") => "Plan (from a recalled problem)",
+            (Pane::Tests, "reflexion") => "Tests (own tests steer; visible tests judge, unseen)",
+            (Pane::Analysis, "reflexion") => "Self-reflection",
+            (Pane::Analysis, "mapcoder") => "Plan confidence",
             (Pane::Guidance, "direct" | "cot" | "self-debug" | "ldb") => "Guidance (none in this strategy)",
             (Pane::Analysis, "ldb") => "Block verdicts (on a real trace)",
             (Pane::Analysis, "self-debug" | "direct" | "cot" | "self-planning") => "Analysis (none in this strategy)",

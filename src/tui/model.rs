@@ -75,6 +75,8 @@ pub struct Iteration {
     pub diff: Option<String>,
     pub problem: Option<ExtractProblem>,
     pub visible: Option<RunReport>,
+    /// The run of the model's own tests (Reflexion).
+    pub own: Option<RunReport>,
     /// Passed and total hidden tests: counts only, as the agents saw nothing more.
     pub hidden: Option<(usize, usize)>,
     pub memory_query: Option<String>,
@@ -88,6 +90,14 @@ impl Iteration {
         self.calls.iter().rev().find(|c| purposes.contains(&c.purpose))
     }
 
+    /// The latest call of an agent role in this iteration (keyword extraction aside).
+    pub fn call_of(&self, agent: crate::agents::Agent) -> Option<&Call> {
+        self.calls
+            .iter()
+            .rev()
+            .find(|c| c.purpose.agent() == agent && c.purpose != Purpose::Keywords)
+    }
+
     pub fn visible_counts(&self) -> Option<(usize, usize)> {
         self.visible.as_ref().map(|r| (r.passed(), r.tests.len()))
     }
@@ -99,6 +109,8 @@ pub struct TaskView {
     pub entry_point: String,
     pub prompt: String,
     pub visible_tests: Vec<String>,
+    /// The tests the model wrote itself (Reflexion).
+    pub own_tests: Vec<String>,
     pub hidden_tests: usize,
     pub attempt: u32,
     pub stage: TaskStage,
@@ -118,6 +130,7 @@ impl TaskView {
             entry_point: String::new(),
             prompt: String::new(),
             visible_tests: Vec::new(),
+            own_tests: Vec::new(),
             hidden_tests: 0,
             attempt: 0,
             stage: TaskStage::Queued,
@@ -131,11 +144,13 @@ impl TaskView {
 
     /// The guidance the Debug agent worked from in iteration `i` (0-based): the first Guide answer
     /// for the first iteration, the refinement made at the end of the one before for the others.
+    /// Other strategies' Guide-role answer of the iteration itself (a plan, own tests) shows instead.
     pub fn guidance_for(&self, i: usize) -> Option<&Call> {
-        if i == 0 {
-            self.iterations.first()?.call(&[Purpose::GuideInit])
-        } else {
-            self.iterations.get(i - 1)?.call(&[Purpose::GuideRefine])
+        let own = [Purpose::GuideInit, Purpose::Plan, Purpose::SelfTests, Purpose::MapPlan];
+        match self.iterations.get(i)?.call(&own) {
+            Some(call) => Some(call),
+            None if i > 0 => self.iterations.get(i - 1)?.call(&[Purpose::GuideRefine]),
+            None => None,
         }
     }
 
@@ -336,6 +351,26 @@ impl RunModel {
                 let note = format!("traced `{test}`: {} blocks", trace.records.len());
                 self.task_mut(task_id).pending_notes.push(note);
             }
+            Event::SelfTests {
+                task_id, kept, dropped, ..
+            } => {
+                let t = self.task_mut(task_id);
+                t.own_tests = kept.clone();
+                t.pending_notes
+                    .push(format!("wrote {} own tests ({} dropped)", kept.len(), dropped.len()));
+            }
+            Event::AnswerMalformed {
+                task_id, error, handled, ..
+            } => {
+                let note = format!("the last answer could not be read ({error}): {handled}");
+                self.task_mut(task_id).pending_notes.push(note);
+            }
+            Event::PlansRanked { task_id, plans, .. } => {
+                let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
+                self.task_mut(task_id)
+                    .pending_notes
+                    .push(format!("plans by confidence: {}", order.join(", ")));
+            }
             Event::PromptFitted {
                 task_id,
                 context,
@@ -388,6 +423,7 @@ impl RunModel {
                 match suite {
                     Suite::Visible => it.visible = Some(report.clone()),
                     Suite::Hidden => it.hidden = Some((*passed, *total)),
+                    Suite::Own => it.own = Some(report.clone()),
                 }
             }
             Event::MemoryQuery { task_id, iteration, query } => {

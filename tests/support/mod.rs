@@ -193,6 +193,24 @@ fn classify(system: &str, user: &str) -> &'static str {
         } else {
             "self_debug_seed"
         }
+    } else if system.contains("writes unit tests for a function") {
+        "self_tests"
+    } else if system.contains("writes a full implementation") {
+        if user.contains("## Your previous implementation") {
+            "reflexion_fix"
+        } else {
+            "reflexion_implement"
+        }
+    } else if system.contains("You are a Python programming assistant") {
+        "reflect"
+    } else if system.contains("recalling similar problems") {
+        "recall"
+    } else if system.contains("plans a solution from a similar problem") {
+        "map_plan"
+    } else if system.contains("You check plans") {
+        "confidence"
+    } else if system.contains("turns a plan into code") {
+        if user.contains("## Test report") { "map_debug" } else { "map_code" }
     } else if system.contains("Think through the problem step by step") {
         "cot"
     } else if system.contains("plans before coding") {

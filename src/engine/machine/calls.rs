@@ -58,6 +58,11 @@ impl TaskMachine {
             Purpose::Keywords => Phase::Keywords,
             Purpose::Plan => Phase::Plan,
             Purpose::LdbVerdict => Phase::Verdict,
+            Purpose::SelfTests => Phase::SelfTests,
+            Purpose::Reflect => Phase::Reflect,
+            Purpose::Recall => Phase::Recall,
+            Purpose::MapPlan => Phase::MapPlan,
+            Purpose::Confidence => Phase::Confidence,
             // Every other purpose is the Debug agent's: its answer holds code.
             _ => Phase::Debug,
         };
@@ -118,6 +123,14 @@ impl TaskMachine {
         ctx.trace_test = self.trace_shown.test.clone();
         ctx.trace_outcome = self.trace_shown.outcome.clone();
         ctx.trace = self.trace_shown.text.clone();
+        if let Some((own, report)) = self.reflexion.results() {
+            // Reflexion sees its own tests' results, never the visible tests'.
+            ctx.results = PromptTestResult::from_report(own, report);
+            ctx.passed = report.passed();
+        }
+        ctx.max_self_tests = super::reflexion::MAX_SELF_TESTS;
+        ctx.recall_k = self.config.mapcoder.k;
+        (ctx.example_problem, ctx.example_plan, ctx.algorithm) = self.mapcoder.example();
         ctx
     }
 }

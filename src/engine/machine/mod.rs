@@ -15,6 +15,8 @@ use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
 
 mod calls;
 mod ldb;
+mod mapcoder;
+mod reflexion;
 mod seed;
 mod self_debug;
 
@@ -52,6 +54,8 @@ pub struct LoopConfig {
     /// The endpoint's context in tokens, when known: every call is fitted to it
     /// (`agents::budget`).
     pub context_size: Option<u32>,
+    /// MapCoder's recalled problems (k) and debug rounds per plan (t).
+    pub mapcoder: crate::record::MapCoderParams,
 }
 
 /// RGD, or a method the paper compares it with.
@@ -74,16 +78,26 @@ pub enum Strategy {
     /// LDB (Zhong et al.): a seed program, then per round one failing visible test run traced in
     /// the sandbox, the model's verdict on each basic block of the real execution, and a fix.
     Ldb,
+    /// Reflexion (Shinn et al.): the model's own unit tests (visible tests are never shown), then
+    /// implement, self-test, reflect in words, re-implement.
+    Reflexion,
+    /// MapCoder (Islam et al.): k recalled problems, a plan from each with a confidence, code
+    /// from the most confident plan, t debug rounds on the visible tests, then the next plan.
+    #[value(name = "mapcoder")]
+    #[serde(rename = "mapcoder")]
+    MapCoder,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 8] = [
         Strategy::Rgd,
         Strategy::Direct,
         Strategy::Cot,
         Strategy::SelfPlanning,
         Strategy::SelfDebug,
         Strategy::Ldb,
+        Strategy::Reflexion,
+        Strategy::MapCoder,
     ];
 
     pub fn name(self) -> &'static str {
@@ -94,6 +108,8 @@ impl Strategy {
             Strategy::SelfPlanning => "self-planning",
             Strategy::SelfDebug => "self-debug",
             Strategy::Ldb => "ldb",
+            Strategy::Reflexion => "reflexion",
+            Strategy::MapCoder => "mapcoder",
         }
     }
 
@@ -102,9 +118,13 @@ impl Strategy {
         Strategy::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Whether it repairs code over iterations (and so uses max-iters).
+    /// Whether it repairs code over iterations (MapCoder's are bounded by k and t, the others'
+    /// by max-iters).
     pub fn iterates(self) -> bool {
-        matches!(self, Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb)
+        matches!(
+            self,
+            Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder
+        )
     }
 }
 
@@ -118,6 +138,11 @@ pub enum Effect {
     RunTests {
         suite: Suite,
         code: String,
+    },
+    /// Run tests the model wrote itself (Reflexion's; reported as `Suite::Own`).
+    RunOwnTests {
+        code: String,
+        tests: Vec<TestCase>,
     },
     QueryMemory {
         query: String,
@@ -173,6 +198,14 @@ pub struct Transition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Plan,
+    /// Reflexion: the model writes its tests; they run; it reflects.
+    SelfTests,
+    OwnTests,
+    Reflect,
+    /// MapCoder: recall, a plan, its confidence.
+    Recall,
+    MapPlan,
+    Confidence,
     /// LDB: a failing visible test runs traced.
     Trace,
     /// LDB: the model judges each block.
@@ -214,6 +247,8 @@ pub struct TaskMachine {
     conversation: Vec<Message>,
     /// The traced failing test as the prompts show it (LDB, RGD's `--trace`).
     trace_shown: ShownTrace,
+    reflexion: reflexion::Reflexion,
+    mapcoder: mapcoder::MapCoder,
 }
 
 impl TaskMachine {
@@ -238,6 +273,8 @@ impl TaskMachine {
             last_purpose: None,
             conversation: Vec::new(),
             trace_shown: Default::default(),
+            reflexion: Default::default(),
+            mapcoder: Default::default(),
         }
     }
 
@@ -262,6 +299,8 @@ impl TaskMachine {
             Strategy::SelfPlanning => self.call(events, Purpose::Plan),
             Strategy::SelfDebug => self.call(events, Purpose::SelfDebugSeed),
             Strategy::Ldb => self.call(events, Purpose::LdbSeed),
+            Strategy::Reflexion => self.reflexion_start(events),
+            Strategy::MapCoder => self.call(events, Purpose::Recall),
         }
     }
 
@@ -282,7 +321,41 @@ impl TaskMachine {
                 self.count(Agent::Feedback, &resp);
                 self.ldb_fix(&resp.text)
             }
-            (Phase::Plan | Phase::GuideInit | Phase::Refine | Phase::Debug | Phase::Feedback | Phase::Verdict, Outcome::Agent(Err(e))) => {
+            (Phase::SelfTests, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.reflexion_tests_written(&resp.text)
+            }
+            (Phase::OwnTests, Outcome::Tests(Ok(report))) => self.reflexion_tested(report),
+            (Phase::Reflect, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Feedback, &resp);
+                self.reflexion_reflected(&resp.text)
+            }
+            (Phase::Recall, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.mapcoder_recalled(&resp.text)
+            }
+            (Phase::MapPlan, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Guide, &resp);
+                self.mapcoder_planned(&resp.text)
+            }
+            (Phase::Confidence, Outcome::Agent(Ok(resp))) => {
+                self.count(Agent::Feedback, &resp);
+                self.mapcoder_scored(&resp.text)
+            }
+            (
+                Phase::Plan
+                | Phase::GuideInit
+                | Phase::Refine
+                | Phase::Debug
+                | Phase::Feedback
+                | Phase::Verdict
+                | Phase::SelfTests
+                | Phase::Reflect
+                | Phase::Recall
+                | Phase::MapPlan
+                | Phase::Confidence,
+                Outcome::Agent(Err(e)),
+            ) => {
                 let purpose = self.phase_purpose();
                 // Refused for what this task asked (400, 413, 422): the task's own end. Anything
                 // else is the endpoint's failure, and the task stays to be run again.
@@ -327,6 +400,9 @@ impl TaskMachine {
                             code,
                         }),
                     }
+                } else if self.config.strategy == Strategy::Reflexion {
+                    // Reflexion's last program was judged; the visible tests never steer it.
+                    self.finish(vec![], TaskStatus::Failed, None)
                 } else {
                     self.hidden_failed = false;
                     self.next_round(vec![])
@@ -340,8 +416,11 @@ impl TaskMachine {
                     } else {
                         self.solved()
                     }
-                } else if matches!(self.config.strategy, Strategy::SelfDebug | Strategy::Ldb) {
-                    // Self-debug stops once its visible tests pass; hidden ones are never fed back.
+                } else if matches!(
+                    self.config.strategy,
+                    Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder
+                ) {
+                    // These stop once their visible (or own) tests pass; hidden ones are never fed back.
                     self.finish(vec![], TaskStatus::Failed, None)
                 } else {
                     // The agents learn only that the code was not accepted, never which tests failed.
@@ -349,7 +428,7 @@ impl TaskMachine {
                     self.next_round(vec![])
                 }
             }
-            (Phase::Visible | Phase::Hidden, Outcome::Tests(Err(e))) => {
+            (Phase::Visible | Phase::Hidden | Phase::OwnTests, Outcome::Tests(Err(e))) => {
                 self.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}")))
             }
             (Phase::Feedback, Outcome::Agent(Ok(resp))) => {
@@ -427,6 +506,11 @@ impl TaskMachine {
             Phase::GuideInit => Purpose::GuideInit,
             Phase::Refine => Purpose::GuideRefine,
             Phase::Debug => self.last_purpose.unwrap_or(Purpose::DebugInit),
+            Phase::SelfTests => Purpose::SelfTests,
+            Phase::Reflect => Purpose::Reflect,
+            Phase::Recall => Purpose::Recall,
+            Phase::MapPlan => Purpose::MapPlan,
+            Phase::Confidence => Purpose::Confidence,
             _ => Purpose::Feedback,
         }
     }
@@ -448,6 +532,10 @@ impl TaskMachine {
             problem: extracted.problem,
         };
         match code {
+            Some(code) if self.config.strategy == Strategy::Reflexion => {
+                self.code = Some(code.clone());
+                self.reflexion_test(vec![event], code)
+            }
             Some(code) => {
                 self.code = Some(code.clone());
                 self.phase = Phase::Visible;
@@ -469,6 +557,11 @@ impl TaskMachine {
     }
 
     fn next_round(&mut self, events: Vec<Event>) -> Transition {
+        match self.config.strategy {
+            Strategy::Reflexion => return self.reflexion_next(events),
+            Strategy::MapCoder => return self.mapcoder_next(events),
+            _ => {}
+        }
         if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
             return self.finish(events, TaskStatus::Failed, None);
         }
@@ -570,5 +663,7 @@ pub fn suite_tests(task: &Task, suite: Suite) -> &[TestCase] {
     match suite {
         Suite::Visible => &task.visible,
         Suite::Hidden => &task.hidden,
+        // The model's own tests travel in their effect (`Effect::RunOwnTests`).
+        Suite::Own => &[],
     }
 }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use super::text::{diff_lines, dim, plain, window};
-use crate::agents::Purpose;
+use crate::agents::Agent;
 use crate::sandbox::TestStatus;
 use crate::tui::app::{App, Pane, TaskState};
 use crate::tui::highlighted::CodeCache;
@@ -188,7 +188,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
             );
         }
         Pane::Code => {
-            let debug = it.and_then(|i| i.call(&[Purpose::DebugInit, Purpose::DebugFix]));
+            let debug = it.and_then(|i| i.call_of(Agent::Debug));
             // Highlighted code is shared with the cache, not copied: a frame touches only visible lines.
             let (lines, note): (Arc<Vec<Line<'static>>>, String) = match it {
                 Some(i) if cx.state.show_diff => match &i.diff {
@@ -223,7 +223,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
             );
         }
         Pane::Analysis => {
-            let call = it.and_then(|i| i.call(&[Purpose::Feedback]));
+            let call = it.and_then(|i| i.call_of(Agent::Feedback));
             let mut lines = call_text(call, "no analysis in this iteration (tests passed, or not yet run)");
             match it.and_then(|i| i.memory_hit.as_ref()) {
                 Some(Some(h)) => {
@@ -281,12 +281,45 @@ fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
     let Some(it) = it else {
         return task.visible_tests.iter().map(|t| Line::raw(format!("· {t}"))).collect();
     };
+    let mut lines = Vec::new();
+    if let Some(own) = &it.own {
+        lines.push(Line::styled("the model's own tests", Style::new().bold()));
+        report_lines(&mut lines, own, &task.own_tests);
+        lines.push(Line::raw(""));
+    }
     let Some(report) = &it.visible else {
-        let mut lines = vec![dim("not run yet")];
+        lines.push(dim(if it.own.is_some() {
+            "visible tests: not run (they judge the final program)"
+        } else {
+            "not run yet"
+        }));
         lines.extend(task.visible_tests.iter().map(|t| Line::raw(format!("· {t}"))));
         return lines;
     };
-    let mut lines = Vec::new();
+    if it.own.is_some() {
+        lines.push(Line::styled(
+            "visible tests (judging; never shown to the model)",
+            Style::new().bold(),
+        ));
+    }
+    report_lines(&mut lines, report, &task.visible_tests);
+    lines.push(Line::raw(""));
+    lines.push(match it.hidden {
+        Some((p, n)) => Line::styled(
+            format!("hidden tests: {p}/{n} passed (details are never shown to the agents, nor here)"),
+            if p == n {
+                Style::new().fg(Color::Green)
+            } else {
+                Style::new().fg(Color::Red)
+            },
+        ),
+        None => dim("hidden tests: not run (they run once the visible tests pass)"),
+    });
+    lines
+}
+
+/// One test run's lines: a mark and label per test, what went wrong, how the program ended.
+fn report_lines(lines: &mut Vec<Line<'static>>, report: &crate::sandbox::RunReport, labels: &[String]) {
     if let Some(err) = &report.setup_error {
         lines.push(Line::styled(
             format!(
@@ -298,11 +331,7 @@ fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
         ));
     }
     for t in &report.tests {
-        let label = task
-            .visible_tests
-            .get(t.index)
-            .cloned()
-            .unwrap_or_else(|| format!("test {}", t.index + 1));
+        let label = labels.get(t.index).cloned().unwrap_or_else(|| format!("test {}", t.index + 1));
         let (mark, style) = match t.status {
             TestStatus::Passed => ("✓", Style::new().fg(Color::Green)),
             TestStatus::Failed => ("✗", Style::new().fg(Color::Red)),
@@ -334,17 +363,4 @@ fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
     if let Some(end) = &report.abnormal_end {
         lines.push(Line::styled(end.clone(), Style::new().fg(Color::Red)));
     }
-    lines.push(Line::raw(""));
-    lines.push(match it.hidden {
-        Some((p, n)) => Line::styled(
-            format!("hidden tests: {p}/{n} passed (details are never shown to the agents, nor here)"),
-            if p == n {
-                Style::new().fg(Color::Green)
-            } else {
-                Style::new().fg(Color::Red)
-            },
-        ),
-        None => dim("hidden tests: not run (they run once the visible tests pass)"),
-    });
-    lines
 }
