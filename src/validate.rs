@@ -70,6 +70,16 @@ pub fn parse_context(s: &str) -> Result<u32, String> {
     count(s.trim().parse().map_err(|e| format!("{s:?}: {e}"))?, 64, MAX_CONTEXT).map(|n| n as u32)
 }
 
+/// clap parser: a cosine similarity threshold, -1 to 1.
+pub fn parse_unit(s: &str) -> Result<f32, String> {
+    let v: f32 = s.trim().parse().map_err(|e| format!("{s:?}: {e}"))?;
+    if (-1.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a cosine similarity (from -1 to 1)"))
+    }
+}
+
 /// clap parser: a model name.
 pub fn parse_name(s: &str) -> Result<String, String> {
     name(s)

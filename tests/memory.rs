@@ -276,7 +276,7 @@ fn jsonl_round_trip_and_json_search_output() {
     let shown = rgd(&["memory", "search", "a function about prime numbers", "--k", "3"]);
     assert_eq!(shown.lines().filter(|l| l.contains("01TEST")).count(), 3, "{shown}");
     assert!(
-        shown.contains("hits marked * are below the similarity threshold 0.5") && shown.lines().any(|l| l.starts_with('*')),
+        shown.contains("hits marked * are below the similarity threshold 0.8") && shown.lines().any(|l| l.starts_with('*')),
         "{shown}"
     );
     let marked: Vec<serde_json::Value> = rgd(&["memory", "search", "a function about prime numbers", "--json"])

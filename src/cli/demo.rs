@@ -106,6 +106,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             seed_from: None,
             mapcoder_k: crate::engine::MapCoderParams::default().k,
             mapcoder_t: crate::engine::MapCoderParams::default().t,
+            memory_threshold: None,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
         },

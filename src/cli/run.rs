@@ -71,6 +71,10 @@ pub struct CommonArgs {
     /// id, or a samples.jsonl of {"task_id", "completion"} lines)
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub seed_from: Option<String>,
+    /// rgd: the SBERT cosine a remembered task must reach to be offered to the Guide (default 0.8,
+    /// measured: see the README's memory pool)
+    #[arg(long, value_name = "COSINE", value_parser = crate::validate::parse_unit)]
+    pub memory_threshold: Option<f32>,
     /// mapcoder: problems recalled (one plan each)
     #[arg(long = "k", value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub mapcoder_k: u32,
@@ -108,6 +112,7 @@ impl CommonArgs {
                 TraceOption::Calls => Some(TraceMode::Calls),
             },
             seed_from: self.seed_from.clone(),
+            memory_threshold: self.memory_threshold,
             mapcoder: crate::engine::MapCoderParams {
                 k: self.mapcoder_k,
                 t: self.mapcoder_t,

@@ -95,6 +95,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
             trace: None,
             seed_from: None,
             mapcoder: Default::default(),
+            memory_threshold: None,
             run_id: None,
         };
         // A background job's thread, not a runtime worker: it may wait for the async assembly.

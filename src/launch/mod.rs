@@ -45,6 +45,8 @@ pub struct RunPlan {
     pub seed_from: Option<String>,
     /// MapCoder's k and t.
     pub mapcoder: crate::engine::MapCoderParams,
+    /// The SBERT cosine a remembered task must reach to be offered (the default otherwise).
+    pub memory_threshold: Option<f32>,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
 }
@@ -78,7 +80,10 @@ pub async fn new_run(
     // Only RGD with its Guide retrieves or stores guidance.
     let iterates = plan.strategy.iterates();
     let rgd = plan.strategy == Strategy::Rgd;
-    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && rgd && plan.guide, &run_id, report)?;
+    let threshold = plan
+        .memory_threshold
+        .unwrap_or(crate::memory::SearchOptions::default().min_similarity);
+    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && rgd && plan.guide, threshold, &run_id, report)?;
     if !rgd {
         memory_info.note = format!("{} strategy: no memory", plan.strategy.name());
     } else if !plan.guide {
@@ -177,7 +182,9 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     let mut parts = parts::Parts::build(&settings, plan, report)?;
     // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
     // the state the run started with).
-    parts.memory = parts::open_memory(home, manifest.memory.enabled, &run_id, report)?.0;
+    // Runs recorded before the threshold was kept used 0.5.
+    let threshold = manifest.memory.min_similarity.unwrap_or(0.5);
+    parts.memory = parts::open_memory(home, manifest.memory.enabled, threshold, &run_id, report)?.0;
     if parts.prompts.hashes() != &manifest.prompts {
         report(&format!(
             "warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes"

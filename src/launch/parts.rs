@@ -100,6 +100,7 @@ pub fn missing_models<'a>(info: &EndpointInfo, settings: &'a Settings) -> Vec<&'
 pub(super) fn open_memory(
     home: &Home,
     enabled: bool,
+    min_similarity: f32,
     run_id: &str,
     report: &dyn Fn(&str),
 ) -> anyhow::Result<(Option<Arc<dyn MemoryLookup>>, MemoryInfo)> {
@@ -109,6 +110,7 @@ pub(super) fn open_memory(
             note: "memory disabled (--no-memory): the paper's no-memory ablation".into(),
             entries: None,
             content_hash: None,
+            min_similarity: None,
         };
         return Ok((None, info));
     }
@@ -122,7 +124,12 @@ pub(super) fn open_memory(
         note: format!("pool {}", pool.dir().display()),
         entries: Some(state.entries),
         content_hash: Some(state.content_hash),
+        min_similarity: Some(min_similarity),
     };
-    let lookup = PoolMemory::new(pool, SearchOptions::default(), run_id.to_string());
+    let options = SearchOptions {
+        min_similarity,
+        ..SearchOptions::default()
+    };
+    let lookup = PoolMemory::new(pool, options, run_id.to_string());
     Ok((Some(Arc::new(lookup)), info))
 }

@@ -42,7 +42,7 @@ impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
             k: 3,
-            min_similarity: 0.5,
+            min_similarity: 0.8,
             fusion: Fusion::Weighted { sbert: 0.7, bm25: 0.3 },
             method: Method::Hybrid,
         }

@@ -45,6 +45,10 @@ pub struct MemoryInfo {
     pub entries: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
+    /// The SBERT cosine a remembered task had to reach to be offered (runs before this was
+    /// recorded used 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_similarity: Option<f32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! through async-openai and reqwest exactly as they would to vLLM or OpenAI.
 #![allow(dead_code)]
 
+pub mod learner;
 pub mod sandbox;
 pub mod tmux;
 
