@@ -144,14 +144,19 @@ impl TaskView {
 
     /// The guidance the Debug agent worked from in iteration `i` (0-based): the first Guide answer
     /// for the first iteration, the refinement made at the end of the one before for the others.
-    /// Other strategies' Guide-role answer of the iteration itself (a plan, own tests) shows instead.
+    /// Other strategies' Guide-role answer (a plan, own tests) shows instead: the iteration's own,
+    /// or the latest before it (Reflexion writes its tests once, in the first iteration).
     pub fn guidance_for(&self, i: usize) -> Option<&Call> {
         let own = [Purpose::GuideInit, Purpose::Plan, Purpose::SelfTests, Purpose::MapPlan];
-        match self.iterations.get(i)?.call(&own) {
-            Some(call) => Some(call),
-            None if i > 0 => self.iterations.get(i - 1)?.call(&[Purpose::GuideRefine]),
-            None => None,
+        if let Some(call) = self.iterations.get(i)?.call(&own) {
+            return Some(call);
         }
+        if i > 0
+            && let Some(call) = self.iterations[i - 1].call(&[Purpose::GuideRefine])
+        {
+            return Some(call);
+        }
+        self.iterations[..i].iter().rev().find_map(|it| it.call(&own))
     }
 
     pub fn iteration_mut(&mut self, number: u32) -> &mut Iteration {
