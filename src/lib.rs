@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod agents;
+pub mod analysis;
 pub mod assets;
 pub mod cli;
 pub mod code;

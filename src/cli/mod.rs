@@ -1,6 +1,7 @@
 //! Command-line interface. Every command is a thin layer over the library: it builds the parts,
 //! starts the engine and subscribes a printer to the event stream.
 
+mod compare;
 mod datasets;
 mod demo;
 mod detach;
@@ -51,6 +52,9 @@ pub enum Command {
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Compare runs on the same tasks: pass@1 with intervals, the tasks one solved and the other
+    /// did not (McNemar's exact test, a paired bootstrap interval), cost, iterations, failures
+    Compare(compare::CompareArgs),
     /// The memory pool of solved tasks the Guide agent learns from
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCommand),
@@ -166,6 +170,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
+        Command::Compare(args) => compare::execute(&home, args),
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,

@@ -12,7 +12,12 @@ use crate::store::{Home, RunStore, StoreError, export_run};
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
     /// Recorded runs, newest first
-    List,
+    List {
+        /// One JSON object per run (run_id, started, dataset, strategy, method, models,
+        /// pass_at_1, solved, tasks, finished, state)
+        #[arg(long)]
+        json: bool,
+    },
     /// A run's manifest and per-task results (--events: every event as JSON lines)
     Show {
         run_id: String,
@@ -29,7 +34,35 @@ pub enum RunsCommand {
 
 pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        RunsCommand::List => {
+        RunsCommand::List { json: true } => {
+            for id in home.run_ids() {
+                let Ok(m) = home.read_manifest(&id) else { continue };
+                let status = RunStatus::read(&home.run_dir(&id));
+                let (state, finished, solved) = match &status {
+                    Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
+                    None => ("unknown".into(), 0, 0),
+                };
+                let tasks = m.dataset.selected.len();
+                let models: std::collections::BTreeSet<&str> = m.agents.values().map(|p| p.model.as_str()).collect();
+                let line = serde_json::json!({
+                    "run_id": id,
+                    "started": m.created_at,
+                    "dataset": m.dataset.name,
+                    "dataset_sha256": m.dataset.sha256,
+                    "strategy": m.strategy,
+                    "method": m.method(),
+                    "models": models,
+                    "pass_at_1": solved as f64 / tasks.max(1) as f64,
+                    "solved": solved,
+                    "tasks": tasks,
+                    "finished": finished,
+                    "state": state,
+                });
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunsCommand::List { json: false } => {
             let ids = home.run_ids();
             if ids.is_empty() {
                 println!("no runs in {}", home.runs_dir().display());

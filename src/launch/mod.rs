@@ -115,7 +115,12 @@ pub async fn new_run(
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
         prompts_source: parts.prompts.source().into(),
         prompts: parts.prompts.hashes().clone(),
-        max_iters: if iterates { settings.max_iters } else { 1 },
+        // MapCoder's bound is its own: k plans, each coded once and debugged t times.
+        max_iters: match plan.strategy {
+            Strategy::MapCoder => plan.mapcoder.k * (1 + plan.mapcoder.t),
+            _ if iterates => settings.max_iters,
+            _ => 1,
+        },
         concurrency: settings.concurrency,
         sandbox: parts.executor.name().into(),
         limits,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 pub use events::{Envelope, Event, Suite};
 pub use manifest::{DatasetInfo, Manifest, MapCoderParams, MemoryInfo, Pricing};
-pub use result::{RunSummary, TaskResult, TaskStatus, Tokens};
+pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens};
 pub use status::{RunState, RunStatus};
 
 /// Why storage failed, as text: the engine reports it and stops; it never inspects it.

@@ -63,6 +63,57 @@ pub struct TaskResult {
     /// The models the server said answered this task's calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub served_models: Vec<String>,
+    /// Why an unsolved task ended as it did (absent in runs recorded before rgd classified them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// How an unsolved task failed, from its last program's results.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The last program failed a visible test by its answer.
+    WrongVisible,
+    /// It passed every visible test and failed a hidden one (overfit to the visible tests).
+    WrongHidden,
+    /// A visible test ran out of time.
+    Timeout,
+    /// A visible test (or loading the program) raised this exception.
+    Crash(String),
+    /// The last answer held no usable code.
+    NoCode,
+    /// The model's endpoint failed or refused.
+    LlmError,
+    /// The sandbox failed.
+    SandboxError,
+}
+
+impl Failure {
+    /// "wrong on visible", "crash (ValueError)", ...
+    pub fn label(&self) -> String {
+        match self {
+            Failure::WrongVisible => "wrong on visible".into(),
+            Failure::WrongHidden => "wrong on hidden only".into(),
+            Failure::Timeout => "timeout".into(),
+            Failure::Crash(e) => format!("crash ({e})"),
+            Failure::NoCode => "no code in answer".into(),
+            Failure::LlmError => "LLM error".into(),
+            Failure::SandboxError => "sandbox error".into(),
+        }
+    }
+
+    /// The class without the exception's name ("crash").
+    pub fn class(&self) -> &'static str {
+        match self {
+            Failure::WrongVisible => "wrong on visible",
+            Failure::WrongHidden => "wrong on hidden only",
+            Failure::Timeout => "timeout",
+            Failure::Crash(_) => "crash",
+            Failure::NoCode => "no code in answer",
+            Failure::LlmError => "LLM error",
+            Failure::SandboxError => "sandbox error",
+        }
+    }
 }
 
 impl TaskResult {

@@ -11,7 +11,7 @@ use crate::dataset::{Task, TestCase};
 use crate::llm::{CallParams, ChatResponse, LlmError, Message};
 use crate::sandbox::RunReport;
 
-use crate::record::{Event, Suite, TaskResult, TaskStatus, Tokens};
+use crate::record::{Event, Failure, Suite, TaskResult, TaskStatus, Tokens};
 
 mod calls;
 mod ldb;
@@ -421,6 +421,7 @@ impl TaskMachine {
                     Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder
                 ) {
                     // These stop once their visible (or own) tests pass; hidden ones are never fed back.
+                    self.hidden_failed = true;
                     self.finish(vec![], TaskStatus::Failed, None)
                 } else {
                     // The agents learn only that the code was not accepted, never which tests failed.
@@ -616,6 +617,7 @@ impl TaskMachine {
 
     fn finish(&mut self, events: Vec<Event>, status: TaskStatus, error: Option<String>) -> Transition {
         self.phase = Phase::Done;
+        let failure = self.failure(status, error.as_deref());
         let result = TaskResult {
             task_id: self.task.id.clone(),
             passed: status == TaskStatus::Solved,
@@ -628,11 +630,52 @@ impl TaskMachine {
             completion: self.code.clone().unwrap_or_default(),
             tampered: self.tampered.clone(),
             served_models: self.served.clone(),
+            failure,
         };
         Transition {
             events,
             step: Step::Finished(result),
         }
+    }
+
+    /// Why an unsolved task ended: from its last program's results.
+    fn failure(&self, status: TaskStatus, error: Option<&str>) -> Option<Failure> {
+        match status {
+            TaskStatus::Solved => None,
+            TaskStatus::EndpointFailed => Some(Failure::LlmError),
+            TaskStatus::Error if error.is_some_and(|e| e.starts_with("sandbox")) => Some(Failure::SandboxError),
+            TaskStatus::Error => Some(Failure::LlmError),
+            TaskStatus::Failed if self.code.is_none() || self.problem.is_some() => Some(Failure::NoCode),
+            TaskStatus::Failed if self.hidden_failed => Some(Failure::WrongHidden),
+            TaskStatus::Failed => Some(match &self.visible {
+                Some(report) => classify(report),
+                None => Failure::WrongVisible,
+            }),
+        }
+    }
+}
+
+/// A failed visible run's class: a timeout, a crash (by exception), or a wrong answer.
+fn classify(report: &RunReport) -> Failure {
+    use crate::sandbox::TestStatus;
+    if report.tests.iter().any(|t| t.status == TestStatus::Timeout) {
+        return Failure::Timeout;
+    }
+    if let Some(e) = report.setup_error.as_ref().and_then(|e| e.exc_type.clone()) {
+        return Failure::Crash(e);
+    }
+    let crashed = report
+        .tests
+        .iter()
+        .filter(|t| matches!(t.status, TestStatus::Error | TestStatus::Memory))
+        .find_map(|t| {
+            t.exc_type
+                .clone()
+                .or_else(|| (t.status == TestStatus::Memory).then(|| "MemoryError".to_string()))
+        });
+    match crashed {
+        Some(e) => Failure::Crash(e),
+        None => Failure::WrongVisible,
     }
 }
 

@@ -1,0 +1,7 @@
+//! Reading recorded runs as results: paired comparisons of methods (`rgd compare`) with the
+//! statistics that say whether a difference is noise. Reads the store; writes nothing.
+
+mod compare;
+pub mod stats;
+
+pub use compare::{AgentCost, Comparison, Cost, Paired, RunData, RunStats, compare};

@@ -1,0 +1,138 @@
+//! Comparing recorded runs (`rgd compare`, `rgd runs list --json`) on runs made through the
+//! loopback server with known outcomes.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+
+/// A Direct sweep of the sample tasks where the model answers right except for `wrong` tasks
+/// (by entry point); returns the run id.
+async fn direct_sweep(home: &std::path::Path, wrong: &'static [&'static str], extra: &[&str]) -> String {
+    let solutions = support::sample_solutions();
+    let wrong: HashSet<&str> = wrong.iter().copied().collect();
+    let server = ScriptedServer::start(Arc::new(move |req: &support::Request| {
+        let entry = req.entry_point().unwrap_or_default();
+        if wrong.contains(entry.as_str()) {
+            Reply::Text(fenced(&format!("def {entry}(*args):\n    return None\n")))
+        } else {
+            Reply::Text(fenced(solutions.get(&entry).map(String::as_str).unwrap_or("")))
+        }
+    }))
+    .await;
+    let mut cmd = rgd(home, &server.base_url());
+    cmd.args(["sweep", "--dataset", "sample", "--strategy", "direct", "--no-memory"])
+        .args(extra);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    newest_run(home)
+}
+
+fn newest_run(home: &std::path::Path) -> String {
+    let out = rgd(home, "http://127.0.0.1:9").args(["runs", "list", "--json"]).output().unwrap();
+    let first = String::from_utf8_lossy(&out.stdout).lines().next().unwrap().to_string();
+    serde_json::from_str::<Value>(&first).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn compare_json(home: &std::path::Path, runs: &[&str]) -> Result<Value, String> {
+    let out = rgd(home, "http://127.0.0.1:9")
+        .arg("compare")
+        .args(runs)
+        .arg("--json")
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compare_pairs_tasks_and_tests_the_flips_exactly() {
+    let home = temp_home();
+    let h = home.path();
+    // A misses three tasks that B solves: three discordant pairs, all one way.
+    let a = direct_sweep(h, &["add", "reverse_words", "fizzbuzz"], &[]).await;
+    let b = direct_sweep(h, &[], &[]).await;
+
+    let listed = rgd(h, "http://127.0.0.1:9").args(["runs", "list", "--json"]).output().unwrap();
+    let runs: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    for field in ["run_id", "started", "dataset", "strategy", "models", "pass_at_1", "tasks", "state"] {
+        assert!(!runs[0][field].is_null(), "{field}: {}", runs[0]);
+    }
+    let a_listed = runs.iter().find(|r| r["run_id"] == a.as_str()).unwrap();
+    assert_eq!((a_listed["pass_at_1"].as_f64(), a_listed["tasks"].as_u64()), (Some(0.5), Some(6)));
+
+    let c = compare_json(h, &[&a, &b]).unwrap();
+    assert_eq!(c["tasks"], 6);
+    assert!(c["subset"].is_null());
+    let p = &c["paired"][0];
+    assert_eq!(p["only_first"], serde_json::json!([]));
+    assert_eq!(p["only_other"], serde_json::json!(["Sample/1", "Sample/2", "Sample/6"]));
+    assert_eq!((p["both"].as_u64(), p["neither"].as_u64()), (Some(3), Some(0)));
+    assert!((p["mcnemar_p"].as_f64().unwrap() - 0.25).abs() < 1e-12, "{p}");
+    assert!((p["delta"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    let (lo, hi) = (p["bootstrap"][0].as_f64().unwrap(), p["bootstrap"][1].as_f64().unwrap());
+    assert!(lo > 0.0 && lo <= 0.5 && hi >= 0.5, "{lo} {hi}");
+    let runs = c["runs"].as_array().unwrap();
+    assert_eq!((runs[0]["solved"].as_u64(), runs[1]["solved"].as_u64()), (Some(3), Some(6)));
+    assert!((runs[1]["delta"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    // Direct's misses are wrong answers on the visible tests, classified when the task ended.
+    assert_eq!(runs[0]["failures"], serde_json::json!({"wrong on visible": 3}));
+    assert_eq!(runs[0]["cumulative"], serde_json::json!([0.5]));
+    assert!(runs[1]["cost"]["calls_per_solved"].as_f64().unwrap() > 0.99);
+
+    // The text form says the same.
+    let text = rgd(h, "http://127.0.0.1:9").args(["compare", &a, &b]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("McNemar exact p = 0.2500") && text.contains("Sample/1, Sample/2, Sample/6"),
+        "{text}"
+    );
+
+    // A run of fewer tasks is compared on the shared ones, and labelled a subset.
+    let s = direct_sweep(h, &["add"], &["--tasks", "Sample/1,Sample/2"]).await;
+    let c = compare_json(h, &[&b, &s]).unwrap();
+    assert_eq!(c["tasks"], 2);
+    assert!(
+        c["subset"]
+            .as_str()
+            .unwrap()
+            .starts_with("a subset: compared on the 2 tasks every run has"),
+        "{c}"
+    );
+    assert_eq!(c["paired"][0]["only_first"], serde_json::json!(["Sample/1"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_of_different_datasets_are_refused() {
+    let home = temp_home();
+    let h = home.path();
+    let a = direct_sweep(h, &[], &[]).await;
+    let other = h.join("other.jsonl");
+    let line = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
+    std::fs::write(&other, line.lines().next().unwrap()).unwrap();
+    let solutions = support::sample_solutions();
+    let server = ScriptedServer::start(Arc::new(move |req: &support::Request| {
+        Reply::Text(fenced(&solutions[&req.entry_point().unwrap_or_default()]))
+    }))
+    .await;
+    let out = rgd(h, &server.base_url())
+        .args(["sweep", "--dataset", other.to_str().unwrap(), "--strategy", "direct"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let b = newest_run(h);
+    let err = compare_json(h, &[&a, &b]).unwrap_err();
+    assert!(err.contains("used different datasets") && err.contains("cannot be paired"), "{err}");
+}
