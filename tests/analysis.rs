@@ -136,3 +136,147 @@ async fn runs_of_different_datasets_are_refused() {
     let err = compare_json(h, &[&a, &b]).unwrap_err();
     assert!(err.contains("used different datasets") && err.contains("cannot be paired"), "{err}");
 }
+
+/// The finished tasks' entry points of a run, read from its store.
+fn finished_entries(home: &std::path::Path, run: &str) -> Vec<String> {
+    let out = rgd(home, "http://127.0.0.1:9").args(["runs", "show", run]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("Sample/") && !l.contains("unfinished"))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_experiment_killed_mid_way_resumes_without_repeating_finished_runs_or_tasks() {
+    let home = temp_home();
+    let h = home.path().to_path_buf();
+    let solutions = Arc::new(support::sample_solutions());
+    let answer = {
+        let solutions = solutions.clone();
+        move |req: &support::Request| {
+            fenced(
+                solutions
+                    .get(&req.entry_point().unwrap_or_default())
+                    .map(String::as_str)
+                    .unwrap_or(""),
+            )
+        }
+    };
+    // Direct answers at once; CoT slowly, so the experiment is killed inside its run.
+    let slow = answer.clone();
+    let server = ScriptedServer::start(Arc::new(move |req: &support::Request| match req.purpose {
+        "cot" => Reply::Delayed(std::time::Duration::from_millis(700), Box::new(Reply::Text(slow(req)))),
+        _ => Reply::Text(answer(req)),
+    }))
+    .await;
+    let mut child = Reaper(
+        rgd(&h, &server.base_url())
+            .args([
+                "experiment",
+                "run",
+                "--datasets",
+                "sample",
+                "--strategies",
+                "direct,cot",
+                "--concurrency",
+                "1",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Kill it once the CoT run has finished two tasks.
+    let experiments = h.join("experiments");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let cot_run = loop {
+        assert!(std::time::Instant::now() < deadline, "the experiment never reached its second run");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let Some(file) = std::fs::read_dir(&experiments).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()) else {
+            continue;
+        };
+        let Ok(record) = serde_json::from_str::<Value>(&std::fs::read_to_string(file.path()).unwrap_or_default()) else {
+            continue;
+        };
+        let Some(run) = record["cells"][1]["run_id"].as_str() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(h.join("runs").join(run).join("status.json")).unwrap_or_default();
+        if serde_json::from_str::<Value>(&status).is_ok_and(|s| s["finished"].as_u64() >= Some(2)) {
+            child.stop();
+            break run.to_string();
+        }
+    };
+    let before = finished_entries(&h, &cot_run);
+    assert!((2..6).contains(&before.len()), "{before:?}");
+    let id = std::fs::read_dir(&experiments)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .trim_end_matches(".json")
+        .to_string();
+
+    let resumed = ScriptedServer::start(Arc::new(move |req: &support::Request| {
+        Reply::Text(fenced(
+            solutions
+                .get(&req.entry_point().unwrap_or_default())
+                .map(String::as_str)
+                .unwrap_or(""),
+        ))
+    }))
+    .await;
+    let out = rgd(&h, &resumed.base_url())
+        .args(["experiment", "resume", &id[..8]])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[1/2] sample direct: done"), "{stderr}");
+    let requests = resumed.requests();
+    assert!(
+        requests.iter().all(|r| r.purpose == "cot"),
+        "the finished Direct run is not repeated"
+    );
+    let again: Vec<String> = requests.iter().map(|r| r.entry_point().unwrap()).collect();
+    let solutions = support::sample_solutions();
+    for task in &before {
+        let entry = solutions.keys().find(|e| finished_entries_match(task, e)).cloned();
+        assert!(!again.contains(&entry.unwrap_or_default()), "{task} ran again: {again:?}");
+    }
+    assert_eq!(again.len(), 6 - before.len(), "each unfinished task runs once: {again:?}");
+    assert_eq!(finished_entries(&h, &cot_run).len(), 6);
+    let shown = rgd(&h, "http://127.0.0.1:9")
+        .args(["experiment", "show", &id[..8]])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert_eq!(shown.matches("6/6 solved").count(), 2, "{shown}");
+}
+
+/// Sample task ids and entry points, paired by the bundled file.
+fn finished_entries_match(task: &str, entry: &str) -> bool {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .any(|v| v["task_id"] == task && v["entry_point"] == entry)
+}
+
+/// A child process killed and reaped when dropped, whatever way the test ends.
+struct Reaper(std::process::Child);
+
+impl Reaper {
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -6,6 +6,7 @@ mod datasets;
 mod demo;
 mod detach;
 mod doctor;
+mod experiment;
 mod memory_cmd;
 mod print;
 mod run;
@@ -55,6 +56,9 @@ pub enum Command {
     /// Compare runs on the same tasks: pass@1 with intervals, the tasks one solved and the other
     /// did not (McNemar's exact test, a paired bootstrap interval), cost, iterations, failures
     Compare(compare::CompareArgs),
+    /// A matrix of runs (datasets x models x strategies, RGD's ablations) under one id; resumable
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
     /// The memory pool of solved tasks the Guide agent learns from
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCommand),
@@ -171,6 +175,15 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),
+        Command::Experiment(cmd) => {
+            let cx = experiment::Where {
+                home: &home,
+                data_dir: cli.data_dir.as_deref(),
+                config: cli.config.as_deref(),
+                llm: &cli.llm,
+            };
+            experiment::execute_command(cx, cmd).await
+        }
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,

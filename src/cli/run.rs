@@ -197,7 +197,7 @@ pub async fn run_one(
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common.plan(), dataset, vec![task], &stderr_line).await?;
-    execute(prepared, mode, &args.common).await
+    execute(prepared, mode, &Front::of(&args.common)).await
 }
 
 pub async fn sweep(
@@ -221,7 +221,7 @@ pub async fn sweep(
             concurrency: args.concurrency,
         };
         let prepared = resume(home, from, &args.common.plan(), prefix, &stderr_line).await?;
-        return execute(prepared, mode, &args.common).await;
+        return execute(prepared, mode, &Front::of(&args.common)).await;
     }
     let name = args
         .dataset
@@ -231,12 +231,33 @@ pub async fn sweep(
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line).await?;
-    execute(prepared, mode, &args.common).await
+    execute(prepared, mode, &Front::of(&args.common)).await
+}
+
+/// Where a run's progress and results go besides its record.
+#[derive(Debug, Default)]
+pub struct Front<'a> {
+    /// Export samples, results and summary here when the run ends.
+    pub out: Option<&'a Path>,
+    /// Watch it in the TUI instead of printing.
+    pub tui: bool,
+    /// Also keep `events.jsonl` for followers.
+    pub journal: bool,
+}
+
+impl Front<'_> {
+    fn of(common: &CommonArgs) -> Front<'_> {
+        Front {
+            out: common.out.as_deref(),
+            tui: common.tui,
+            journal: common.journal,
+        }
+    }
 }
 
 /// Runs a prepared run with a front end: the headless printer, or the TUI.
-async fn execute(prepared: Prepared, mode: PrinterMode, common: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let (out, tui, journal) = (common.out.as_deref(), common.tui, common.journal);
+pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -> anyhow::Result<ExitCode> {
+    let (out, tui, journal) = (front.out, front.tui, front.journal);
     let Prepared {
         store,
         bus,

@@ -84,19 +84,9 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
         let plan = RunPlan {
-            strategy: request.strategy,
             sandbox: request.sandbox,
-            prompts: None,
-            test_timeout: None,
             memory: request.memory,
-            guide: true,
-            feedback: true,
-            self_debug: Default::default(),
-            trace: None,
-            seed_from: None,
-            mapcoder: Default::default(),
-            memory_threshold: None,
-            run_id: None,
+            ..RunPlan::new(request.strategy)
         };
         // A background job's thread, not a runtime worker: it may wait for the async assembly.
         let prepared = tokio::runtime::Handle::current().block_on(new_run(&home, &settings, &plan, dataset, tasks, quiet))?;

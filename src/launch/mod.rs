@@ -51,6 +51,28 @@ pub struct RunPlan {
     pub run_id: Option<String>,
 }
 
+impl RunPlan {
+    /// The strategy with every other setting at its default (wasm sandbox, memory, Guide and
+    /// Feedback on, built-in prompts).
+    pub fn new(strategy: Strategy) -> RunPlan {
+        RunPlan {
+            strategy,
+            sandbox: SandboxKind::Wasm,
+            prompts: None,
+            test_timeout: None,
+            memory: true,
+            guide: true,
+            feedback: true,
+            self_debug: SelfDebugFeedback::default(),
+            trace: None,
+            seed_from: None,
+            mapcoder: crate::engine::MapCoderParams::default(),
+            memory_threshold: None,
+            run_id: None,
+        }
+    }
+}
+
 /// A run with everything wired: the store records, the bus numbers events, the sweep works.
 pub struct Prepared {
     pub store: Arc<RunStore>,

@@ -4,10 +4,12 @@
 //! One database per run keeps runs independent: a live sweep holds only its own lock, so other
 //! commands can list runs (from the JSON files) while it works.
 
+mod experiments;
 mod export;
 mod journal;
 mod status;
 
+pub use experiments::{ABLATIONS, Cell, ExperimentRecord, ExperimentSpec};
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, spawn_journal};
 
@@ -20,6 +22,8 @@ use crate::record::{Envelope, Event, Manifest, RecordError, Recorder, RunRecord,
 pub enum StoreError {
     #[error("no run {0} in {1}")]
     NoSuchRun(String, String),
+    #[error("no experiment {0} in {1} (one id, or a unique prefix)")]
+    NoSuchExperiment(String, String),
     #[error("run {0} is open in another rgd process (sled lock held); wait for it to finish or stop it first")]
     Locked(String),
     #[error("run store: {0}")]
