@@ -12,6 +12,11 @@ use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
 /// A Direct sweep of the sample tasks where the model answers right except for `wrong` tasks
 /// (by entry point); returns the run id.
 async fn direct_sweep(home: &std::path::Path, wrong: &'static [&'static str], extra: &[&str]) -> String {
+    sweep_with(home, "direct", wrong, extra).await
+}
+
+/// As `direct_sweep`, with another one-shot strategy.
+async fn sweep_with(home: &std::path::Path, strategy: &str, wrong: &'static [&'static str], extra: &[&str]) -> String {
     let solutions = support::sample_solutions();
     let wrong: HashSet<&str> = wrong.iter().copied().collect();
     let server = ScriptedServer::start(Arc::new(move |req: &support::Request| {
@@ -24,7 +29,7 @@ async fn direct_sweep(home: &std::path::Path, wrong: &'static [&'static str], ex
     }))
     .await;
     let mut cmd = rgd(home, &server.base_url());
-    cmd.args(["sweep", "--dataset", "sample", "--strategy", "direct", "--no-memory"])
+    cmd.args(["sweep", "--dataset", "sample", "--strategy", strategy, "--no-memory"])
         .args(extra);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -279,4 +284,159 @@ impl Drop for Reaper {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Requests Chromium makes on its own whatever the page (updates of its components, sign-in,
+/// time checks), which its flags do not all switch off.
+fn browser_own(request: &str) -> bool {
+    let target = request.split_whitespace().nth(1).unwrap_or_default();
+    let host = target.trim_start_matches("http://").trim_start_matches("https://");
+    let host = host.split(['/', ':']).next().unwrap_or_default();
+    [
+        "update.googleapis.com",
+        "accounts.google.com",
+        "clients2.google.com",
+        "clientservices.googleapis.com",
+    ]
+    .contains(&host)
+}
+
+/// Chromium, headless, with every request it makes sent to a proxy on loopback that counts them.
+fn chromium(args: &[&str], proxy: &std::net::SocketAddr) -> std::process::Output {
+    let profile = tempfile::tempdir().unwrap();
+    std::process::Command::new("chromium")
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--proxy-server=http://{proxy}"))
+        .arg("--proxy-bypass-list=<-loopback>")
+        // The browser's own traffic (component updates, sign-in, time checks) switched off, so
+        // what reaches the proxy can only be the page's.
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            "--no-pings",
+            "--disable-domain-reliability",
+            "--disable-client-side-phishing-detection",
+            "--disable-breakpad",
+            "--metrics-recording-only",
+            "--safebrowsing-disable-auto-update",
+            "--disable-features=OptimizationHints,Translate,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SigninInterceptBubble,AccountConsistency",
+        ])
+        .args(args)
+        .output()
+        .expect("chromium (Debian's package) is installed by .ci/test")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_html_report_renders_in_a_real_browser_without_any_network_request() {
+    let home = temp_home();
+    let h = home.path();
+    let a = direct_sweep(h, &["add", "reverse_words", "fizzbuzz"], &[]).await;
+    let b = sweep_with(h, "cot", &["add"], &[]).await;
+    let c = sweep_with(h, "self-debug", &["add"], &["--max-iters", "2"]).await;
+    let out = h.join("report");
+    let made = rgd(h, "http://127.0.0.1:9")
+        .args(["report", &a, &b, &c, "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| direct | 50.0% |")
+            && md.contains("| cot | 83.3% (+33.3) |")
+            && md.contains("| self-debug feedback=unit-test | 83.3% (+33.3) |"),
+        "{md}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for outside in ["<script", "src=", "href=", "url(", "@import"] {
+        assert!(!page.contains(outside), "the page refers outside itself: {outside}");
+    }
+    assert!(page.matches("<svg").count() >= 3, "inline SVG charts");
+
+    // Every request the browser makes goes to this listener.
+    let trap = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = trap.local_addr().unwrap();
+    let requests: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let seen = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = trap.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut line = String::new();
+                let _ = tokio::io::BufReader::new(socket).read_line(&mut line).await;
+                seen.lock().unwrap().push(line.trim().to_string());
+            });
+        }
+    });
+    let url = format!("file://{}", out.join("report.html").display());
+    let png = out.join("report.png");
+    let shot = tokio::task::spawn_blocking({
+        let (url, png) = (url.clone(), png.clone());
+        move || {
+            chromium(
+                &[&format!("--screenshot={}", png.display()), "--window-size=1200,1600", &url],
+                &proxy,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(png.is_file(), "no screenshot: {}", String::from_utf8_lossy(&shot.stderr));
+    let dom = tokio::task::spawn_blocking(move || chromium(&["--dump-dom", &url], &proxy))
+        .await
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("rgd report") && dom.contains("sample (6 tasks)"), "{dom:.400}");
+    assert!(
+        dom.contains("<td>cot</td>") && dom.contains("83.3% (+33.3)"),
+        "the table is in the DOM"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // A connection closed before any request line (Chromium preconnects to its proxy) asked for
+    // nothing.
+    let from_page: Vec<String> = requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| !r.is_empty() && !browser_own(r))
+        .cloned()
+        .collect();
+    assert!(from_page.is_empty(), "the page made network requests: {from_page:?}");
+
+    // The trap does catch a page's request: a page with one outside image is seen asking for it.
+    let probe = out.join("probe.html");
+    std::fs::write(&probe, "<html><body><img src=\"http://rgd-probe.invalid/x.png\"></body></html>").unwrap();
+    let probe_url = format!("file://{}", probe.display());
+    tokio::task::spawn_blocking(move || chromium(&["--dump-dom", &probe_url], &proxy))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        requests.lock().unwrap().iter().any(|r| r.contains("rgd-probe.invalid")),
+        "the proxy saw no page request"
+    );
+
+    // The screenshot is not blank: many distinct colours (text, bars, axes).
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let pixels = &buf[..info.buffer_size()];
+    let step = info.color_type.samples();
+    let colours: HashSet<&[u8]> = pixels.chunks(step).collect();
+    let non_white = pixels.chunks(step).filter(|p| p.iter().take(3).any(|c| *c < 200)).count();
+    assert!(
+        colours.len() > 20 && non_white > 5_000,
+        "{} colours, {non_white} dark pixels",
+        colours.len()
+    );
+    // Kept for the reader: target/report-test/report.png.
+    let keep = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-test");
+    std::fs::create_dir_all(&keep).unwrap();
+    std::fs::copy(&png, keep.join("report.png")).unwrap();
+    std::fs::copy(out.join("report.html"), keep.join("report.html")).unwrap();
 }

@@ -2,6 +2,10 @@
 //! statistics that say whether a difference is noise. Reads the store; writes nothing.
 
 mod compare;
+mod html;
+mod report;
 pub mod stats;
 
 pub use compare::{AgentCost, Comparison, Cost, Paired, RunData, RunStats, compare};
+pub use html::html;
+pub use report::{Entry, Report};

@@ -9,6 +9,7 @@ mod doctor;
 mod experiment;
 mod memory_cmd;
 mod print;
+mod report;
 mod run;
 mod runs;
 mod sandbox_cmd;
@@ -56,6 +57,9 @@ pub enum Command {
     /// Compare runs on the same tasks: pass@1 with intervals, the tasks one solved and the other
     /// did not (McNemar's exact test, a paired bootstrap interval), cost, iterations, failures
     Compare(compare::CompareArgs),
+    /// report.md and a self-contained report.html (tables as in the paper, charts, manifests) of
+    /// runs and experiments
+    Report(report::ReportArgs),
     /// A matrix of runs (datasets x models x strategies, RGD's ablations) under one id; resumable
     #[command(subcommand)]
     Experiment(experiment::ExperimentCommand),
@@ -175,6 +179,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),
+        Command::Report(args) => report::execute(&home, args),
         Command::Experiment(cmd) => {
             let cx = experiment::Where {
                 home: &home,

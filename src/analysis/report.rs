@@ -1,0 +1,159 @@
+//! `rgd report`: runs gathered into the paper's tables (one row per method, one column per
+//! dataset, pass@1 and Δ against Direct; RGD's ablations against full RGD), as Markdown, and as
+//! one self-contained HTML page with charts (`html.rs`).
+
+use std::collections::BTreeMap;
+
+use super::compare::RunData;
+use super::stats::wilson;
+use crate::record::TaskStatus;
+
+/// One method on one dataset: the newest run of it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub run: RunData,
+    pub solved: usize,
+    pub tasks: usize,
+    pub pass_at_1: f64,
+    pub interval: (f64, f64),
+}
+
+impl Entry {
+    fn new(run: RunData) -> Entry {
+        let tasks = run.manifest.dataset.selected.len();
+        let solved = run.results.values().filter(|r| r.status == TaskStatus::Solved).count();
+        Entry {
+            pass_at_1: solved as f64 / tasks.max(1) as f64,
+            interval: wilson(solved, tasks),
+            run,
+            solved,
+            tasks,
+        }
+    }
+
+    /// Whether it is one of RGD's ablations (Table II) rather than a method (Table I).
+    pub fn is_ablation(&self) -> bool {
+        self.run.manifest.strategy == "rgd" && (!self.run.manifest.ablations.is_empty() || !self.run.manifest.memory.enabled)
+    }
+}
+
+/// Runs by dataset and method.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Dataset columns, in the order first seen ("humaneval (20 tasks)" keys by name).
+    pub datasets: Vec<String>,
+    /// Method rows, in the order first seen.
+    pub methods: Vec<String>,
+    pub cells: BTreeMap<(String, String), Entry>,
+}
+
+impl Report {
+    /// Groups runs; of two runs of one method on one dataset, the newer counts.
+    pub fn gather(runs: Vec<RunData>) -> Report {
+        let mut runs = runs;
+        runs.sort_by_key(|r| r.manifest.created_at);
+        let mut report = Report::default();
+        for run in runs {
+            let dataset = run.manifest.dataset.name.clone();
+            let method = run.manifest.method();
+            if !report.datasets.contains(&dataset) {
+                report.datasets.push(dataset.clone());
+            }
+            if !report.methods.contains(&method) {
+                report.methods.push(method.clone());
+            }
+            report.cells.insert((method, dataset), Entry::new(run));
+        }
+        // Direct first, RGD after the baselines, ablations last: the paper's order.
+        let rank = |m: &str| match m {
+            "direct" => 0,
+            "rgd" => 2,
+            m if m.starts_with("rgd") => 3,
+            _ => 1,
+        };
+        report.methods.sort_by_key(|m| rank(m));
+        report
+    }
+
+    pub fn get(&self, method: &str, dataset: &str) -> Option<&Entry> {
+        self.cells.get(&(method.to_string(), dataset.to_string()))
+    }
+
+    /// Table I's rows (methods) and Table II's (ablations).
+    pub fn rows(&self, ablations: bool) -> Vec<&String> {
+        self.methods
+            .iter()
+            .filter(|m| self.cells.iter().any(|((cm, _), e)| cm == *m && e.is_ablation() == ablations))
+            .collect()
+    }
+
+    /// The column heading: the dataset and its task count(s).
+    pub fn heading(&self, dataset: &str) -> String {
+        let mut sizes: Vec<usize> = self.cells.iter().filter(|((_, d), _)| d == dataset).map(|(_, e)| e.tasks).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+        format!("{dataset} ({} tasks)", sizes.join("/"))
+    }
+
+    /// "12.5% (+3.0)": pass@1 and its difference in points from `base` on the same dataset.
+    pub fn cell_text(&self, method: &str, dataset: &str, base: &str) -> String {
+        let Some(e) = self.get(method, dataset) else { return "-".into() };
+        let delta = match self.get(base, dataset) {
+            Some(b) if base != method => format!(" ({:+.1})", 100.0 * (e.pass_at_1 - b.pass_at_1)),
+            _ => String::new(),
+        };
+        format!("{:.1}%{delta}", 100.0 * e.pass_at_1)
+    }
+
+    /// Both tables in Markdown.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("# rgd report\n\n");
+        out.push_str("pass@1 on each dataset (hidden tests decide); in brackets, points against Direct.\n\n");
+        out.push_str(&self.table_md(false, "direct"));
+        if !self.rows(true).is_empty() {
+            out.push_str("\n## RGD's ablations\n\npass@1; in brackets, points against full RGD.\n\n");
+            out.push_str(&self.table_md(true, "rgd"));
+        }
+        out.push_str("\n## Runs\n\n| run | method | dataset | model | solved | tasks |\n| --- | --- | --- | --- | --- | --- |\n");
+        for e in self.cells.values() {
+            let m = &e.run.manifest;
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                m.run_id,
+                m.method(),
+                m.dataset.name,
+                m.model_shown(),
+                e.solved,
+                e.tasks
+            ));
+        }
+        out
+    }
+
+    fn table_md(&self, ablations: bool, base: &str) -> String {
+        let mut out = format!(
+            "| method | {} |\n|---{}|\n",
+            self.datasets.iter().map(|d| self.heading(d)).collect::<Vec<_>>().join(" | "),
+            "|---".repeat(self.datasets.len())
+        );
+        for m in self.rows(ablations) {
+            let cells: Vec<String> = self.datasets.iter().map(|d| self.cell_text(m, d, base)).collect();
+            out.push_str(&format!("| {m} | {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+
+    /// Tasks solved by `a` and not by `b` on a dataset (for the flip matrix).
+    pub fn flips(&self, a: &str, b: &str, dataset: &str) -> Option<usize> {
+        let (ea, eb) = (self.get(a, dataset)?, self.get(b, dataset)?);
+        Some(
+            ea.run
+                .results
+                .iter()
+                .filter(|(id, r)| r.status == TaskStatus::Solved && eb.run.results.get(*id).is_none_or(|o| o.status != TaskStatus::Solved))
+                .filter(|(id, _)| eb.run.manifest.dataset.selected.contains(id))
+                .count(),
+        )
+    }
+}

@@ -1,0 +1,59 @@
+//! `rgd report RUN_OR_EXPERIMENT... --out DIR`: report.md and one self-contained report.html.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::analysis::{Report, RunData, html};
+use crate::store::Home;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run ids and experiment ids (unique prefixes)
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// Where report.md and report.html go
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let mut run_ids: Vec<String> = Vec::new();
+    for id in &args.ids {
+        match home.load_experiment(id) {
+            Ok(experiment) => run_ids.extend(experiment.cells.iter().filter_map(|c| c.run_id.clone())),
+            Err(_) => run_ids.push(
+                home.find_run(id)
+                    .with_context(|| format!("{id} is neither an experiment nor a run"))?,
+            ),
+        }
+    }
+    run_ids.dedup();
+    let mut runs = Vec::new();
+    for id in &run_ids {
+        match RunData::load(home, id) {
+            Ok(run) => runs.push(run),
+            Err(e) => eprintln!("left out run {id}: {e:#}"),
+        }
+    }
+    if runs.is_empty() {
+        anyhow::bail!("no run could be read");
+    }
+    let n = runs.len();
+    let report = Report::gather(runs);
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let md = args.out.join("report.md");
+    let page = args.out.join("report.html");
+    std::fs::write(&md, report.markdown()).with_context(|| format!("writing {}", md.display()))?;
+    std::fs::write(&page, html(&report)).with_context(|| format!("writing {}", page.display()))?;
+    eprintln!(
+        "report of {n} runs: {} and {} ({:.2} s)",
+        md.display(),
+        page.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
