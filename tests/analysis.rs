@@ -104,6 +104,11 @@ async fn compare_pairs_tasks_and_tests_the_flips_exactly() {
         text.contains("McNemar exact p = 0.2500") && text.contains("Sample/1, Sample/2, Sample/6"),
         "{text}"
     );
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare.txt"),
+        text.as_bytes(),
+    )
+    .unwrap();
 
     // A run of fewer tasks is compared on the shared ones, and labelled a subset.
     let s = direct_sweep(h, &["add"], &["--tasks", "Sample/1,Sample/2"]).await;

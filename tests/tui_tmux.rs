@@ -169,3 +169,49 @@ async fn a_detached_sweep_outlives_the_view_that_follows_it() {
     wait_for(&tmux, &["RGD-EXITED=0"], 10).await;
     assert!(status().contains("\"finished\""), "{}", status());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sweep_tui_out_writes_its_files_when_the_run_ends_while_the_view_stays_open() {
+    let solutions = sample_solutions();
+    let server = ScriptedServer::start(Arc::new(move |req| {
+        Reply::Text(fenced(
+            solutions
+                .get(&req.entry_point().unwrap_or_default())
+                .map(String::as_str)
+                .unwrap_or("pass"),
+        ))
+    }))
+    .await;
+    let home = temp_home();
+    let out = home.path().join("out");
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("OPENAI_API_KEY", "sk-test".to_string()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let tmux = Tmux::start(
+        &format!(
+            "{bin} sweep --dataset sample --limit 2 --strategy direct --tui --out {}",
+            out.display()
+        ),
+        &env,
+        (120, 30),
+    );
+    wait_for(&tmux, &["Sample/1"], 20).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !out.join("summary.json").is_file() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no summary.json while the view is open:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!tmux.screen().contains("RGD-EXITED"), "the view is still open");
+    let samples = std::fs::read_to_string(out.join("samples.jsonl")).unwrap();
+    assert_eq!(samples.lines().count(), 2);
+    tmux.keys(&["q"]);
+    wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+}

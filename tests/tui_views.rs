@@ -36,6 +36,21 @@ fn sweep_view_at_the_end_of_the_run() {
 }
 
 #[test]
+fn every_table_keeps_its_headers_at_80x24_and_200x50() {
+    for (w, h) in [(80, 24), (200, 50)] {
+        let mut app = replay_app(Screen::Sweep);
+        let sweep = render(&mut app, w, h);
+        assert!(sweep.contains("task      status       iter visible  hidden   time"), "{sweep}");
+        if w >= 90 {
+            assert!(sweep.contains("agent          in      out calls    cost"), "{sweep}");
+        }
+        insta::assert_snapshot!(format!("sweep_{w}x{h}"), sweep);
+        app.open_task("Sample/5".into());
+        insta::assert_snapshot!(format!("task_{w}x{h}"), render(&mut app, w, h));
+    }
+}
+
+#[test]
 fn sweep_view_mid_run_filtered_and_sorted() {
     let mut app = replay_app(Screen::Sweep);
     app.handle(Action::Replay(ReplayAction::Start));
@@ -97,6 +112,13 @@ fn home_with_runs_and_the_form() {
         state: "finished".into(),
     }];
     insta::assert_snapshot!("home", render(&mut app, 100, 16));
+    let narrow = render(&mut app, 80, 24);
+    assert!(
+        narrow.contains("run        dataset     strategy pass@1  tasks     state       created"),
+        "{narrow}"
+    );
+    insta::assert_snapshot!("home_80x24", narrow);
+    insta::assert_snapshot!("home_200x50", render(&mut app, 200, 50));
     app.modals.push(Modal::Form(Box::new(Form::new(&app.home_info))));
     insta::assert_snapshot!("home_form", render(&mut app, 100, 24));
     // The last field, focused on a short terminal, scrolls into view; the error stays visible.

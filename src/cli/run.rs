@@ -277,8 +277,24 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
         }
     };
     if tui {
+        // The files are written when the run finishes, not when the view closes: a view left
+        // open still leaves them behind.
+        let exporter = out.map(|dir| {
+            let (store, dir, mut events) = (store.clone(), dir.to_path_buf(), bus.subscribe());
+            tokio::spawn(async move {
+                while let Some(envelope) = events.recv().await {
+                    if matches!(envelope.event, crate::engine::Event::RunFinished { .. }) {
+                        return export_run(&store, &dir).is_ok();
+                    }
+                }
+                false
+            })
+        });
         let outcome = crate::tui::watch_run(sweep, resumed).await;
         close(&bus, journal);
+        if let Some(exporter) = exporter {
+            exporter.abort();
+        }
         return finish(&store, outcome?, mode, out);
     }
     let printer = Printer::spawn(mode, bus.subscribe(), sweep.tasks.len());

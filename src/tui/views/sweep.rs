@@ -24,7 +24,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let [head, body] = Layout::vertical([Constraint::Length(4), Constraint::Min(3)]).areas(area);
     draw_head(frame, head, app);
     let [list, side] = if body.width >= 90 {
-        Layout::horizontal([Constraint::Min(50), Constraint::Length(38)]).areas(body)
+        Layout::horizontal([Constraint::Min(48), Constraint::Length(42)]).areas(body)
     } else {
         [body, Rect::default()]
     };
@@ -171,9 +171,10 @@ fn draw_side(frame: &mut Frame, area: Rect, app: &App) {
     );
     let pricing = app.model.manifest.as_ref().and_then(|m| m.pricing);
     let cost = |t: &crate::engine::Tokens| pricing.map_or("-".to_string(), |p| format!("{:.3}", p.cost(t.input, t.output)));
-    let row = |name: &str, t: &crate::engine::Tokens| format!("{name:<9}{:>8}{:>8}{:>5}{:>7}", t.input, t.output, t.calls, cost(t));
+    // Every column is separated by a space, so headers never run together (40 columns inside).
+    let row = |name: &str, t: &crate::engine::Tokens| format!("{name:<8} {:>8} {:>8} {:>5} {:>7}", t.input, t.output, t.calls, cost(t));
     let mut lines = vec![Line::from(Span::styled(
-        format!("{:<9}{:>8}{:>8}{:>5}{:>7}", "agent", "in", "out", "calls", "cost"),
+        format!("{:<8} {:>8} {:>8} {:>5} {:>7}", "agent", "in", "out", "calls", "cost"),
         Style::new().bold(),
     ))];
     let mut sum = crate::engine::Tokens::default();
