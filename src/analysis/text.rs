@@ -1,0 +1,137 @@
+//! A comparison as text: what `rgd compare` prints and the TUI's compare popup shows.
+
+use super::compare::Comparison;
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn signed_pct(x: f64) -> String {
+    format!("{:+.1}", 100.0 * x)
+}
+
+/// The comparison as text: pass@1, paired results, cost, iterations, failures.
+pub fn render(c: &Comparison) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} · {} tasks (sha256 {}…)",
+        c.dataset,
+        c.tasks,
+        c.dataset_sha256.get(..12).unwrap_or("")
+    );
+    if let Some(s) = &c.subset {
+        let _ = writeln!(out, "note: {s}");
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<12} {:<24} {:<24} {:>8} {:>9} {:>15} {:>8}",
+        "run", "method", "model", "solved", "pass@1", "95% interval", "Δ pp"
+    );
+    for r in &c.runs {
+        let _ = writeln!(
+            out,
+            "{:<12} {:<24} {:<24} {:>8} {:>9} {:>15} {:>8}{}",
+            r.run_id.get(..10).unwrap_or(&r.run_id),
+            fit(&r.method, 24),
+            fit(&r.model, 24),
+            format!("{}/{}", r.solved, r.tasks),
+            pct(r.pass_at_1),
+            format!("{:.1}-{:.1}%", 100.0 * r.interval.0, 100.0 * r.interval.1),
+            signed_pct(r.delta),
+            if r.unfinished > 0 {
+                format!("  ({} unfinished)", r.unfinished)
+            } else {
+                String::new()
+            }
+        );
+    }
+    for p in &c.paired {
+        let _ = writeln!(
+            out,
+            "\n{} vs {}: both solved {}, neither {}; only {} {}, only {} {}",
+            short(&p.other),
+            short(&p.first),
+            p.both,
+            p.neither,
+            short(&p.first),
+            p.only_first.len(),
+            short(&p.other),
+            p.only_other.len()
+        );
+        let _ = writeln!(
+            out,
+            "  Δ {} pp, paired bootstrap 95% [{}, {}] ({} resamples, seed {}); McNemar exact p = {:.4}",
+            signed_pct(p.delta),
+            signed_pct(p.bootstrap.0),
+            signed_pct(p.bootstrap.1),
+            p.bootstrap_resamples,
+            p.bootstrap_seed,
+            p.mcnemar_p
+        );
+        if !p.only_first.is_empty() {
+            let _ = writeln!(out, "  only {}: {}", short(&p.first), p.only_first.join(", "));
+        }
+        if !p.only_other.is_empty() {
+            let _ = writeln!(out, "  only {}: {}", short(&p.other), p.only_other.join(", "));
+        }
+    }
+    let _ = writeln!(out, "\ncost");
+    let _ = writeln!(
+        out,
+        "  {:<12} {:<9} {:>10} {:>10} {:>7}",
+        "run", "agent", "tokens in", "tokens out", "calls"
+    );
+    for r in &c.runs {
+        for (agent, a) in &r.cost.per_agent {
+            let _ = writeln!(
+                out,
+                "  {:<12} {:<9} {:>10} {:>10} {:>7}",
+                short(&r.run_id),
+                agent,
+                a.tokens_in,
+                a.tokens_out,
+                a.calls
+            );
+        }
+        let per = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0}"));
+        let _ = writeln!(
+            out,
+            "  {:<12} per solved task: {} tokens in, {} out, {} calls · {:.1} s per task",
+            short(&r.run_id),
+            per(r.cost.tokens_in_per_solved),
+            per(r.cost.tokens_out_per_solved),
+            per(r.cost.calls_per_solved),
+            r.cost.seconds_per_task
+        );
+    }
+    let _ = writeln!(out, "\npass@1 after each iteration");
+    for r in &c.runs {
+        let steps: Vec<String> = r.cumulative.iter().map(|x| pct(*x)).collect();
+        let _ = writeln!(out, "  {:<12} {}", short(&r.run_id), steps.join("  "));
+    }
+    let _ = writeln!(out, "\nwhy unsolved tasks failed");
+    for r in &c.runs {
+        let classes: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            out,
+            "  {:<12} {}",
+            short(&r.run_id),
+            if classes.is_empty() { "-".to_string() } else { classes.join(", ") }
+        );
+    }
+    out
+}
+
+fn short(run_id: &str) -> &str {
+    run_id.get(..10).unwrap_or(run_id)
+}
+
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(width - 1).collect();
+    format!("{kept}…")
+}
