@@ -496,3 +496,46 @@ fn eval_judges_samples_of_any_tool_and_estimates_pass_at_k() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_home_screen_compares_the_runs_marked_with_space() {
+    use rgd::tui::{Action, App, Modal, Screen};
+    let home = temp_home();
+    let h = home.path();
+    let a = direct_sweep(h, &["add", "reverse_words", "fizzbuzz"], &[]).await;
+    let b = direct_sweep(h, &[], &[]).await;
+    let mut app = App::new(Screen::Home);
+    app.home_dir = Some(h.to_path_buf());
+    let mut events = app.take_job_events().unwrap();
+    app.refresh_runs();
+    let listed = events.recv().await.unwrap();
+    app.apply_event(listed);
+    assert_eq!(app.runs.len(), 2);
+    // One mark is not enough; the newest run is listed first.
+    app.handle(Action::Mark);
+    app.handle(Action::Compare);
+    assert!(app.status.as_deref().unwrap().contains("mark two or more"));
+    app.handle(Action::Down);
+    app.handle(Action::Mark);
+    assert_eq!(app.marked, [b.clone(), a.clone()]);
+    app.handle(Action::Compare);
+    let compared = events.recv().await.unwrap();
+    app.apply_event(compared);
+    let Some(Modal::Text { lines, .. }) = app.modals.last() else {
+        panic!("no compare popup: {:?}", app.status)
+    };
+    let text = lines.join("\n");
+    assert!(
+        text.contains("McNemar exact p = 0.2500") && text.contains("only") && text.contains("Sample/1, Sample/2, Sample/6"),
+        "{text}"
+    );
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| rgd::tui::views::draw(f, &mut app)).unwrap();
+    let screen = terminal.backend().to_string();
+    assert!(
+        screen.contains("2 runs compared") && screen.contains("McNemar exact p = 0.2500"),
+        "{screen}"
+    );
+    app.handle(Action::Back);
+    assert!(app.modals.is_empty());
+}

@@ -5,7 +5,9 @@ mod compare;
 mod html;
 mod report;
 pub mod stats;
+mod text;
 
 pub use compare::{AgentCost, Comparison, Cost, Paired, RunData, RunStats, compare};
 pub use html::html;
 pub use report::{Entry, Report};
+pub use text::render;

@@ -156,16 +156,29 @@ pub enum Action {
     StartFilter,
     FilterChar(char),
     FilterBackspace,
-    EndFilter { keep: bool },
+    EndFilter {
+        keep: bool,
+    },
     CycleSort,
     NewRun,
     Refresh,
     OpenMemory,
     Confirm(bool),
-    ScrollAt { column: u16, row: u16, down: bool },
-    ClickAt { column: u16, row: u16 },
+    ScrollAt {
+        column: u16,
+        row: u16,
+        down: bool,
+    },
+    ClickAt {
+        column: u16,
+        row: u16,
+    },
     Form(super::form::FormAction),
     Replay(ReplayAction),
+    /// Mark or unmark the selected run (home).
+    Mark,
+    /// Compare the marked runs (home).
+    Compare,
 }
 
 /// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
@@ -186,6 +199,8 @@ pub struct App {
     pub launcher: Option<Launcher>,
     pub home_info: Vec<(String, String)>,
     pub home_dir: Option<PathBuf>,
+    /// Runs marked on the home screen for a comparison, in marking order.
+    pub marked: Vec<String>,
     pub status: Option<String>,
     pub quit: bool,
     /// Set when the user chose to stop a live run.
@@ -218,6 +233,7 @@ impl App {
             launcher: None,
             home_info: Vec::new(),
             home_dir: None,
+            marked: Vec::new(),
             status: None,
             quit: false,
             stopped: false,
@@ -257,6 +273,15 @@ impl App {
     pub fn apply_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Launched(prepared) => self.launched(prepared),
+            AppEvent::Compared(Ok(text)) => {
+                self.status = None;
+                self.modals.push(Modal::Text {
+                    title: format!(" {} runs compared (↑↓ scroll, Esc closes) ", self.marked.len()),
+                    lines: text.lines().map(str::to_string).collect(),
+                    scroll: 0,
+                });
+            }
+            AppEvent::Compared(Err(e)) => self.status = Some(format!("cannot compare: {e}")),
             AppEvent::MemoryOpened(opened) => {
                 if let Some(b) = &mut self.memory {
                     match opened {
@@ -431,6 +456,13 @@ impl App {
                     self.quit = true;
                 }
             }
+            (Modal::Text { scroll, .. }, Action::Up) => *scroll = scroll.saturating_sub(1),
+            (Modal::Text { scroll, .. }, Action::Down) => *scroll = scroll.saturating_add(1),
+            (Modal::Text { scroll, .. }, Action::PageUp) => *scroll = scroll.saturating_sub(10),
+            (Modal::Text { scroll, .. }, Action::PageDown) => *scroll = scroll.saturating_add(10),
+            (Modal::Text { .. }, Action::Back | Action::Quit) => {
+                self.modals.pop();
+            }
             (Modal::Help, Action::Help | Action::Back | Action::Quit)
             | (Modal::ConfirmStop | Modal::Form(_), Action::Back | Action::Quit) => {
                 self.modals.pop();
@@ -504,6 +536,17 @@ impl App {
             }
             Action::Refresh => self.refresh_runs(),
             Action::OpenMemory => self.open_memory(),
+            Action::Mark => {
+                if let Some(row) = self.runs.get(self.run_selected) {
+                    match self.marked.iter().position(|id| *id == row.run_id) {
+                        Some(at) => {
+                            self.marked.remove(at);
+                        }
+                        None => self.marked.push(row.run_id.clone()),
+                    }
+                }
+            }
+            Action::Compare => self.compare_marked(),
             Action::Enter => {
                 if let Some(row) = self.runs.get(self.run_selected) {
                     let id = row.run_id.clone();
@@ -730,6 +773,28 @@ impl App {
     }
 
     /// Reads every run's manifest and status (a background job: a home with many runs is slow).
+    /// The marked runs compared in the background, shown as a popup.
+    fn compare_marked(&mut self) {
+        if self.marked.len() < 2 {
+            self.status = Some("mark two or more runs (space), then c compares them".into());
+            return;
+        }
+        let Some(dir) = self.home_dir.clone() else { return };
+        let ids = self.marked.clone();
+        self.status = Some(format!("comparing {} runs…", ids.len()));
+        self.spawn(move || {
+            let home = crate::store::Home { root: dir };
+            let compared = ids
+                .iter()
+                .map(|id| crate::analysis::RunData::load(&home, id))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .and_then(|runs| crate::analysis::compare(&runs))
+                .map(|c| crate::analysis::render(&c))
+                .map_err(|e| format!("{e:#}"));
+            AppEvent::Compared(compared)
+        });
+    }
+
     pub fn refresh_runs(&mut self) {
         let Some(dir) = self.home_dir.clone() else { return };
         self.spawn(move || AppEvent::RunsListed(super::run_list::load_runs(&crate::store::Home { root: dir })));

@@ -29,6 +29,8 @@ pub enum AppEvent {
         replay: anyhow::Result<Replay>,
     },
     RunsListed(Vec<RunRow>),
+    /// The marked runs compared (`rgd compare`'s text), or why they cannot be.
+    Compared(Result<String, String>),
 }
 
 pub type JobSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;

@@ -81,6 +81,8 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('n') => Action::NewRun,
         KeyCode::Char('r') => Action::Refresh,
         KeyCode::Char('m') => Action::OpenMemory,
+        KeyCode::Char(' ') => Action::Mark,
+        KeyCode::Char('c') => Action::Compare,
         _ => return None,
     })
 }
@@ -109,6 +111,14 @@ fn modal_key(modal: &Modal, code: KeyCode) -> Option<Action> {
             KeyCode::Char(c) => Action::Form(FormAction::Char(c)),
             _ => return None,
         }),
+        Modal::Text { .. } => Some(match code {
+            KeyCode::Esc | KeyCode::Char('q') => Action::Back,
+            KeyCode::Up | KeyCode::Char('k') => Action::Up,
+            KeyCode::Down | KeyCode::Char('j') => Action::Down,
+            KeyCode::PageUp => Action::PageUp,
+            KeyCode::PageDown => Action::PageDown,
+            _ => return None,
+        }),
         Modal::Filter(_) => Some(match code {
             KeyCode::Enter => Action::EndFilter { keep: true },
             KeyCode::Esc => Action::EndFilter { keep: false },
@@ -133,6 +143,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("/", "filter tasks (Enter keeps, Esc clears)"),
     ("s", "sort tasks: order, status, iterations, time"),
     ("n", "home: start a new run"),
+    ("space / c", "home: mark runs / compare the marked runs"),
     ("r", "home: refresh the run list"),
     ("m", "home: the memory browser (/ searches; ← → scroll the entry)"),
     ("space", "replay: play / pause"),

@@ -13,6 +13,8 @@ pub enum Modal {
     Form(Box<Form>),
     /// Typing a filter or a search.
     Filter(Filter),
+    /// Text to read and scroll (the comparison of marked runs).
+    Text { title: String, lines: Vec<String>, scroll: u16 },
 }
 
 /// What a `Modal::Filter` edits.

@@ -19,8 +19,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
             "interrupted" => Color::Yellow,
             _ => Color::Reset,
         };
+        let mark = if app.marked.contains(&r.run_id) { "*" } else { "" };
         Row::new(vec![
-            Span::raw(super::short(&r.run_id).to_string()),
+            Span::raw(format!("{mark}{}", super::short(&r.run_id))),
             Span::raw(r.dataset.clone()),
             Span::raw(r.model.clone()),
             Span::raw(r.strategy.clone()),

@@ -42,6 +42,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         match modal {
             Modal::Help => help(frame, area),
             Modal::ConfirmStop => confirm(frame, area),
+            Modal::Text { title, lines, scroll } => text_popup(frame, area, title, lines, *scroll),
             Modal::Form(_) | Modal::Filter(_) => {}
         }
     }
@@ -134,6 +135,19 @@ fn help(frame: &mut Frame, area: Rect) {
     let table = Table::new(rows, [Constraint::Length(26), Constraint::Min(10)]).block(Block::bordered().title(" keys (? or Esc closes) "));
     frame.render_widget(Clear, popup);
     frame.render_widget(table, popup);
+}
+
+/// A scrollable text popup, nearly the whole screen.
+fn text_popup(frame: &mut Frame, area: Rect, title: &str, lines: &[String], scroll: u16) {
+    let popup = centered(area, area.width.saturating_sub(4), area.height.saturating_sub(2));
+    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(text)
+            .scroll((scroll, 0))
+            .block(Block::bordered().title(title.to_string())),
+        popup,
+    );
 }
 
 fn confirm(frame: &mut Frame, area: Rect) {
