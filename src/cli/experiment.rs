@@ -157,7 +157,20 @@ pub async fn execute_command(cx: Where<'_>, cmd: ExperimentCommand) -> anyhow::R
                             if run.results.len() < tasks { "  (unfinished)" } else { "" }
                         )
                     }
-                    Some(Err(e)) => format!("{}  ({e:#})", c.run_id.as_deref().unwrap_or_default()),
+                    Some(Err(e)) => {
+                        let id = c.run_id.as_deref().unwrap_or_default();
+                        // A run another process is writing: its status file says how far it is.
+                        match crate::record::RunStatus::read(&cx.home.run_dir(id)) {
+                            Some(s) => format!(
+                                "{id}  {}: {}/{} tasks finished, {} solved",
+                                format!("{:?}", s.state).to_lowercase(),
+                                s.finished,
+                                s.tasks,
+                                s.solved
+                            ),
+                            None => format!("{id}  ({e:#})"),
+                        }
+                    }
                     None => "not started".into(),
                 };
                 println!("  {:<40} {shown}", c.label());
