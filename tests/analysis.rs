@@ -498,7 +498,7 @@ fn eval_judges_samples_of_any_tool_and_estimates_pass_at_k() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_home_screen_compares_the_runs_marked_with_space() {
+async fn the_home_screen_compares_marked_runs_and_searches_every_run() {
     use rgd::tui::{Action, App, Modal, Screen};
     let home = temp_home();
     let h = home.path();
@@ -538,4 +538,36 @@ async fn the_home_screen_compares_the_runs_marked_with_space() {
     );
     app.handle(Action::Back);
     assert!(app.modals.is_empty());
+
+    // `/` searches every run: the failure classes of tasks, and the text of LLM messages.
+    app.handle(Action::StartFilter);
+    for c in "fizzbuzz".chars() {
+        app.handle(Action::FilterChar(c));
+    }
+    app.handle(Action::EndFilter { keep: true });
+    let searched = events.recv().await.unwrap();
+    app.apply_event(searched);
+    let Some(Modal::Text { lines, title, .. }) = app.modals.last() else {
+        panic!("no search popup: {:?}", app.status)
+    };
+    assert!(title.contains("hits for \"fizzbuzz\""), "{title}");
+    assert!(lines.iter().any(|l| l.contains("Sample/6") && l.contains("prompt")), "{lines:?}");
+    app.handle(Action::NextHit);
+    assert!(matches!(app.modals.last(), Some(Modal::Text { scroll: 2, .. })));
+
+    let out = rgd(h, "http://127.0.0.1:9")
+        .args(["runs", "search", "wrong on visible", "--json"])
+        .output()
+        .unwrap();
+    let hits: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tasks: HashSet<&str> = hits
+        .iter()
+        .filter(|h| h["kind"] == "task")
+        .map(|h| h["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tasks, HashSet::from(["Sample/1", "Sample/2", "Sample/6"]), "{hits:?}");
+    assert!(hits.iter().all(|h| h["kind"] != "task" || h["run_id"] == a.as_str()));
 }

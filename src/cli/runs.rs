@@ -24,6 +24,16 @@ pub enum RunsCommand {
         #[arg(long)]
         events: bool,
     },
+    /// Search every recorded run: task ids, statuses, failures, strategies, models, errors and
+    /// the text of every LLM message (the index updates itself first)
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// One JSON object per hit
+        #[arg(long)]
+        json: bool,
+    },
     /// Write samples.jsonl, results.jsonl and summary.json for a run
     Export {
         run_id: String,
@@ -175,6 +185,24 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                         r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default()
                     ),
                     None => println!("  {id:<14} unfinished"),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunsCommand::Search { query, limit, json } => {
+            let index = crate::store::RunIndex::open(home)?;
+            index.update(home)?;
+            for hit in index.search(&query, limit)? {
+                if json {
+                    println!("{}", serde_json::to_string(&hit)?);
+                } else {
+                    println!(
+                        "{}  {:<14} {:<7} {}",
+                        &hit.run_id[..hit.run_id.len().min(10)],
+                        hit.task_id,
+                        hit.kind,
+                        hit.snippet
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)

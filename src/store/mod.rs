@@ -7,11 +7,13 @@
 mod experiments;
 mod export;
 mod journal;
+mod search;
 mod status;
 
 pub use experiments::{ABLATIONS, Cell, ExperimentRecord, ExperimentSpec};
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, spawn_journal};
+pub use search::{RunHit, RunIndex};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -179,6 +179,9 @@ pub enum Action {
     Mark,
     /// Compare the marked runs (home).
     Compare,
+    /// The next / previous search hit in a text popup.
+    NextHit,
+    PrevHit,
 }
 
 /// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
@@ -201,6 +204,8 @@ pub struct App {
     pub home_dir: Option<PathBuf>,
     /// Runs marked on the home screen for a comparison, in marking order.
     pub marked: Vec<String>,
+    /// The search across runs being typed on the home screen.
+    pub run_query: String,
     pub status: Option<String>,
     pub quit: bool,
     /// Set when the user chose to stop a live run.
@@ -234,6 +239,7 @@ impl App {
             home_info: Vec::new(),
             home_dir: None,
             marked: Vec::new(),
+            run_query: String::new(),
             status: None,
             quit: false,
             stopped: false,
@@ -279,9 +285,24 @@ impl App {
                     title: format!(" {} runs compared (↑↓ scroll, Esc closes) ", self.marked.len()),
                     lines: text.lines().map(str::to_string).collect(),
                     scroll: 0,
+                    step: 1,
                 });
             }
             AppEvent::Compared(Err(e)) => self.status = Some(format!("cannot compare: {e}")),
+            AppEvent::RunsSearched { query, hits: Ok(hits) } => {
+                self.status = None;
+                let lines = hits
+                    .iter()
+                    .flat_map(|h| [format!("{}  {}  {}", h.run_id, h.task_id, h.kind), format!("    {}", h.snippet)])
+                    .collect();
+                self.modals.push(Modal::Text {
+                    title: format!(" {} hits for {query:?} (n / N next / previous, Esc closes) ", hits.len()),
+                    lines,
+                    scroll: 0,
+                    step: 2,
+                });
+            }
+            AppEvent::RunsSearched { hits: Err(e), .. } => self.status = Some(format!("search failed: {e}")),
             AppEvent::MemoryOpened(opened) => {
                 if let Some(b) = &mut self.memory {
                     match opened {
@@ -456,6 +477,8 @@ impl App {
                     self.quit = true;
                 }
             }
+            (Modal::Text { scroll, step, .. }, Action::NextHit) => *scroll = scroll.saturating_add(*step),
+            (Modal::Text { scroll, step, .. }, Action::PrevHit) => *scroll = scroll.saturating_sub(*step),
             (Modal::Text { scroll, .. }, Action::Up) => *scroll = scroll.saturating_sub(1),
             (Modal::Text { scroll, .. }, Action::Down) => *scroll = scroll.saturating_add(1),
             (Modal::Text { scroll, .. }, Action::PageUp) => *scroll = scroll.saturating_sub(10),
@@ -488,6 +511,19 @@ impl App {
                 }
                 self.sweep.selected = 0;
             }
+            (Modal::Filter(Filter::Runs), action) => match action {
+                Action::FilterChar(c) => self.run_query.push(c),
+                Action::FilterBackspace => {
+                    self.run_query.pop();
+                }
+                Action::EndFilter { keep } => {
+                    self.modals.pop();
+                    if keep && !self.run_query.trim().is_empty() {
+                        self.search_runs();
+                    }
+                }
+                _ => {}
+            },
             (Modal::Filter(Filter::Memory), action) => {
                 let Some(browser) = &mut self.memory else {
                     self.modals.pop();
@@ -547,6 +583,10 @@ impl App {
                 }
             }
             Action::Compare => self.compare_marked(),
+            Action::StartFilter => {
+                self.run_query.clear();
+                self.modals.push(Modal::Filter(Filter::Runs));
+            }
             Action::Enter => {
                 if let Some(row) = self.runs.get(self.run_selected) {
                     let id = row.run_id.clone();
@@ -773,6 +813,23 @@ impl App {
     }
 
     /// Reads every run's manifest and status (a background job: a home with many runs is slow).
+    /// Searches every recorded run (updating the index first) in the background.
+    fn search_runs(&mut self) {
+        let Some(dir) = self.home_dir.clone() else { return };
+        let query = self.run_query.clone();
+        self.status = Some(format!("searching runs for {query:?}…"));
+        self.spawn(move || {
+            let home = crate::store::Home { root: dir };
+            let hits = crate::store::RunIndex::open(&home)
+                .and_then(|index| {
+                    index.update(&home)?;
+                    index.search(&query, 100)
+                })
+                .map_err(|e| e.to_string());
+            AppEvent::RunsSearched { query, hits }
+        });
+    }
+
     /// The marked runs compared in the background, shown as a popup.
     fn compare_marked(&mut self) {
         if self.marked.len() < 2 {

@@ -31,6 +31,11 @@ pub enum AppEvent {
     RunsListed(Vec<RunRow>),
     /// The marked runs compared (`rgd compare`'s text), or why they cannot be.
     Compared(Result<String, String>),
+    /// Hits of a search across runs.
+    RunsSearched {
+        query: String,
+        hits: Result<Vec<crate::store::RunHit>, String>,
+    },
 }
 
 pub type JobSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;

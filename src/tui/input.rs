@@ -113,6 +113,8 @@ fn modal_key(modal: &Modal, code: KeyCode) -> Option<Action> {
         }),
         Modal::Text { .. } => Some(match code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Back,
+            KeyCode::Char('n') => Action::NextHit,
+            KeyCode::Char('N') => Action::PrevHit,
             KeyCode::Up | KeyCode::Char('k') => Action::Up,
             KeyCode::Down | KeyCode::Char('j') => Action::Down,
             KeyCode::PageUp => Action::PageUp,
@@ -144,6 +146,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("s", "sort tasks: order, status, iterations, time"),
     ("n", "home: start a new run"),
     ("space / c", "home: mark runs / compare the marked runs"),
+    (
+        "/ (home)",
+        "search every run's tasks, errors and LLM messages; n / N step through hits",
+    ),
     ("r", "home: refresh the run list"),
     ("m", "home: the memory browser (/ searches; ← → scroll the entry)"),
     ("space", "replay: play / pause"),

@@ -14,7 +14,13 @@ pub enum Modal {
     /// Typing a filter or a search.
     Filter(Filter),
     /// Text to read and scroll (the comparison of marked runs).
-    Text { title: String, lines: Vec<String>, scroll: u16 },
+    /// `step`: the lines `n` / `N` move (one search hit).
+    Text {
+        title: String,
+        lines: Vec<String>,
+        scroll: u16,
+        step: u16,
+    },
 }
 
 /// What a `Modal::Filter` edits.
@@ -24,4 +30,6 @@ pub enum Filter {
     Tasks,
     /// The memory browser's search.
     Memory,
+    /// The home screen's search across recorded runs.
+    Runs,
 }

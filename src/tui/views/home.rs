@@ -41,7 +41,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         Constraint::Length(11),
         Constraint::Length(16),
     ];
-    let title = if app.runs.is_empty() {
+    let searching = matches!(app.modal(), Some(crate::tui::modal::Modal::Filter(crate::tui::modal::Filter::Runs)));
+    let title = if searching {
+        format!(" search all runs: {}▏ (Enter searches, Esc cancels) ", app.run_query)
+    } else if app.runs.is_empty() {
         " recorded runs: none yet (n starts one) ".to_string()
     } else {
         format!(" recorded runs ({}) ", app.runs.len())

@@ -42,7 +42,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         match modal {
             Modal::Help => help(frame, area),
             Modal::ConfirmStop => confirm(frame, area),
-            Modal::Text { title, lines, scroll } => text_popup(frame, area, title, lines, *scroll),
+            Modal::Text { title, lines, scroll, .. } => text_popup(frame, area, title, lines, *scroll),
             Modal::Form(_) | Modal::Filter(_) => {}
         }
     }
