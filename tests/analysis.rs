@@ -536,6 +536,34 @@ async fn the_home_screen_compares_marked_runs_and_searches_every_run() {
         screen.contains("2 runs compared") && screen.contains("McNemar exact p = 0.2500"),
         "{screen}"
     );
+    // The flipped tasks are listed to select; Enter shows both runs on one, with the diff.
+    assert!(
+        text.lines().any(|l| l.contains("Sample/6") && l.contains("solved only by")),
+        "{text}"
+    );
+    app.handle(Action::NextHit);
+    app.handle(Action::Enter);
+    let shown = events.recv().await.unwrap();
+    app.apply_event(shown);
+    let Some(Modal::Text { lines, .. }) = app.modals.last() else {
+        panic!("no task popup: {:?}", app.status)
+    };
+    let detail = lines.join("\n");
+    assert!(detail.starts_with("Sample/1\nA "), "{detail}");
+    assert!(
+        detail.contains("solved at iteration 1") && detail.contains("failed after 1 iteration (wrong on visible)"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("visible 2/2, hidden 1/1") && detail.contains("visible 0/2"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("final programs, A → B") && detail.contains("-    return a + b"),
+        "{detail}"
+    );
+    assert!(detail.contains("return None"), "the diff shows the two programs: {detail}");
+    app.handle(Action::Back);
     app.handle(Action::Back);
     assert!(app.modals.is_empty());
 
@@ -553,7 +581,8 @@ async fn the_home_screen_compares_marked_runs_and_searches_every_run() {
     assert!(title.contains("hits for \"fizzbuzz\""), "{title}");
     assert!(lines.iter().any(|l| l.contains("Sample/6") && l.contains("prompt")), "{lines:?}");
     app.handle(Action::NextHit);
-    assert!(matches!(app.modals.last(), Some(Modal::Text { scroll: 2, .. })));
+    app.handle(Action::NextHit);
+    assert!(matches!(app.modals.last(), Some(Modal::Text { selected: Some(1), .. })));
 
     let out = rgd(h, "http://127.0.0.1:9")
         .args(["runs", "search", "wrong on visible", "--json"])

@@ -281,13 +281,40 @@ impl App {
             AppEvent::Launched(prepared) => self.launched(prepared),
             AppEvent::Compared(Ok(text)) => {
                 self.status = None;
+                let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                // The flipped tasks, one a line, to select (n / N) and open (Enter).
+                let (mut targets, mut tasks) = (Vec::new(), Vec::new());
+                lines.push(String::new());
+                lines.push("flipped tasks (n / N select, Enter shows both runs on it)".into());
+                for line in text.lines().filter_map(|l| l.trim_start().strip_prefix("only ")) {
+                    let Some((run, ids)) = line.split_once(": ") else { continue };
+                    for id in ids.split(", ") {
+                        targets.push(lines.len() as u16);
+                        tasks.push(id.to_string());
+                        lines.push(format!("  {id:<16} solved only by {run}"));
+                    }
+                }
                 self.modals.push(Modal::Text {
                     title: format!(" {} runs compared (↑↓ scroll, Esc closes) ", self.marked.len()),
-                    lines: text.lines().map(str::to_string).collect(),
+                    lines,
                     scroll: 0,
-                    step: 1,
+                    targets,
+                    selected: None,
+                    tasks,
                 });
             }
+            AppEvent::FlipShown(Ok(lines)) => {
+                self.status = None;
+                self.modals.push(Modal::Text {
+                    title: " one task in the compared runs (Esc closes) ".into(),
+                    lines,
+                    scroll: 0,
+                    targets: Vec::new(),
+                    selected: None,
+                    tasks: Vec::new(),
+                });
+            }
+            AppEvent::FlipShown(Err(e)) => self.status = Some(format!("cannot show the task: {e}")),
             AppEvent::Compared(Err(e)) => self.status = Some(format!("cannot compare: {e}")),
             AppEvent::RunsSearched { query, hits: Ok(hits) } => {
                 self.status = None;
@@ -299,7 +326,9 @@ impl App {
                     title: format!(" {} hits for {query:?} (n / N next / previous, Esc closes) ", hits.len()),
                     lines,
                     scroll: 0,
-                    step: 2,
+                    targets: (0..hits.len() as u16).map(|i| 2 * i).collect(),
+                    selected: None,
+                    tasks: Vec::new(),
                 });
             }
             AppEvent::RunsSearched { hits: Err(e), .. } => self.status = Some(format!("search failed: {e}")),
@@ -477,8 +506,27 @@ impl App {
                     self.quit = true;
                 }
             }
-            (Modal::Text { scroll, step, .. }, Action::NextHit) => *scroll = scroll.saturating_add(*step),
-            (Modal::Text { scroll, step, .. }, Action::PrevHit) => *scroll = scroll.saturating_sub(*step),
+            (
+                Modal::Text {
+                    scroll, targets, selected, ..
+                },
+                action @ (Action::NextHit | Action::PrevHit),
+            ) if !targets.is_empty() => {
+                let n = targets.len();
+                let next = match (*selected, action) {
+                    (None, Action::NextHit) => 0,
+                    (None, _) => n - 1,
+                    (Some(i), Action::NextHit) => (i + 1) % n,
+                    (Some(i), _) => (i + n - 1) % n,
+                };
+                *selected = Some(next);
+                *scroll = targets[next].saturating_sub(2);
+            }
+            (Modal::Text { selected, tasks, .. }, Action::Enter) => {
+                if let Some(task) = selected.and_then(|i| tasks.get(i)).cloned() {
+                    self.show_flip(task);
+                }
+            }
             (Modal::Text { scroll, .. }, Action::Up) => *scroll = scroll.saturating_sub(1),
             (Modal::Text { scroll, .. }, Action::Down) => *scroll = scroll.saturating_add(1),
             (Modal::Text { scroll, .. }, Action::PageUp) => *scroll = scroll.saturating_sub(10),
@@ -827,6 +875,17 @@ impl App {
                 })
                 .map_err(|e| e.to_string());
             AppEvent::RunsSearched { query, hits }
+        });
+    }
+
+    /// The first two marked runs on one task: each iteration's tests, and the diff of the final
+    /// programs.
+    fn show_flip(&mut self, task: String) {
+        let Some(dir) = self.home_dir.clone() else { return };
+        let runs: Vec<String> = self.marked.iter().take(2).cloned().collect();
+        self.spawn(move || {
+            let home = crate::store::Home { root: dir };
+            AppEvent::FlipShown(super::flip::lines(&home, &runs, &task).map_err(|e| format!("{e:#}")))
         });
     }
 

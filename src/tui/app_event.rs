@@ -31,6 +31,8 @@ pub enum AppEvent {
     RunsListed(Vec<RunRow>),
     /// The marked runs compared (`rgd compare`'s text), or why they cannot be.
     Compared(Result<String, String>),
+    /// The marked runs side by side on one task.
+    FlipShown(Result<Vec<String>, String>),
     /// Hits of a search across runs.
     RunsSearched {
         query: String,

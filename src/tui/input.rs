@@ -115,6 +115,7 @@ fn modal_key(modal: &Modal, code: KeyCode) -> Option<Action> {
             KeyCode::Esc | KeyCode::Char('q') => Action::Back,
             KeyCode::Char('n') => Action::NextHit,
             KeyCode::Char('N') => Action::PrevHit,
+            KeyCode::Enter => Action::Enter,
             KeyCode::Up | KeyCode::Char('k') => Action::Up,
             KeyCode::Down | KeyCode::Char('j') => Action::Down,
             KeyCode::PageUp => Action::PageUp,

@@ -7,6 +7,7 @@
 
 mod app;
 mod app_event;
+mod flip;
 mod form;
 mod highlighted;
 mod input;

@@ -13,13 +13,16 @@ pub enum Modal {
     Form(Box<Form>),
     /// Typing a filter or a search.
     Filter(Filter),
-    /// Text to read and scroll (the comparison of marked runs).
-    /// `step`: the lines `n` / `N` move (one search hit).
+    /// Text to read and scroll (the comparison of marked runs, search hits). `targets`: the lines
+    /// `n` / `N` select in turn (hits, flipped tasks); `tasks`: the task each target opens with
+    /// Enter (the compare popup's flips), when any.
     Text {
         title: String,
         lines: Vec<String>,
         scroll: u16,
-        step: u16,
+        targets: Vec<u16>,
+        selected: Option<usize>,
+        tasks: Vec<String>,
     },
 }
 

@@ -42,7 +42,14 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         match modal {
             Modal::Help => help(frame, area),
             Modal::ConfirmStop => confirm(frame, area),
-            Modal::Text { title, lines, scroll, .. } => text_popup(frame, area, title, lines, *scroll),
+            Modal::Text {
+                title,
+                lines,
+                scroll,
+                targets,
+                selected,
+                ..
+            } => text_popup(frame, area, title, lines, *scroll, selected.map(|i| targets[i])),
             Modal::Form(_) | Modal::Filter(_) => {}
         }
     }
@@ -138,9 +145,16 @@ fn help(frame: &mut Frame, area: Rect) {
 }
 
 /// A scrollable text popup, nearly the whole screen.
-fn text_popup(frame: &mut Frame, area: Rect, title: &str, lines: &[String], scroll: u16) {
+fn text_popup(frame: &mut Frame, area: Rect, title: &str, lines: &[String], scroll: u16, selected: Option<u16>) {
     let popup = centered(area, area.width.saturating_sub(4), area.height.saturating_sub(2));
-    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let text: Vec<Line> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match selected == Some(i as u16) {
+            true => Line::styled(l.clone(), Style::new().reversed()),
+            false => Line::raw(l.clone()),
+        })
+        .collect();
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(text)
