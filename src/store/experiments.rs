@@ -160,4 +160,19 @@ mod tests {
         assert_eq!(cells[4].label(), "humaneval rgd no-feedback (a)");
         assert!(toml::from_str::<super::ExperimentSpec>("datasets = []\nstrategies = []\nmodel = \"x\"\n").is_err());
     }
+
+    #[test]
+    fn the_shipped_table1_describes_tables_one_and_two_on_both_ldb_datasets() {
+        let spec: super::ExperimentSpec = toml::from_str(include_str!("../../assets/experiments/table1.toml")).unwrap();
+        assert_eq!(spec.datasets, ["humaneval", "mbpp"]);
+        for s in &spec.strategies {
+            assert!(crate::engine::Strategy::from_name(s).is_some(), "{s}");
+        }
+        let cells = spec.cells();
+        assert_eq!(cells.len(), 2 * (spec.strategies.len() + 3));
+        assert_eq!(cells.iter().filter(|c| c.ablation.is_some()).count(), 6);
+        for name in &spec.datasets {
+            assert!(crate::dataset::resolve_dataset(name, None).is_ok(), "{name} is bundled");
+        }
+    }
 }
