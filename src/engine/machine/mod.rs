@@ -310,6 +310,10 @@ impl TaskMachine {
         {
             self.tampered = report.tampered().map(str::to_string);
         }
+        // Every answer is counted once, for the agent of the call in flight.
+        if let (Outcome::Agent(Ok(resp)), Some(purpose)) = (&outcome, self.last_purpose) {
+            self.count(purpose.agent(), resp);
+        }
         match (self.phase, outcome) {
             (Phase::Trace, Outcome::Traced(traced)) if self.config.strategy == Strategy::Ldb => self.ldb_verdict(traced),
             // RGD with `--trace`: the Feedback agent gets the real execution of a failing test.
@@ -317,31 +321,13 @@ impl TaskMachine {
                 self.keep_trace(traced);
                 self.call(vec![], Purpose::Feedback)
             }
-            (Phase::Verdict, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Feedback, &resp);
-                self.ldb_fix(&resp.text)
-            }
-            (Phase::SelfTests, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
-                self.reflexion_tests_written(&resp.text)
-            }
+            (Phase::Verdict, Outcome::Agent(Ok(resp))) => self.ldb_fix(&resp.text),
+            (Phase::SelfTests, Outcome::Agent(Ok(resp))) => self.reflexion_tests_written(&resp.text),
             (Phase::OwnTests, Outcome::Tests(Ok(report))) => self.reflexion_tested(report),
-            (Phase::Reflect, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Feedback, &resp);
-                self.reflexion_reflected(&resp.text)
-            }
-            (Phase::Recall, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
-                self.mapcoder_recalled(&resp.text)
-            }
-            (Phase::MapPlan, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
-                self.mapcoder_planned(&resp.text)
-            }
-            (Phase::Confidence, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Feedback, &resp);
-                self.mapcoder_scored(&resp.text)
-            }
+            (Phase::Reflect, Outcome::Agent(Ok(resp))) => self.reflexion_reflected(&resp.text),
+            (Phase::Recall, Outcome::Agent(Ok(resp))) => self.mapcoder_recalled(&resp.text),
+            (Phase::MapPlan, Outcome::Agent(Ok(resp))) => self.mapcoder_planned(&resp.text),
+            (Phase::Confidence, Outcome::Agent(Ok(resp))) => self.mapcoder_scored(&resp.text),
             (
                 Phase::Plan
                 | Phase::GuideInit
@@ -366,24 +352,20 @@ impl TaskMachine {
                 self.finish(vec![], status, Some(format!("{} agent: {e}", purpose.agent().name())))
             }
             (Phase::Plan, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
                 self.plan = resp.text.trim().to_string();
                 self.call(vec![], Purpose::Implement)
             }
             (Phase::GuideInit, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
                 self.guidance = resp.text.trim().to_string();
                 self.call(vec![], Purpose::DebugInit)
             }
             (Phase::Refine, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Guide, &resp);
                 self.guidance = resp.text.trim().to_string();
                 self.iteration += 1;
                 let events = vec![self.iteration_started()];
                 self.call(events, Purpose::DebugFix)
             }
             (Phase::Debug, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Debug, &resp);
                 self.remember_answer(&resp.text);
                 self.on_code(&resp.text)
             }
@@ -433,19 +415,12 @@ impl TaskMachine {
                 self.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}")))
             }
             (Phase::Feedback, Outcome::Agent(Ok(resp))) => {
-                self.count(Agent::Feedback, &resp);
                 self.analysis = resp.text.trim().to_string();
                 self.refine()
             }
             (Phase::Keywords, Outcome::Agent(answer)) => {
                 // A failed keyword call costs the entry its LLM keywords, not the task its success.
-                let keywords = match answer {
-                    Ok(resp) => {
-                        self.count(Agent::Guide, &resp);
-                        crate::agents::parse_keywords(&resp.text)
-                    }
-                    Err(_) => Vec::new(),
-                };
+                let keywords = answer.map(|resp| crate::agents::parse_keywords(&resp.text)).unwrap_or_default();
                 self.phase = Phase::Store;
                 let record = MemoryRecord {
                     task_id: self.task.id.clone(),
