@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap, wilson};
-use crate::record::{Manifest, RunState, RunStatus, TaskResult, TaskStatus};
+use crate::record::{Manifest, RunState, RunStatus, RunSummary, TaskResult, TaskStatus};
 use crate::store::{Home, RunStore};
 
 /// A recorded run as a comparison reads it.
@@ -34,6 +34,14 @@ impl RunData {
             .collect();
         let state = RunStatus::read(&store.dir).map(|s| s.state).unwrap_or(RunState::Interrupted);
         Ok(RunData { manifest, results, state })
+    }
+
+    /// The run's summary over `tasks` (its own selection, or the tasks a comparison shares):
+    /// solved, tokens per agent, pass@1 after each iteration, as `runs export` computes them.
+    pub fn summary(&self, tasks: &[String]) -> RunSummary {
+        let m = &self.manifest;
+        let results: Vec<TaskResult> = tasks.iter().filter_map(|t| self.results.get(t)).cloned().collect();
+        RunSummary::compute(&m.run_id, &m.dataset.name, &m.model_label(), tasks, &results, m.max_iters)
     }
 
     fn solved(&self, task: &str) -> bool {
@@ -179,33 +187,30 @@ fn short(run_id: &str) -> &str {
 }
 
 fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {
-    let results: Vec<&TaskResult> = tasks.iter().filter_map(|t| run.results.get(t)).collect();
-    let solved = tasks.iter().filter(|t| run.solved(t)).count();
-    let n = tasks.len();
+    let summary = run.summary(tasks);
+    let (solved, n) = (summary.solved, tasks.len());
     let mut cost = Cost::default();
-    for r in &results {
-        for (agent, t) in &r.tokens {
-            let c = cost.per_agent.entry(agent.name().to_string()).or_default();
-            c.tokens_in += t.input;
-            c.tokens_out += t.output;
-            c.calls += u64::from(t.calls);
-        }
+    for (agent, t) in &summary.tokens {
+        cost.per_agent.insert(
+            agent.name().to_string(),
+            AgentCost {
+                tokens_in: t.input,
+                tokens_out: t.output,
+                calls: u64::from(t.calls),
+            },
+        );
     }
     let per_solved = |total: u64| (solved > 0).then(|| total as f64 / solved as f64);
     cost.tokens_in_per_solved = per_solved(cost.per_agent.values().map(|c| c.tokens_in).sum());
     cost.tokens_out_per_solved = per_solved(cost.per_agent.values().map(|c| c.tokens_out).sum());
     cost.calls_per_solved = per_solved(cost.per_agent.values().map(|c| c.calls).sum());
-    cost.seconds_per_task = if results.is_empty() {
-        0.0
-    } else {
-        results.iter().map(|r| r.seconds).sum::<f64>() / results.len() as f64
-    };
-    let max_k = run.manifest.max_iters.max(1);
-    let cumulative = (1..=max_k)
-        .map(|k| results.iter().filter(|r| r.first_pass_iteration.is_some_and(|f| f <= k)).count() as f64 / n as f64)
-        .collect();
+    cost.seconds_per_task = summary.task_seconds / summary.finished.max(1) as f64;
     let mut failures = BTreeMap::new();
-    for r in results.iter().filter(|r| r.status != TaskStatus::Solved) {
+    for r in tasks
+        .iter()
+        .filter_map(|t| run.results.get(t))
+        .filter(|r| r.status != TaskStatus::Solved)
+    {
         let label = r
             .failure
             .as_ref()
@@ -218,12 +223,12 @@ fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {
         model: run.manifest.model_shown(),
         tasks: n,
         solved,
-        unfinished: n - results.len(),
-        pass_at_1: solved as f64 / n as f64,
+        unfinished: summary.unfinished.len(),
+        pass_at_1: summary.pass_at_1,
         interval: wilson(solved, n),
         delta: 0.0,
         cost,
-        cumulative,
+        cumulative: summary.pass_at_1_by_iteration.into_values().collect(),
         failures,
     }
 }

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::report::Report;
@@ -144,6 +146,29 @@ fn manifests(report: &Report) -> String {
     out
 }
 
+/// An axis label only at whole numbers (a category's centre, an iteration), blank between them.
+fn at_whole(x: f64, label: impl Fn(usize) -> Option<String>) -> String {
+    let i = x.round();
+    if (x - i).abs() < 1e-6 && i >= 0.0 {
+        label(i as usize).unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Every chart's legend box, then the drawing finished.
+fn legend_and_present<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, root: &DrawingArea<SVGBackend<'b>, Shift>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(svg_error)?;
+    root.present().map_err(svg_error)
+}
+
 fn svg_error(e: impl std::fmt::Display) -> String {
     format!("the chart could not be drawn: {e}")
 }
@@ -170,14 +195,7 @@ fn pass_chart(report: &Report) -> Result<String, String> {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 {
-                    methods.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| at_whole(*x, |i| methods.get(i).cloned()))
             .y_desc("pass@1 (%)")
             .draw()
             .map_err(svg_error)?;
@@ -208,13 +226,7 @@ fn pass_chart(report: &Report) -> Result<String, String> {
                 )
                 .map_err(svg_error)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(svg_error)?;
-        root.present().map_err(svg_error)?;
+        legend_and_present(&mut chart, &root)?;
     }
     Ok(svg)
 }
@@ -226,21 +238,8 @@ fn iterations_chart(report: &Report, dataset: &str) -> Result<String, String> {
         .iter()
         .filter_map(|m| {
             let e = report.get(m, dataset)?;
-            let k = e.run.manifest.max_iters;
-            (k > 1).then(|| {
-                let values = (1..=k)
-                    .map(|i| {
-                        let solved = e
-                            .run
-                            .results
-                            .values()
-                            .filter(|r| r.first_pass_iteration.is_some_and(|f| f <= i))
-                            .count();
-                        100.0 * solved as f64 / e.tasks.max(1) as f64
-                    })
-                    .collect();
-                (m, values)
-            })
+            let by_iteration = &e.summary.pass_at_1_by_iteration;
+            (by_iteration.len() > 1).then(|| (m, by_iteration.values().map(|p| 100.0 * p).collect()))
         })
         .collect();
     let Some(k) = lines.iter().map(|(_, v)| v.len()).max() else {
@@ -262,13 +261,7 @@ fn iterations_chart(report: &Report, dataset: &str) -> Result<String, String> {
             .x_desc("iteration")
             .y_desc("pass@1 (%)")
             .x_labels(k.max(2))
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 {
-                    format!("{x:.0}")
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| at_whole(*x, |i| Some(i.to_string())))
             .draw()
             .map_err(svg_error)?;
         for (i, (m, values)) in lines.iter().enumerate() {
@@ -282,13 +275,7 @@ fn iterations_chart(report: &Report, dataset: &str) -> Result<String, String> {
                 .label(m.to_string())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(svg_error)?;
-        root.present().map_err(svg_error)?;
+        legend_and_present(&mut chart, &root)?;
     }
     Ok(svg)
 }
@@ -303,16 +290,7 @@ fn tokens_chart(report: &Report, dataset: &str) -> Result<String, String> {
             (e.solved > 0).then(|| {
                 let per_agent = Agent::ALL
                     .iter()
-                    .map(|a| {
-                        let total: u64 = e
-                            .run
-                            .results
-                            .values()
-                            .filter_map(|r| r.tokens.get(a))
-                            .map(|t| t.input + t.output)
-                            .sum();
-                        total as f64 / e.solved as f64
-                    })
+                    .map(|a| e.summary.tokens.get(a).map_or(0, |t| t.input + t.output) as f64 / e.solved as f64)
                     .collect();
                 (m, per_agent)
             })
@@ -337,14 +315,7 @@ fn tokens_chart(report: &Report, dataset: &str) -> Result<String, String> {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 {
-                    bars.get(i as usize).map(|(m, _)| m.to_string()).unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(&|x| at_whole(*x, |i| bars.get(i).map(|(m, _)| m.to_string())))
             .y_desc("tokens per solved task")
             .draw()
             .map_err(svg_error)?;
@@ -359,13 +330,7 @@ fn tokens_chart(report: &Report, dataset: &str) -> Result<String, String> {
                 .label(agent.name())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(svg_error)?;
-        root.present().map_err(svg_error)?;
+        legend_and_present(&mut chart, &root)?;
     }
     Ok(svg)
 }

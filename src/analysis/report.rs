@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 
 use super::compare::RunData;
 use super::stats::wilson;
-use crate::record::TaskStatus;
+use crate::record::{RunSummary, TaskStatus};
 
 /// One method on one dataset: the newest run of it.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub run: RunData,
+    /// Over the run's own tasks: solved, tokens per agent, pass@1 after each iteration.
+    pub summary: RunSummary,
     pub solved: usize,
     pub tasks: usize,
     pub pass_at_1: f64,
@@ -20,11 +22,12 @@ pub struct Entry {
 
 impl Entry {
     fn new(run: RunData) -> Entry {
-        let tasks = run.manifest.dataset.selected.len();
-        let solved = run.results.values().filter(|r| r.status == TaskStatus::Solved).count();
+        let summary = run.summary(&run.manifest.dataset.selected);
+        let (solved, tasks) = (summary.solved, summary.tasks);
         Entry {
-            pass_at_1: solved as f64 / tasks.max(1) as f64,
+            pass_at_1: summary.pass_at_1,
             interval: wilson(solved, tasks),
+            summary,
             run,
             solved,
             tasks,
