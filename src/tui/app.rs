@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 use super::app_event::{AppEvent, JobReceiver, JobSender};
 use super::form::Form;
-use super::modal::{Filter, Modal};
+use super::modal::{Filter, Flip, Modal};
 use super::model::{RunModel, TaskStage, TaskView};
 use super::replay::{Replay, ReplayAction};
 use super::run_list::RunRow;
@@ -279,28 +279,33 @@ impl App {
     pub fn apply_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Launched(prepared) => self.launched(prepared),
-            AppEvent::Compared(Ok(text)) => {
+            AppEvent::Compared(Ok(comparison)) => {
                 self.status = None;
-                let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-                // The flipped tasks, one a line, to select (n / N) and open (Enter).
-                let (mut targets, mut tasks) = (Vec::new(), Vec::new());
+                let mut lines: Vec<String> = crate::analysis::render(&comparison).lines().map(str::to_string).collect();
+                // The flipped tasks of each pair, one a line, to select (n / N) and open (Enter).
+                let (mut targets, mut flips) = (Vec::new(), Vec::new());
                 lines.push(String::new());
                 lines.push("flipped tasks (n / N select, Enter shows both runs on it)".into());
-                for line in text.lines().filter_map(|l| l.trim_start().strip_prefix("only ")) {
-                    let Some((run, ids)) = line.split_once(": ") else { continue };
-                    for id in ids.split(", ") {
-                        targets.push(lines.len() as u16);
-                        tasks.push(id.to_string());
-                        lines.push(format!("  {id:<16} solved only by {run}"));
+                for p in &comparison.paired {
+                    let by = [(&p.first, &p.only_first), (&p.other, &p.only_other)];
+                    for (winner, ids) in by {
+                        for id in ids {
+                            targets.push(lines.len() as u16);
+                            lines.push(format!("  {id:<16} solved only by {}", winner.get(..10).unwrap_or(winner)));
+                            flips.push(Flip {
+                                task: id.clone(),
+                                runs: [p.first.clone(), p.other.clone()],
+                            });
+                        }
                     }
                 }
                 self.modals.push(Modal::Text {
-                    title: format!(" {} runs compared (↑↓ scroll, Esc closes) ", self.marked.len()),
+                    title: format!(" {} runs compared (↑↓ scroll, Esc closes) ", comparison.runs.len()),
                     lines,
                     scroll: 0,
                     targets,
                     selected: None,
-                    tasks,
+                    flips,
                 });
             }
             AppEvent::FlipShown(Ok(lines)) => {
@@ -311,7 +316,7 @@ impl App {
                     scroll: 0,
                     targets: Vec::new(),
                     selected: None,
-                    tasks: Vec::new(),
+                    flips: Vec::new(),
                 });
             }
             AppEvent::FlipShown(Err(e)) => self.status = Some(format!("cannot show the task: {e}")),
@@ -328,7 +333,7 @@ impl App {
                     scroll: 0,
                     targets: (0..hits.len() as u16).map(|i| 2 * i).collect(),
                     selected: None,
-                    tasks: Vec::new(),
+                    flips: Vec::new(),
                 });
             }
             AppEvent::RunsSearched { hits: Err(e), .. } => self.status = Some(format!("search failed: {e}")),
@@ -522,9 +527,9 @@ impl App {
                 *selected = Some(next);
                 *scroll = targets[next].saturating_sub(2);
             }
-            (Modal::Text { selected, tasks, .. }, Action::Enter) => {
-                if let Some(task) = selected.and_then(|i| tasks.get(i)).cloned() {
-                    self.show_flip(task);
+            (Modal::Text { selected, flips, .. }, Action::Enter) => {
+                if let Some(flip) = selected.and_then(|i| flips.get(i)).cloned() {
+                    self.show_flip(flip);
                 }
             }
             (Modal::Text { scroll, .. }, Action::Up) => *scroll = scroll.saturating_sub(1),
@@ -878,14 +883,12 @@ impl App {
         });
     }
 
-    /// The first two marked runs on one task: each iteration's tests, and the diff of the final
-    /// programs.
-    fn show_flip(&mut self, task: String) {
+    /// The flip's two runs on its task: each iteration's tests, and the diff of the final programs.
+    fn show_flip(&mut self, flip: Flip) {
         let Some(dir) = self.home_dir.clone() else { return };
-        let runs: Vec<String> = self.marked.iter().take(2).cloned().collect();
         self.spawn(move || {
             let home = crate::store::Home { root: dir };
-            AppEvent::FlipShown(super::flip::lines(&home, &runs, &task).map_err(|e| format!("{e:#}")))
+            AppEvent::FlipShown(super::flip::lines(&home, &flip.runs, &flip.task).map_err(|e| format!("{e:#}")))
         });
     }
 
@@ -905,7 +908,6 @@ impl App {
                 .map(|id| crate::analysis::RunData::load(&home, id))
                 .collect::<anyhow::Result<Vec<_>>>()
                 .and_then(|runs| crate::analysis::compare(&runs))
-                .map(|c| crate::analysis::render(&c))
                 .map_err(|e| format!("{e:#}"));
             AppEvent::Compared(compared)
         });

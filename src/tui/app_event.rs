@@ -30,7 +30,7 @@ pub enum AppEvent {
     },
     RunsListed(Vec<RunRow>),
     /// The marked runs compared (`rgd compare`'s text), or why they cannot be.
-    Compared(Result<String, String>),
+    Compared(Result<crate::analysis::Comparison, String>),
     /// The marked runs side by side on one task.
     FlipShown(Result<Vec<String>, String>),
     /// Hits of a search across runs.

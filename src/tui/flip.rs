@@ -39,9 +39,9 @@ fn iterations(home: &Home, run: &str, task: &str) -> anyhow::Result<Vec<String>>
     Ok(per)
 }
 
-/// The popup's lines for `task` in the first two of `runs`.
-pub fn lines(home: &Home, runs: &[String], task: &str) -> anyhow::Result<Vec<String>> {
-    let [a, b] = runs else { anyhow::bail!("two runs are needed") };
+/// The popup's lines for `task` in the two `runs`.
+pub fn lines(home: &Home, runs: &[String; 2], task: &str) -> anyhow::Result<Vec<String>> {
+    let [a, b] = runs;
     let (ra, rb) = (RunData::load(home, a)?, RunData::load(home, b)?);
     let status = |r: &RunData| match r.results.get(task) {
         Some(t) if t.passed => format!("solved at iteration {}", t.first_pass_iteration.unwrap_or(t.iterations)),

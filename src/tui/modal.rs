@@ -14,16 +14,24 @@ pub enum Modal {
     /// Typing a filter or a search.
     Filter(Filter),
     /// Text to read and scroll (the comparison of marked runs, search hits). `targets`: the lines
-    /// `n` / `N` select in turn (hits, flipped tasks); `tasks`: the task each target opens with
-    /// Enter (the compare popup's flips), when any.
+    /// `n` / `N` select in turn (hits, flipped tasks); `flips`: what each target opens with
+    /// Enter (the compare popup's flipped tasks), when any.
     Text {
         title: String,
         lines: Vec<String>,
         scroll: u16,
         targets: Vec<u16>,
         selected: Option<usize>,
-        tasks: Vec<String>,
+        flips: Vec<Flip>,
     },
+}
+
+/// A task one of two compared runs solved and the other did not: Enter shows both runs on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flip {
+    pub task: String,
+    /// The pair compared (the first run, and the other).
+    pub runs: [String; 2],
 }
 
 /// What a `Modal::Filter` edits.
