@@ -109,6 +109,8 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             memory_threshold: None,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),
+            breakpoints: None,
+            control: None,
         },
     };
     say(&format!(

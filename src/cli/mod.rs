@@ -2,6 +2,7 @@
 //! starts the engine and subscribes a printer to the event stream.
 
 mod compare;
+mod control;
 mod datasets;
 mod demo;
 mod detach;

@@ -308,6 +308,19 @@ fn detailed(event: &Event, labels: &Labels) {
         Event::MemoryStored { error: Some(e), .. } => writeln!(out, "  not remembered: {e}"),
         Event::MemoryStored { .. } => Ok(()),
         Event::TaskFinished { result } => writeln!(out, "\n■ {}", task_line(result)),
+        Event::Paused {
+            iteration,
+            reason,
+            pending,
+            ..
+        } => writeln!(
+            out,
+            "\n  ⏸ paused ({reason}) at iteration {iteration} before the {}",
+            pending.label()
+        ),
+        Event::Resumed { how, .. } => writeln!(out, "  ▶ {how}"),
+        Event::Intervened { field, diff, .. } => writeln!(out, "  ✎ edited by hand: {field}\n{}", indent(diff)),
+        Event::ControlError { message } => writeln!(out, "  ✗ debugger: {message}"),
         Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
     };
     let _ = out.flush();

@@ -84,6 +84,23 @@ pub struct CommonArgs {
     /// Use this run id (set by --detach, which must know the id before the run starts)
     #[arg(long, hide = true)]
     pub run_id: Option<String>,
+    /// Stop tasks here (comma-separated): before:guide|debug|feedback|agent|tests|memory,
+    /// on:visible-fail|hidden-fail|llm-error, iter:K. Headless, commands are read from stdin
+    #[arg(long = "break", value_name = "WHERE", value_parser = parse_breakpoints)]
+    pub breakpoints: Option<String>,
+    /// Take debugger commands as JSON lines on stdin (use with --json); see the README's protocol
+    #[arg(long, value_enum, value_name = "CHANNEL")]
+    pub control: Option<ControlChannel>,
+}
+
+/// Where debugger commands come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ControlChannel {
+    Stdio,
+}
+
+fn parse_breakpoints(text: &str) -> Result<String, String> {
+    crate::engine::Breakpoint::parse_list(text).map(|_| text.to_string())
 }
 
 /// `--trace`: which execution trace RGD's Feedback agent reads, if any.
@@ -118,7 +135,17 @@ impl CommonArgs {
                 t: self.mapcoder_t,
             },
             run_id: self.run_id.clone(),
+            control: self.debugger(),
         }
+    }
+
+    /// The debugger: with breakpoints, a control channel, or the TUI (whose keys drive it).
+    fn debugger(&self) -> Option<std::sync::Arc<crate::engine::Control>> {
+        if self.breakpoints.is_none() && self.control.is_none() && !self.tui {
+            return None;
+        }
+        let breakpoints = crate::engine::Breakpoint::parse_list(self.breakpoints.as_deref().unwrap_or_default()).unwrap_or_default();
+        Some(std::sync::Arc::new(crate::engine::Control::new(breakpoints)))
     }
 }
 
@@ -298,6 +325,9 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
         return finish(&store, outcome?, mode, out);
     }
     let printer = Printer::spawn(mode, bus.subscribe(), sweep.tasks.len());
+    if let Some(control) = &sweep.runner.control {
+        super::control::spawn_stdin(control.clone(), bus.clone());
+    }
     let summary = tokio::select! {
         summary = sweep.run(resumed) => summary?,
         _ = tokio::signal::ctrl_c() => {

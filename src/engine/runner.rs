@@ -11,6 +11,7 @@ use crate::llm::{CallObserver, ChatModel, LlmError};
 use crate::sandbox::{Executor, Job, Limits};
 
 use super::bus::EventBus;
+use super::control::{Control, Gate};
 use super::machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, suite_tests};
 use crate::record::TaskResult;
 use crate::record::{Event, Suite};
@@ -32,6 +33,8 @@ pub struct TaskRunner {
     pub config: Arc<LoopConfig>,
     pub limits: Limits,
     pub bus: Arc<EventBus>,
+    /// The debugger, when the run has one (breakpoints, a control channel, the TUI's keys).
+    pub control: Option<Arc<Control>>,
     call_ids: AtomicU64,
 }
 
@@ -55,8 +58,14 @@ impl TaskRunner {
             config,
             limits,
             bus,
+            control: None,
             call_ids: AtomicU64::new(first_call_id),
         }
+    }
+
+    pub fn with_control(mut self, control: Option<Arc<Control>>) -> Self {
+        self.control = control;
+        self
     }
 
     /// Runs one task to its end. Never panics on model or program misbehaviour: every failure is
@@ -84,7 +93,28 @@ impl TaskRunner {
                     return result;
                 }
                 Step::Run(effect) => {
+                    let effect = match &self.control {
+                        None => effect,
+                        Some(control) => match control.gate(&self.bus, &task, &mut machine, effect).await {
+                            Gate::Run(effect) => effect,
+                            Gate::Skip(outcome) => {
+                                transition = machine.advance(outcome);
+                                continue;
+                            }
+                            Gate::Abort => {
+                                transition = machine.abort();
+                                continue;
+                            }
+                        },
+                    };
+                    let suite = match &effect {
+                        Effect::RunTests { suite, .. } => Some(*suite),
+                        _ => None,
+                    };
                     let outcome = self.execute(&task, machine.iteration(), effect).await;
+                    if let Some(control) = &self.control {
+                        control.observe(&task.id, suite, &outcome);
+                    }
                     transition = machine.advance(outcome);
                 }
             }

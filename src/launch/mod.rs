@@ -49,6 +49,8 @@ pub struct RunPlan {
     pub memory_threshold: Option<f32>,
     /// A run id chosen beforehand (a detached run's parent must know it).
     pub run_id: Option<String>,
+    /// The debugger (breakpoints, commands), when the front end offers one.
+    pub control: Option<Arc<crate::engine::Control>>,
 }
 
 impl RunPlan {
@@ -69,6 +71,7 @@ impl RunPlan {
             mapcoder: crate::engine::MapCoderParams::default(),
             memory_threshold: None,
             run_id: None,
+            control: None,
         }
     }
 }
@@ -159,7 +162,7 @@ pub async fn new_run(
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
-    prepare(home, store, parts, settings, tasks, false)
+    prepare(home, store, parts, settings, tasks, false, plan)
 }
 
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its
@@ -218,7 +221,7 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
         ));
     }
     report(&format!("resuming run {run_id}"));
-    prepare(home, store, parts, &settings, tasks, true)
+    prepare(home, store, parts, &settings, tasks, true, plan)
 }
 
 fn prepare(
@@ -228,6 +231,7 @@ fn prepare(
     settings: &Settings,
     tasks: Vec<Task>,
     resumed: bool,
+    plan: &RunPlan,
 ) -> anyhow::Result<Prepared> {
     let manifest = store.manifest()?;
     let recorder: Arc<dyn Recorder> = store.clone();
@@ -261,16 +265,19 @@ fn prepare(
             .or(settings.openai.as_ref().and_then(|o| o.context_size)),
         mapcoder: manifest.mapcoder.unwrap_or_default(),
     });
-    let runner = Arc::new(TaskRunner::new(
-        parts.model,
-        parts.executor,
-        parts.memory,
-        parts.prompts,
-        config,
-        manifest.limits.clone(),
-        bus.clone(),
-        next_seq,
-    ));
+    let runner = Arc::new(
+        TaskRunner::new(
+            parts.model,
+            parts.executor,
+            parts.memory,
+            parts.prompts,
+            config,
+            manifest.limits.clone(),
+            bus.clone(),
+            next_seq,
+        )
+        .with_control(plan.control.clone()),
+    );
     let sweep = Sweep {
         record: store.clone(),
         bus: bus.clone(),

@@ -173,6 +173,33 @@ pub enum Event {
         entry_id: Option<String>,
         error: Option<String>,
     },
+    /// The debugger holds the task before `pending` runs (a breakpoint, a pause or a step;
+    /// `reason` says which). Sent again after each edit, with the effect as it now stands.
+    Paused {
+        task_id: String,
+        iteration: u32,
+        reason: String,
+        pending: Pending,
+    },
+    /// The held task goes on: `how` is continue, step, skip or abort.
+    Resumed {
+        task_id: String,
+        iteration: u32,
+        how: String,
+    },
+    /// A person changed the task's course: `field` (code, messages, guidance, query, hit,
+    /// skip, abort) and what changed, as a unified diff.
+    Intervened {
+        task_id: String,
+        iteration: u32,
+        field: String,
+        diff: String,
+    },
+    /// A debugger command that could not be carried out, and why; nothing changed.
+    #[serde(rename = "error")]
+    ControlError {
+        message: String,
+    },
     TaskFinished {
         result: TaskResult,
     },
@@ -202,9 +229,60 @@ impl Event {
             | TestsRun { task_id, .. }
             | MemoryQuery { task_id, .. }
             | MemoryHit { task_id, .. }
-            | MemoryStored { task_id, .. } => Some(task_id),
+            | MemoryStored { task_id, .. }
+            | Paused { task_id, .. }
+            | Resumed { task_id, .. }
+            | Intervened { task_id, .. } => Some(task_id),
             TaskFinished { result } => Some(&result.task_id),
-            RunStarted { .. } | RunResumed { .. } | RunFinished { .. } => None,
+            RunStarted { .. } | RunResumed { .. } | RunFinished { .. } | ControlError { .. } => None,
+        }
+    }
+}
+
+/// The effect a held task will run next, as the debugger shows it (and lets a person edit it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pending {
+    /// An agent call: the exact messages and parameters; for the Guide's refinement, the memory
+    /// hit its prompt holds.
+    Agent {
+        agent: Agent,
+        purpose: Purpose,
+        messages: Vec<Message>,
+        params: CallParams,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_hit: Option<Retrieved>,
+    },
+    /// A test run: the program and the tests (visible or the model's own; hidden tests are
+    /// counted, never shown).
+    Tests { suite: Suite, code: String, tests: Vec<String> },
+    /// One visible test run traced.
+    Trace { code: String, test: String },
+    /// A memory query.
+    Memory { query: String },
+    /// A solved task about to enter the memory pool.
+    Store { guidance: String, keywords: Vec<String> },
+}
+
+impl Pending {
+    /// "guide call", "visible tests", ...: what the sweep table and the printer show.
+    pub fn label(&self) -> String {
+        match self {
+            Pending::Agent { agent, purpose, .. } => format!("{} call ({})", agent.name(), purpose.prompt_name()),
+            Pending::Tests { suite, .. } => format!("{} tests", suite.name()),
+            Pending::Trace { .. } => "traced test".into(),
+            Pending::Memory { .. } => "memory query".into(),
+            Pending::Store { .. } => "memory store".into(),
+        }
+    }
+}
+
+impl Suite {
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Visible => "visible",
+            Suite::Hidden => "hidden",
+            Suite::Own => "own",
         }
     }
 }

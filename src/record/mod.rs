@@ -12,7 +12,7 @@ mod status;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use events::{Envelope, Event, Suite};
+pub use events::{Envelope, Event, Pending, Suite};
 pub use manifest::{DatasetInfo, Manifest, MapCoderParams, MemoryInfo, Pricing};
 pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens};
 pub use status::{RunState, RunStatus};

@@ -66,6 +66,10 @@ pub struct TaskResult {
     /// Why an unsolved task ended as it did (absent in runs recorded before rgd classified them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// A person changed something while the task ran (an edit, a skipped effect, an abort: the
+    /// debugger's `Intervened` events say what). Its result is never counted as the method's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub intervened: bool,
 }
 
 /// How an unsolved task failed, from its last program's results.
@@ -145,6 +149,11 @@ impl TaskResult {
     pub fn is_final(&self) -> bool {
         self.status != TaskStatus::EndpointFailed
     }
+
+    /// Solved by the method alone: a task a person helped never counts for the method.
+    pub fn solved_by_method(&self) -> bool {
+        self.passed && !self.intervened
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -163,6 +172,12 @@ pub struct RunSummary {
     pub tampered: usize,
     /// solved / tasks (unfinished tasks count as not solved).
     pub pass_at_1: f64,
+    /// Tasks a person intervened in (the debugger): never counted in `solved` or `pass_at_1`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub intervened: usize,
+    /// Of those, the ones that ended solved: reported apart, as hand-helped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub solved_with_help: usize,
     /// Tasks first solved at each iteration.
     #[serde(with = "iteration_keys")]
     pub solved_per_iteration: BTreeMap<u32, usize>,
@@ -192,7 +207,9 @@ impl RunSummary {
         };
         for r in results.iter().filter(|r| r.is_final()) {
             s.finished += 1;
+            s.intervened += usize::from(r.intervened);
             match r.status {
+                TaskStatus::Solved if r.intervened => s.solved_with_help += 1,
                 TaskStatus::Solved => s.solved += 1,
                 TaskStatus::Failed => s.failed += 1,
                 TaskStatus::Error | TaskStatus::EndpointFailed => s.errors += 1,
@@ -200,7 +217,7 @@ impl RunSummary {
             if r.tampered.is_some() {
                 s.tampered += 1;
             }
-            if let Some(k) = r.first_pass_iteration {
+            if let Some(k) = r.first_pass_iteration.filter(|_| !r.intervened) {
                 *s.solved_per_iteration.entry(k).or_default() += 1;
             }
             for (agent, t) in &r.tokens {
@@ -228,6 +245,10 @@ impl RunSummary {
             .collect();
         s
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl std::fmt::Display for Agent {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::agents::{Agent, Purpose};
 use crate::code::ExtractProblem;
-use crate::engine::{Envelope, Event, Manifest, RunSummary, Suite, TaskResult, TaskStatus, Tokens};
+use crate::engine::{Envelope, Event, Manifest, Pending, RunSummary, Suite, TaskResult, TaskStatus, Tokens};
 use crate::llm::Message;
 use crate::sandbox::RunReport;
 
@@ -20,6 +20,8 @@ pub enum TaskStage {
     Testing,
     Analysing,
     Remembering,
+    /// Held by the debugger before its next effect.
+    Paused,
     Solved(u32),
     Failed,
     Error,
@@ -36,6 +38,7 @@ impl TaskStage {
             TaskStage::Testing => "testing".into(),
             TaskStage::Analysing => "analysing".into(),
             TaskStage::Remembering => "memory".into(),
+            TaskStage::Paused => "paused".into(),
             TaskStage::Solved(k) => format!("solved @{k}"),
             TaskStage::Failed => "failed".into(),
             TaskStage::Error => "error".into(),
@@ -121,6 +124,12 @@ pub struct TaskView {
     pub remembered: Option<Result<String, String>>,
     /// Notes for the next call (a trace and a fitting are recorded just before its request).
     pending_notes: Vec<String>,
+    /// Held by the debugger: why, and the effect it will run next.
+    pub paused: Option<(String, Pending)>,
+    /// The stage to show again when the task goes on.
+    stage_before_pause: Option<TaskStage>,
+    /// What people changed, in order: the field and the diff.
+    pub interventions: Vec<(u32, String, String)>,
 }
 
 impl TaskView {
@@ -139,6 +148,9 @@ impl TaskView {
             started_at: None,
             remembered: None,
             pending_notes: Vec::new(),
+            paused: None,
+            stage_before_pause: None,
+            interventions: Vec::new(),
         }
     }
 
@@ -199,6 +211,8 @@ pub struct RunModel {
     pub applied: usize,
     /// Tasks already finished before this process resumed the run.
     pub resumed: Vec<String>,
+    /// The last debugger command that could not be carried out, and why.
+    pub control_error: Option<String>,
     last_seq: Option<u64>,
 }
 
@@ -458,6 +472,34 @@ impl RunModel {
             Event::RunFinished { summary } => {
                 self.summary = Some(summary.clone());
             }
+            Event::Paused {
+                task_id, reason, pending, ..
+            } => {
+                let t = self.task_mut(task_id);
+                if t.stage != TaskStage::Paused {
+                    t.stage_before_pause = Some(t.stage);
+                }
+                t.stage = TaskStage::Paused;
+                t.paused = Some((reason.clone(), pending.clone()));
+            }
+            Event::Resumed { task_id, .. } => {
+                let t = self.task_mut(task_id);
+                t.paused = None;
+                if let Some(stage) = t.stage_before_pause.take() {
+                    t.stage = stage;
+                }
+            }
+            Event::Intervened {
+                task_id,
+                iteration,
+                field,
+                diff,
+            } => {
+                let t = self.task_mut(task_id);
+                t.interventions.push((*iteration, field.clone(), diff.clone()));
+                t.pending_notes.push(format!("edited by hand: {field}"));
+            }
+            Event::ControlError { message } => self.control_error = Some(message.clone()),
         }
     }
 

@@ -249,6 +249,8 @@ pub struct TaskMachine {
     trace_shown: ShownTrace,
     reflexion: reflexion::Reflexion,
     mapcoder: mapcoder::MapCoder,
+    /// A person changed this task's course (the debugger).
+    intervened: bool,
 }
 
 impl TaskMachine {
@@ -275,11 +277,63 @@ impl TaskMachine {
             trace_shown: Default::default(),
             reflexion: Default::default(),
             mapcoder: Default::default(),
+            intervened: false,
         }
     }
 
     pub fn iteration(&self) -> u32 {
         self.iteration
+    }
+
+    /// The memory hit the Guide's refinement is (or was last) shown.
+    pub fn retrieved(&self) -> Option<&Retrieved> {
+        self.retrieved.as_ref()
+    }
+
+    /// The debugger changed something: the result will say so.
+    pub fn mark_intervened(&mut self) {
+        self.intervened = true;
+    }
+
+    /// The program a pending test run will judge, edited by hand: it is this task's code from now on.
+    pub fn set_code(&mut self, code: String) {
+        self.code = Some(code);
+    }
+
+    /// New guidance, by hand. Returns the old guidance and, when the pending call is an RGD call
+    /// rendered from it, that call rendered again.
+    pub fn replace_guidance(&mut self, guidance: String) -> (String, Option<Effect>) {
+        let old = std::mem::replace(&mut self.guidance, guidance);
+        (old, self.rerender())
+    }
+
+    /// Withdraws the memory hit; returns its task id and the pending refinement rendered without it.
+    pub fn drop_retrieved(&mut self) -> Option<(String, Option<Effect>)> {
+        let hit = self.retrieved.take()?;
+        Some((hit.task_id, self.rerender()))
+    }
+
+    /// The pending call again, from the current state (only calls rendered from a prompt, not
+    /// conversations, and only while one is pending).
+    fn rerender(&mut self) -> Option<Effect> {
+        use Purpose::*;
+        let purpose = self.last_purpose?;
+        let rendered = matches!(purpose, GuideInit | GuideRefine | DebugInit | DebugFix | Feedback | Keywords)
+            && self.config.strategy == Strategy::Rgd
+            && self.phase != Phase::Done;
+        if !rendered {
+            return None;
+        }
+        match self.call(vec![], purpose).step {
+            Step::Run(effect) => Some(effect),
+            Step::Finished(_) => None,
+        }
+    }
+
+    /// The person ended the task.
+    pub fn abort(&mut self) -> Transition {
+        self.intervened = true;
+        self.finish(vec![], TaskStatus::Error, Some("aborted by hand".into()))
     }
 
     /// Round 1: the Guide writes G_init from Q and E (no memory in the first round); without the
@@ -606,6 +660,7 @@ impl TaskMachine {
             tampered: self.tampered.clone(),
             served_models: self.served.clone(),
             failure,
+            intervened: self.intervened,
         };
         Transition {
             events,

@@ -1,0 +1,220 @@
+//! The debugger, headless: `--break` and `--control stdio` on a real run against the loopback
+//! scripted server. The test reads the JSON events as they come and answers pauses with commands,
+//! as a script or an editor's plugin would.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+
+const WRONG: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
+const RIGHT: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
+
+fn script() -> support::Script {
+    std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "guide_init" | "guide_refine" => Reply::Text("1. Subtract b from a.".into()),
+        "feedback" => Reply::Text("The result has the wrong sign.".into()),
+        _ => Reply::Text(fenced(WRONG)),
+    })
+}
+
+/// Runs `rgd run` on Sample/1 with `args`; `answer` sees every event and returns the command
+/// lines to send. Returns all events and the exit status.
+async fn drive(
+    server: &ScriptedServer,
+    args: &[&str],
+    mut answer: impl FnMut(&Value) -> Vec<Value> + Send + 'static,
+) -> (Vec<Value>, bool) {
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args([
+        "run",
+        "--dataset",
+        "sample",
+        "--task",
+        "Sample/1",
+        "--no-memory",
+        "--max-iters",
+        "2",
+        "--json",
+        "--control",
+        "stdio",
+    ])
+    .args(args)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    tokio::task::spawn_blocking(move || {
+        let _home = home;
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut events = Vec::new();
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let envelope: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let event = envelope["event"].clone();
+            for command in answer(&event) {
+                writeln!(stdin, "{command}").unwrap();
+            }
+            events.push(event);
+        }
+        let status = child.wait().unwrap();
+        (events, status.success())
+    })
+    .await
+    .unwrap()
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .filter(|t| *t != "agent_tokens")
+        .collect()
+}
+
+fn result(events: &[Value]) -> &Value {
+    &events.iter().find(|e| e["type"] == "task_finished").expect("the task finished")["result"]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_before_tests_takes_an_edited_program_and_the_task_ends_solved_by_hand() {
+    let server = ScriptedServer::start(script()).await;
+    let (events, ok) = drive(&server, &["--break", "before:tests"], |event| {
+        if event["type"] != "paused" {
+            return vec![];
+        }
+        let pending = &event["pending"];
+        assert_eq!(pending["kind"], "tests");
+        match pending["suite"].as_str() {
+            // The program the Debug agent wrote is shown in full, and the visible tests with it.
+            Some("visible") if pending["code"] == WRONG => {
+                assert_eq!(pending["tests"], json!(["assert add(2, 3) == 5", "assert add(-1, 1) == 0"]));
+                vec![
+                    json!({"cmd": "fly"}),
+                    json!({"cmd": "edit", "field": "query", "value": "x"}),
+                    json!({"cmd": "edit", "field": "code", "value": RIGHT}),
+                ]
+            }
+            Some("visible") => {
+                assert_eq!(pending["code"], RIGHT, "the pause is shown again with the edit");
+                vec![json!({"cmd": "continue"})]
+            }
+            // Hidden tests are counted, never shown, even to the person at the debugger.
+            Some("hidden") => {
+                assert_eq!(pending["tests"], json!(["(1 hidden test)"]));
+                vec![json!({"cmd": "continue"})]
+            }
+            other => panic!("paused before {other:?}"),
+        }
+    })
+    .await;
+    assert!(ok);
+    let errors: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "error")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].contains("bad command"), "{errors:?}");
+    assert!(errors[1].contains("before a memory lookup"), "{errors:?}");
+    let edit = events.iter().find(|e| e["type"] == "intervened").unwrap();
+    assert_eq!(edit["field"], "code");
+    assert!(
+        edit["diff"].as_str().unwrap().contains("-    return a - b\n+    return a + b"),
+        "{edit}"
+    );
+    let result = result(&events);
+    assert_eq!(result["status"], "solved");
+    assert_eq!(result["iterations"], 1);
+    assert_eq!(result["intervened"], true);
+    assert_eq!(result["completion"], RIGHT);
+    // Two LLM calls only (guide, debug): the edit made the repair rounds unnecessary.
+    assert_eq!(server.requests().len(), 2);
+    // A hand-helped result never counts for the method.
+    let summary = &events.iter().find(|e| e["type"] == "run_finished").unwrap()["summary"];
+    assert_eq!(
+        (summary["solved"].as_u64(), summary["solved_with_help"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(summary["pass_at_1"], 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_step_runs_exactly_one_effect_and_pauses_again() {
+    let server = ScriptedServer::start(script()).await;
+    let mut steps = 0;
+    let (events, ok) = drive(&server, &["--break", "before:guide"], move |event| {
+        if event["type"] != "paused" {
+            return vec![];
+        }
+        steps += 1;
+        match steps {
+            1 | 2 => vec![json!({"cmd": "step"})],
+            _ => vec![json!({"cmd": "break", "set": ""}), json!({"cmd": "continue"})],
+        }
+    })
+    .await;
+    assert!(ok);
+    let k = kinds(&events);
+    let paused: Vec<usize> = k.iter().enumerate().filter(|(_, t)| **t == "paused").map(|(i, _)| i).collect();
+    assert_eq!(paused.len(), 3, "{k:?}");
+    // Guide call, then the Debug call, then the visible tests: one effect between pauses.
+    assert_eq!(
+        &k[paused[0]..paused[2] + 1],
+        [
+            "paused",
+            "resumed",
+            "agent_request",
+            "agent_response",
+            "paused",
+            "resumed",
+            "agent_request",
+            "agent_response",
+            "code_extracted",
+            "paused"
+        ]
+    );
+    let reasons: Vec<&str> = paused
+        .iter()
+        .map(|&i| {
+            events.iter().filter(|e| e["type"] != "agent_tokens").nth(i).unwrap()["reason"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(reasons, ["before:guide", "step", "step"]);
+    // Stepping changes nothing: the result is the method's own.
+    assert!(result(&events).get("intervened").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn guidance_edited_before_the_debug_call_is_what_the_debug_agent_receives() {
+    let server = ScriptedServer::start(script()).await;
+    let (events, ok) = drive(&server, &["--break", "before:debug,on:visible-fail"], |event| {
+        match event["type"].as_str() {
+            Some("paused") if event["reason"] == "before:debug" && event["pending"]["messages"].to_string().contains("Subtract") => {
+                vec![json!({"cmd": "edit", "field": "guidance", "value": "1. Add a and b, carefully."})]
+            }
+            Some("paused") if event["reason"] == "on:visible-fail" => vec![json!({"cmd": "abort"})],
+            Some("paused") => vec![json!({"cmd": "continue"})],
+            _ => vec![],
+        }
+    })
+    .await;
+    assert!(ok);
+    let requests = server.requests();
+    assert_eq!(requests[1].purpose, "debug_init");
+    assert!(requests[1].user.contains("Add a and b, carefully."), "{}", requests[1].user);
+    assert!(!requests[1].user.contains("Subtract"));
+    let result = result(&events);
+    assert_eq!(
+        (result["status"].as_str(), result["intervened"].as_bool()),
+        (Some("error"), Some(true))
+    );
+    assert_eq!(result["error"], "aborted by hand");
+    // The visible tests failed and the task was stopped before the Feedback agent was asked.
+    assert_eq!(requests.len(), 2);
+}
