@@ -218,3 +218,102 @@ async fn guidance_edited_before_the_debug_call_is_what_the_debug_agent_receives(
     // The visible tests failed and the task was stopped before the Feedback agent was asked.
     assert_eq!(requests.len(), 2);
 }
+
+/// The events of a `--json` run's stdout.
+fn events_of(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
+        .filter(|e| e["type"] != "agent_tokens")
+        .collect()
+}
+
+/// The task's events from its start up to (not including) the start of iteration `k`.
+fn before_iteration(events: &[Value], k: u64) -> Vec<Value> {
+    let start = events.iter().position(|e| e["type"] == "task_started").unwrap();
+    let end = events
+        .iter()
+        .position(|e| e["type"] == "iteration_started" && e["iteration"] == k)
+        .unwrap();
+    events[start..end].to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_at_iteration_two_replays_the_first_without_an_llm_call_and_goes_on_live() {
+    let parent_server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &parent_server.base_url());
+    cmd.args([
+        "run",
+        "--dataset",
+        "sample",
+        "--task",
+        "Sample/1",
+        "--max-iters",
+        "3",
+        "--no-memory",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let parent = events_of(&out.stdout);
+    let parent_id = parent[0]["manifest"]["run_id"].as_str().unwrap().to_string();
+    assert_eq!(result(&parent)["status"], "failed");
+
+    // Another endpoint (another model) from iteration 2: it answers right.
+    let fork_server = ScriptedServer::start(std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "debug_fix" => Reply::Text(fenced(RIGHT)),
+        other => panic!("the fork asked for {other}"),
+    }))
+    .await;
+    let mut cmd = rgd(home.path(), &fork_server.base_url());
+    cmd.args([
+        "fork",
+        &parent_id[..10],
+        "--task",
+        "Sample/1",
+        "--at",
+        "2",
+        "--model",
+        "other-model",
+        "--temperature",
+        "0.7",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fork = events_of(&out.stdout);
+
+    // One LLM call, the first of iteration 2, with the parent's refined guidance in it.
+    let requests = fork_server.requests();
+    assert_eq!(requests.iter().map(|r| r.purpose).collect::<Vec<_>>(), ["debug_fix"]);
+    assert_eq!(requests[0].body["model"], "other-model");
+    assert_eq!(requests[0].body["temperature"].as_f64().map(|t| (t * 10.0).round()), Some(7.0));
+    assert!(requests[0].user.contains("Subtract b from a."));
+    // Iteration 1 (and the refinement that ends it) is the parent's, event for event.
+    assert_eq!(before_iteration(&fork, 2), before_iteration(&parent, 2));
+    let result = result(&fork);
+    assert_eq!(
+        (result["status"].as_str(), result["iterations"].as_u64()),
+        (Some("solved"), Some(2))
+    );
+    // Tokens of the replayed calls are counted: the guide's two calls and the first debug call.
+    assert!(result["tokens"]["guide"]["calls"].as_u64() >= Some(2), "{result}");
+    let manifest = &fork[0]["manifest"];
+    assert_eq!(
+        manifest["fork"],
+        json!({"parent_run": parent_id, "task_id": "Sample/1", "at_iteration": 2})
+    );
+    assert_eq!(manifest["agents"]["debug"]["model"], "other-model");
+
+    // A fork point past the parent's last iteration is refused, naming the range.
+    let mut cmd = rgd(home.path(), &fork_server.base_url());
+    cmd.args(["fork", &parent_id, "--task", "Sample/1", "--at", "4"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fork at 1..=3"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -53,6 +53,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run RGD on a whole dataset (or a subset), with a progress bar; resumable
     Sweep(run::SweepArgs),
+    /// Go on with one task of a recorded run from the start of an iteration, under other settings
+    /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
+    Fork(run::ForkArgs),
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -104,6 +107,7 @@ impl Cli {
             None | Some(Command::Replay { .. }) => true,
             Some(Command::Run(a)) => a.common.tui,
             Some(Command::Sweep(a)) => a.common.tui,
+            Some(Command::Fork(a)) => a.tui,
             Some(Command::Demo(a)) => !a.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()),
             _ => false,
         }
@@ -181,6 +185,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => {
             let llm = args.llm.over(&cli.llm);
             run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
+        }
+        Command::Fork(args) => {
+            let llm = args.llm.over(&cli.llm);
+            run::fork(&home, cli.config.as_deref(), &llm, args).await
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),

@@ -136,17 +136,93 @@ impl CommonArgs {
             },
             run_id: self.run_id.clone(),
             control: self.debugger(),
+            fork: None,
         }
     }
 
-    /// The debugger: with breakpoints, a control channel, or the TUI (whose keys drive it).
     fn debugger(&self) -> Option<std::sync::Arc<crate::engine::Control>> {
-        if self.breakpoints.is_none() && self.control.is_none() && !self.tui {
-            return None;
-        }
-        let breakpoints = crate::engine::Breakpoint::parse_list(self.breakpoints.as_deref().unwrap_or_default()).unwrap_or_default();
-        Some(std::sync::Arc::new(crate::engine::Control::new(breakpoints)))
+        debugger(self.breakpoints.as_deref(), self.control, self.tui)
     }
+}
+
+/// The debugger: with breakpoints, a control channel, or the TUI (whose keys drive it).
+fn debugger(breakpoints: Option<&str>, control: Option<ControlChannel>, tui: bool) -> Option<std::sync::Arc<crate::engine::Control>> {
+    if breakpoints.is_none() && control.is_none() && !tui {
+        return None;
+    }
+    // Checked by the flag's parser already.
+    let breakpoints = crate::engine::Breakpoint::parse_list(breakpoints.unwrap_or_default()).unwrap_or_default();
+    Some(std::sync::Arc::new(crate::engine::Control::new(breakpoints)))
+}
+
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The run to fork (its id, or the start of it)
+    pub run: String,
+    /// The task to go on with
+    #[arg(long)]
+    pub task: String,
+    /// The first iteration run live: the ones before it are the parent's, replayed without an LLM call
+    #[arg(long, value_parser = crate::validate::parse_iters)]
+    pub at: u32,
+    /// Most code attempts (the parent's otherwise)
+    #[arg(long, value_parser = crate::validate::parse_iters)]
+    pub max_iters: Option<u32>,
+    /// Every agent's temperature (the parent's otherwise); --model and the --*-model flags change the models
+    #[arg(long, value_parser = crate::validate::parse_unit)]
+    pub temperature: Option<f32>,
+    /// Print every event as a JSON line instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Watch the fork in the terminal UI
+    #[arg(long, conflicts_with = "json")]
+    pub tui: bool,
+    /// Only print the outcome
+    #[arg(long)]
+    pub quiet: bool,
+    /// Write samples.jsonl, results.jsonl and summary.json here when done
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Breakpoints, as for `rgd run`
+    #[arg(long = "break", value_name = "WHERE", value_parser = parse_breakpoints)]
+    pub breakpoints: Option<String>,
+    /// Take debugger commands as JSON lines on stdin
+    #[arg(long, value_enum, value_name = "CHANNEL")]
+    pub control: Option<ControlChannel>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+pub async fn fork(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: ForkArgs) -> anyhow::Result<ExitCode> {
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let from = ResumeFrom {
+        config: file,
+        config_path: file_path,
+        llm,
+        concurrency: Some(1),
+    };
+    let spec = crate::launch::ForkSpec {
+        parent: args.run.clone(),
+        task_id: args.task.clone(),
+        at: args.at,
+        max_iters: args.max_iters,
+        temperature: args.temperature,
+    };
+    let control = debugger(args.breakpoints.as_deref(), args.control, args.tui);
+    let prepared = crate::launch::fork(home, from, &spec, control, &stderr_line).await?;
+    let mode = if args.json {
+        PrinterMode::Json
+    } else if args.quiet {
+        PrinterMode::Quiet
+    } else {
+        PrinterMode::Detailed
+    };
+    let front = Front {
+        out: args.out.as_deref(),
+        tui: args.tui,
+        journal: false,
+    };
+    execute(prepared, mode, &front).await
 }
 
 #[derive(Debug, Args)]

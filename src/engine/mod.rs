@@ -4,17 +4,19 @@
 mod bus;
 mod control;
 mod machine;
+mod replay;
 mod runner;
 mod sweep;
 
 pub use bus::EventBus;
 pub use control::{Breakpoint, Command, Control, Field};
 pub use machine::{Effect, LoopConfig, MemoryRecord, Outcome, SelfDebugFeedback, Step, Strategy, TaskMachine, Transition, suite_tests};
+pub use replay::Replay;
 // The record types are the engine's vocabulary; they live in `record/` so that the store can
 // persist them without depending on the engine.
 pub use crate::record::{
-    DatasetInfo, Envelope, Event, Manifest, MapCoderParams, MemoryInfo, Pending, Pricing, Recorder, RunSummary, Suite, TaskResult,
-    TaskStatus, Tokens,
+    DatasetInfo, Envelope, Event, ForkPoint, Manifest, MapCoderParams, MemoryInfo, Pending, Pricing, Recorder, RunSummary, Suite,
+    TaskResult, TaskStatus, Tokens,
 };
 pub use runner::{MemoryLookup, TaskRunner};
 pub use sweep::Sweep;

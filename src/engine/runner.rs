@@ -13,6 +13,7 @@ use crate::sandbox::{Executor, Job, Limits};
 use super::bus::EventBus;
 use super::control::{Control, Gate};
 use super::machine::{Effect, LoopConfig, MemoryRecord, Outcome, Step, TaskMachine, suite_tests};
+use super::replay::Replay;
 use crate::record::TaskResult;
 use crate::record::{Event, Suite};
 
@@ -35,6 +36,8 @@ pub struct TaskRunner {
     pub bus: Arc<EventBus>,
     /// The debugger, when the run has one (breakpoints, a control channel, the TUI's keys).
     pub control: Option<Arc<Control>>,
+    /// A fork: its task's first iterations replayed from the parent run's record.
+    pub replay: Option<Replay>,
     call_ids: AtomicU64,
 }
 
@@ -59,12 +62,18 @@ impl TaskRunner {
             limits,
             bus,
             control: None,
+            replay: None,
             call_ids: AtomicU64::new(first_call_id),
         }
     }
 
     pub fn with_control(mut self, control: Option<Arc<Control>>) -> Self {
         self.control = control;
+        self
+    }
+
+    pub fn with_replay(mut self, replay: Option<Replay>) -> Self {
+        self.replay = replay;
         self
     }
 
@@ -93,6 +102,21 @@ impl TaskRunner {
                     return result;
                 }
                 Step::Run(effect) => {
+                    if let Some(replay) = self
+                        .replay
+                        .as_ref()
+                        .filter(|r| r.task_id == task.id && machine.iteration() < r.before_iteration)
+                    {
+                        let mut effect = effect;
+                        transition = match replay.next(&mut effect) {
+                            Ok(outcome) => {
+                                let outcome = self.execute(&task, machine.iteration(), effect, Some(outcome)).await;
+                                machine.advance(outcome)
+                            }
+                            Err(why) => machine.end_with_error(why),
+                        };
+                        continue;
+                    }
                     let effect = match &self.control {
                         None => effect,
                         Some(control) => match control.gate(&self.bus, &task, &mut machine, effect).await {
@@ -111,7 +135,7 @@ impl TaskRunner {
                         Effect::RunTests { suite, .. } => Some(*suite),
                         _ => None,
                     };
-                    let outcome = self.execute(&task, machine.iteration(), effect).await;
+                    let outcome = self.execute(&task, machine.iteration(), effect, None).await;
                     if let Some(control) = &self.control {
                         control.observe(&task.id, suite, &outcome);
                     }
@@ -121,7 +145,9 @@ impl TaskRunner {
         }
     }
 
-    async fn execute(&self, task: &Task, iteration: u32, effect: Effect) -> Outcome {
+    /// Runs `effect`, or, when `recorded` holds its outcome (a fork replaying its parent), reports
+    /// that outcome as if it had just happened: the same events, no LLM call, no sandbox run.
+    async fn execute(&self, task: &Task, iteration: u32, effect: Effect, recorded: Option<Outcome>) -> Outcome {
         match effect {
             Effect::CallAgent { purpose, messages, params } => {
                 let call_id = self.call_ids.fetch_add(1, Ordering::SeqCst);
@@ -140,7 +166,10 @@ impl TaskRunner {
                     task_id: &task.id,
                     call_id,
                 };
-                let result = self.model.chat(&messages, &params, &observer).await;
+                let result = match recorded {
+                    Some(Outcome::Agent(result)) => result,
+                    _ => self.model.chat(&messages, &params, &observer).await,
+                };
                 match &result {
                     Ok(resp) => self.bus.emit(Event::AgentResponse {
                         task_id: task.id.clone(),
@@ -166,8 +195,11 @@ impl TaskRunner {
                 }
                 Outcome::Agent(result)
             }
-            Effect::RunTests { suite, code } => self.run_tests(task, iteration, suite, suite_tests(task, suite), &code).await,
-            Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code).await,
+            Effect::RunTests { suite, code } => {
+                self.run_tests(task, iteration, suite, suite_tests(task, suite), &code, recorded)
+                    .await
+            }
+            Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code, recorded).await,
             Effect::TraceTest { code, test, mode } => {
                 let job = crate::sandbox::TraceJob {
                     code: &code,
@@ -176,7 +208,10 @@ impl TaskRunner {
                     max_events: 20_000,
                     limits: &self.limits,
                 };
-                let traced = self.executor.trace(job).await.map_err(|e| e.to_string());
+                let traced = match recorded {
+                    Some(Outcome::Traced(traced)) => traced,
+                    _ => self.executor.trace(job).await.map_err(|e| e.to_string()),
+                };
                 if let Ok(trace) = &traced {
                     self.bus.emit(Event::TestTraced {
                         task_id: task.id.clone(),
@@ -188,13 +223,14 @@ impl TaskRunner {
                 Outcome::Traced(traced)
             }
             Effect::QueryMemory { query } => {
-                let hit = match &self.memory {
-                    Some(memory) => memory.best_match(&task.id, &query).await.unwrap_or_else(|e| {
+                let hit = match (&self.memory, recorded) {
+                    (_, Some(Outcome::Memory(hit))) => hit,
+                    (Some(memory), _) => memory.best_match(&task.id, &query).await.unwrap_or_else(|e| {
                         // A failing lookup degrades to "no hit" (recorded), never to a failed task.
                         tracing::warn!("memory lookup for {}: {e}", task.id);
                         None
                     }),
-                    None => None,
+                    (None, _) => None,
                 };
                 self.bus.emit(Event::MemoryHit {
                     task_id: task.id.clone(),
@@ -204,9 +240,10 @@ impl TaskRunner {
                 Outcome::Memory(hit)
             }
             Effect::StoreMemory { record } => {
-                let stored = match &self.memory {
-                    Some(memory) => memory.store(record).await,
-                    None => Err("no memory pool in this run".into()),
+                let stored = match (&self.memory, recorded) {
+                    (_, Some(Outcome::Stored(stored))) => stored,
+                    (Some(memory), _) => memory.store(record).await,
+                    (None, _) => Err("no memory pool in this run".into()),
                 };
                 self.bus.emit(Event::MemoryStored {
                     task_id: task.id.clone(),
@@ -221,7 +258,15 @@ impl TaskRunner {
 
 impl TaskRunner {
     /// Runs `tests` on `code` in the sandbox, reported as `suite`'s run.
-    async fn run_tests(&self, task: &Task, iteration: u32, suite: Suite, tests: &[TestCase], code: &str) -> Outcome {
+    async fn run_tests(
+        &self,
+        task: &Task,
+        iteration: u32,
+        suite: Suite,
+        tests: &[TestCase],
+        code: &str,
+        recorded: Option<Outcome>,
+    ) -> Outcome {
         self.bus.emit(Event::TestsStarted {
             task_id: task.id.clone(),
             iteration,
@@ -235,7 +280,10 @@ impl TaskRunner {
             tests,
             limits: &self.limits,
         };
-        let result = self.executor.run(job).await;
+        let result = match recorded {
+            Some(Outcome::Tests(result)) => result,
+            _ => self.executor.run(job).await.map_err(|e| e.to_string()),
+        };
         if let Ok(report) = &result {
             self.bus.emit(Event::TestsRun {
                 task_id: task.id.clone(),
@@ -246,7 +294,7 @@ impl TaskRunner {
                 report: report.clone(),
             });
         }
-        Outcome::Tests(result.map_err(|e| e.to_string()))
+        Outcome::Tests(result)
     }
 }
 

@@ -51,6 +51,8 @@ pub struct RunPlan {
     pub run_id: Option<String>,
     /// The debugger (breakpoints, commands), when the front end offers one.
     pub control: Option<Arc<crate::engine::Control>>,
+    /// A fork of another run's task (`rgd fork`).
+    pub fork: Option<crate::engine::ForkPoint>,
 }
 
 impl RunPlan {
@@ -72,6 +74,7 @@ impl RunPlan {
             memory_threshold: None,
             run_id: None,
             control: None,
+            fork: None,
         }
     }
 }
@@ -160,6 +163,7 @@ pub async fn new_run(
             None => None,
         },
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
+        fork: plan.fork.clone(),
     };
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(home, store, parts, settings, tasks, false, plan)
@@ -181,21 +185,7 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     let run_id = home.find_run(prefix)?;
     let store = Arc::new(RunStore::open(home, &run_id)?);
     let manifest = store.manifest()?;
-    let path = PathBuf::from(&manifest.dataset.path);
-    let dataset = load_dataset(
-        &manifest.dataset.name,
-        &path,
-        manifest.dataset.split_seed.unwrap_or(DEFAULT_SPLIT_SEED),
-    )
-    .with_context(|| format!("run {run_id} used {}", path.display()))?;
-    if dataset.sha256 != manifest.dataset.sha256 {
-        bail!(
-            "{} changed since run {run_id} started (sha256 {} now, {} then); resuming would mix task versions",
-            path.display(),
-            dataset.sha256,
-            manifest.dataset.sha256
-        );
-    }
+    let dataset = dataset_of(&manifest, "resuming")?;
     let tasks = select_tasks(&dataset, &manifest.dataset.selected, None).with_context(|| format!("resuming run {run_id}"))?;
     let mut settings = Settings::resolve(
         from.config,
@@ -222,6 +212,118 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     }
     report(&format!("resuming run {run_id}"));
     prepare(home, store, parts, &settings, tasks, true, plan)
+}
+
+/// The dataset a run used, checked by hash: `doing` it with a changed file would mix task versions.
+fn dataset_of(manifest: &Manifest, doing: &str) -> anyhow::Result<LoadedDataset> {
+    let run_id = &manifest.run_id;
+    let path = PathBuf::from(&manifest.dataset.path);
+    let dataset = load_dataset(
+        &manifest.dataset.name,
+        &path,
+        manifest.dataset.split_seed.unwrap_or(DEFAULT_SPLIT_SEED),
+    )
+    .with_context(|| format!("run {run_id} used {}", path.display()))?;
+    if dataset.sha256 != manifest.dataset.sha256 {
+        bail!(
+            "{} changed since run {run_id} started (sha256 {} now, {} then); {doing} would mix task versions",
+            path.display(),
+            dataset.sha256,
+            manifest.dataset.sha256
+        );
+    }
+    Ok(dataset)
+}
+
+/// What `rgd fork` continues, from where, and what it changes from the parent run.
+#[derive(Debug, Clone, Default)]
+pub struct ForkSpec {
+    /// The parent run (an id or its start).
+    pub parent: String,
+    pub task_id: String,
+    /// The first iteration run live.
+    pub at: u32,
+    pub max_iters: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// A new run of one task of `parent`, starting live at iteration `at` with the state the parent
+/// had then (its earlier iterations replayed from its record, no LLM call for them).
+pub async fn fork(
+    home: &Home,
+    from: ResumeFrom<'_>,
+    spec: &ForkSpec,
+    control: Option<Arc<crate::engine::Control>>,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Prepared> {
+    let (task_id, at, changes) = (spec.task_id.as_str(), spec.at, spec);
+    let parent = home.find_run(&spec.parent)?;
+    let store = RunStore::open(home, &parent)?;
+    let manifest = store.manifest()?;
+    let dataset = dataset_of(&manifest, "forking")?;
+    let task = select_tasks(&dataset, &[task_id.to_string()], None).with_context(|| format!("forking run {parent}"))?;
+    let ran = store
+        .results()?
+        .into_iter()
+        .find(|r| r.task_id == task_id)
+        .map(|r| r.iterations)
+        .ok_or_else(|| anyhow::anyhow!("run {parent} has no result for {task_id} to fork"))?;
+    if at == 0 || at > ran {
+        bail!("{task_id} ran {ran} iteration(s) in run {parent}: fork at 1..={ran}");
+    }
+    // Opened again to read its events: a sled store is opened once at a time.
+    drop(store);
+    let strategy = Strategy::from_name(&manifest.strategy)
+        .ok_or_else(|| anyhow::anyhow!("run {parent} names an unknown strategy {:?}", manifest.strategy))?;
+    let mut settings = Settings::resolve(
+        from.config,
+        from.config_path,
+        from.llm,
+        Some(1),
+        Some(changes.max_iters.unwrap_or(manifest.max_iters)),
+    );
+    // The parent's agents, but for what the fork's flags change.
+    for agent in crate::agents::Agent::ALL {
+        let Some(mut params) = manifest.agents.get(agent.name()).cloned() else {
+            continue;
+        };
+        let model = match agent {
+            crate::agents::Agent::Guide => from.llm.guide_model.as_ref(),
+            crate::agents::Agent::Debug => from.llm.debug_model.as_ref(),
+            crate::agents::Agent::Feedback => from.llm.feedback_model.as_ref(),
+        };
+        if let Some(model) = model.or(from.llm.model.as_ref()) {
+            params.model = model.clone();
+        }
+        if let Some(t) = changes.temperature {
+            params.temperature = t;
+        }
+        settings.agents.insert(agent, params);
+    }
+    settings.limits = manifest.limits.clone();
+    let has = |a: &str| manifest.ablations.iter().any(|x| x == a);
+    let plan = RunPlan {
+        memory: manifest.memory.enabled,
+        guide: !has("no-guide"),
+        feedback: !has("no-feedback"),
+        self_debug: manifest
+            .feedback
+            .as_deref()
+            .and_then(SelfDebugFeedback::from_name)
+            .unwrap_or_default(),
+        trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
+        mapcoder: manifest.mapcoder.unwrap_or_default(),
+        memory_threshold: manifest.memory.min_similarity,
+        control,
+        fork: Some(crate::engine::ForkPoint {
+            parent_run: parent.clone(),
+            task_id: task_id.to_string(),
+            at_iteration: at,
+        }),
+        ..RunPlan::new(strategy)
+    };
+    report(&format!("forking {task_id} of run {parent} at iteration {at}"));
+    new_run(home, &settings, &plan, dataset, task, report).await
 }
 
 fn prepare(
@@ -276,7 +378,11 @@ fn prepare(
             bus.clone(),
             next_seq,
         )
-        .with_control(plan.control.clone()),
+        .with_control(plan.control.clone())
+        .with_replay(match &manifest.fork {
+            Some(fork) => Some(replay_of(home, fork)?),
+            None => None,
+        }),
     );
     let sweep = Sweep {
         record: store.clone(),
@@ -292,4 +398,11 @@ fn prepare(
         sweep,
         resumed,
     })
+}
+
+/// A fork's prefix, from its parent's record.
+fn replay_of(home: &Home, fork: &crate::engine::ForkPoint) -> anyhow::Result<crate::engine::Replay> {
+    let parent = RunStore::open(home, &fork.parent_run)?;
+    let events: Vec<crate::engine::Event> = parent.events().map(|e| e.map(|e| e.event)).collect::<Result<_, _>>()?;
+    crate::engine::Replay::from_events(&fork.task_id, fork.at_iteration, &events).map_err(|e| anyhow::anyhow!(e))
 }

@@ -94,6 +94,18 @@ pub struct Manifest {
     /// MapCoder's k recalled problems and t debug rounds per plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapcoder: Option<MapCoderParams>,
+    /// A fork: the run and task it continues, and the iteration it starts live at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkPoint>,
+}
+
+/// Where a forked run branched off (`rgd fork`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkPoint {
+    pub parent_run: String,
+    pub task_id: String,
+    /// The first iteration run live; the ones before it are the parent's, replayed.
+    pub at_iteration: u32,
 }
 
 /// MapCoder's two numbers (Islam et al.): problems recalled (one plan each) and debug rounds

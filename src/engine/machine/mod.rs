@@ -333,7 +333,12 @@ impl TaskMachine {
     /// The person ended the task.
     pub fn abort(&mut self) -> Transition {
         self.intervened = true;
-        self.finish(vec![], TaskStatus::Error, Some("aborted by hand".into()))
+        self.end_with_error("aborted by hand".into())
+    }
+
+    /// Ends the task with an error the runner met (a fork whose record does not replay).
+    pub fn end_with_error(&mut self, why: String) -> Transition {
+        self.finish(vec![], TaskStatus::Error, Some(why))
     }
 
     /// Round 1: the Guide writes G_init from Q and E (no memory in the first round); without the
