@@ -317,3 +317,111 @@ async fn a_fork_at_iteration_two_replays_the_first_without_an_llm_call_and_goes_
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+const GEOMETRY: &str = r#""""Small geometry helpers."""
+import math
+
+
+def _square(x):
+    return x * x
+
+
+def circle_area(r):
+    """Area of a circle of radius r; a negative radius raises ValueError."""
+    if r < 0:
+        raise ValueError("negative radius")
+    return math.pi * r * 2
+
+
+def describe(r):
+    return f"circle of radius {r}: area {circle_area(r):.2f}"
+"#;
+
+const VISIBLE: &str = "import math\nfrom geometry import circle_area\n\n\ndef test_unit():\n    assert math.isclose(circle_area(1), math.pi)\n\n\nassert circle_area(0) == 0\n";
+
+const HIDDEN: &str = "import math\n\n\ndef test_two():\n    assert math.isclose(circle_area(2), 4 * math.pi)\n\n\ndef test_negative():\n    try:\n        circle_area(-1)\n    except ValueError:\n        return\n    raise AssertionError(\"no ValueError\")\n";
+
+const FIXED: &str = "def circle_area(r):\n    \"\"\"Area of a circle of radius r; a negative radius raises ValueError.\"\"\"\n    if r < 0:\n        raise ValueError(\"negative radius\")\n    return math.pi * _square(r)\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solve_repairs_a_function_of_a_users_file_against_its_tests_and_writes_it_back() {
+    let server = ScriptedServer::start(std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "feedback" => Reply::Text("circle_area doubles r instead of squaring it.".into()),
+        "guide_refine" => Reply::Text("1. Return math.pi * _square(r).".into()),
+        "debug_fix" => Reply::Text(fenced(FIXED)),
+        other => panic!("unexpected call {other}"),
+    }))
+    .await;
+    let home = temp_home();
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("geometry.py");
+    std::fs::write(&file, GEOMETRY).unwrap();
+    std::fs::write(work.path().join("test_geometry.py"), VISIBLE).unwrap();
+    std::fs::write(work.path().join("hidden_geometry.py"), HIDDEN).unwrap();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.arg("solve")
+        .arg(&file)
+        .args(["--entry", "circle_area", "--no-memory", "--write"])
+        .arg("--tests")
+        .arg(work.path().join("test_geometry.py"))
+        .arg("--hidden")
+        .arg(work.path().join("hidden_geometry.py"));
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    // The file's own code was the first program: its visible test failed with the real value.
+    assert!(stdout.contains("visible tests: 1/2 passed"), "{stdout}");
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    // The fix went into the module, next to the helper it uses; the rest is untouched.
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("return math.pi * _square(r)"), "{written}");
+    assert!(written.contains("def describe(r):") && written.starts_with("\"\"\"Small geometry helpers.\"\"\"\nimport math\n"));
+    assert_eq!(std::fs::read_to_string(work.path().join("geometry.py.orig")).unwrap(), GEOMETRY);
+    assert!(
+        stdout.contains("-    return math.pi * r * 2\n+    return math.pi * _square(r)"),
+        "{stdout}"
+    );
+    // No agent saw a hidden test.
+    for req in server.requests() {
+        assert!(
+            !req.user.contains("test_negative") && !req.user.contains("4 * math.pi"),
+            "{}",
+            req.user
+        );
+    }
+    let fix = server.requests().into_iter().find(|r| r.purpose == "debug_fix").unwrap();
+    assert!(fix.user.contains("def test_unit():"), "the visible tests are shown: {}", fix.user);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solve_names_the_file_and_line_of_bad_input() {
+    let home = temp_home();
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("geometry.py");
+    std::fs::write(&file, GEOMETRY).unwrap();
+    let tests = work.path().join("t.py");
+    std::fs::write(&tests, VISIBLE).unwrap();
+    let run = |args: &[&str]| {
+        let out = rgd(home.path(), "http://127.0.0.1:9")
+            .arg("solve")
+            .arg(&file)
+            .args(args)
+            .arg("--tests")
+            .arg(&tests)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&["--entry", "volume"]);
+    assert!(
+        err.contains("geometry.py: no top-level function `volume` (defined here: _square, circle_area, describe)"),
+        "{err}"
+    );
+    std::fs::write(&tests, "import math\n\ndef test_a():\n    assert circle_area(1 ==\n").unwrap();
+    let err = run(&["--entry", "circle_area"]);
+    assert!(err.contains("t.py line 4: syntax error"), "{err}");
+}

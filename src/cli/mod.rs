@@ -15,6 +15,7 @@ mod report;
 mod run;
 mod runs;
 mod sandbox_cmd;
+mod solve;
 mod tui_cmd;
 
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ pub enum Command {
     /// Go on with one task of a recorded run from the start of an iteration, under other settings
     /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
     Fork(run::ForkArgs),
+    /// Let the agents write or repair a function of your own file, against your tests
+    Solve(solve::SolveArgs),
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -108,6 +111,7 @@ impl Cli {
             Some(Command::Run(a)) => a.common.tui,
             Some(Command::Sweep(a)) => a.common.tui,
             Some(Command::Fork(a)) => a.tui,
+            Some(Command::Solve(a)) => a.common.tui,
             Some(Command::Demo(a)) => !a.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()),
             _ => false,
         }
@@ -189,6 +193,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fork(args) => {
             let llm = args.llm.over(&cli.llm);
             run::fork(&home, cli.config.as_deref(), &llm, args).await
+        }
+        Command::Solve(args) => {
+            let llm = args.llm.over(&cli.llm);
+            solve::execute_solve(&home, cli.config.as_deref(), &llm, args).await
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),

@@ -128,7 +128,12 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
         ),
     };
     let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default();
-    format!("{:<14} {what} ({:.1}s){tampered}", r.task_id, r.seconds)
+    let by_hand = if r.intervened {
+        " [intervened: edited by hand, not counted for the method]"
+    } else {
+        ""
+    };
+    format!("{:<14} {what} ({:.1}s){tampered}{by_hand}", r.task_id, r.seconds)
 }
 
 /// "1 iteration", "3 iterations".

@@ -3,9 +3,11 @@
 
 mod extract;
 mod highlight;
+mod splice;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};
 pub use highlight::{Class, highlight};
+pub use splice::{Site, find_function, splice, stubbed};
 
 use tree_sitter::{Parser, Tree};
 

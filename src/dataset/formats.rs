@@ -213,6 +213,7 @@ fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
                 entry_point,
                 kind: TaskKind::Function,
                 canonical,
+                module: r.opt_str("module"),
             })
         }
         Format::OpenaiHumaneval => {
@@ -227,6 +228,7 @@ fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
                 entry_point,
                 kind: TaskKind::Function,
                 canonical,
+                module: None,
             })
         }
         Format::HumanevalEt => {
@@ -245,6 +247,7 @@ fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
                 entry_point,
                 kind: TaskKind::Function,
                 canonical,
+                module: None,
             })
         }
         Format::Mbpp => {
@@ -269,6 +272,7 @@ fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
                 visible: asserts(visible),
                 hidden: asserts(hidden),
                 canonical: Some(code),
+                module: None,
             })
         }
         Format::Apps => {
@@ -297,6 +301,7 @@ fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
                 hidden: io("test_list")?,
                 kind,
                 canonical: None,
+                module: None,
             })
         }
     }

@@ -8,11 +8,13 @@ mod catalog;
 mod doctest;
 mod formats;
 mod split;
+mod user;
 
 pub use bundled::{bundled_dir, provenance};
 pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
 pub use formats::{Format, LoadedDataset, load_dataset};
 pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
+pub use user::{UserTask, test_sources, user_task};
 
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +89,10 @@ pub struct Task {
     pub hidden: Vec<TestCase>,
     /// A complete reference program, when the dataset has one (used only by `datasets verify`).
     pub canonical: Option<String>,
+    /// A task cut out of a user's file (`rgd solve`): the whole file. The agents' program takes
+    /// the entry point's place in it (`code::splice`), so tests run the user's module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
 }
 
 /// The part of a task an agent may see.

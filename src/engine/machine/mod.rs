@@ -553,7 +553,11 @@ impl TaskMachine {
     fn on_code(&mut self, answer: &str) -> Transition {
         let extracted = extract_code(answer, &self.task.entry_point);
         let previous = self.code.clone();
-        let code = extracted.code.map(|c| with_prompt_imports(&self.task.prompt, &c));
+        let code = extracted.code.map(|c| match &self.task.module {
+            // A function of a user's file: the program is that file with the new function in it.
+            Some(module) => crate::code::splice(module, &self.task.entry_point, &c),
+            None => with_prompt_imports(&self.task.prompt, &c),
+        });
         let diff = match (&previous, &code) {
             (Some(old), Some(new)) if old != new => Some(unified_diff(old, new)),
             _ => None,

@@ -1,0 +1,113 @@
+//! `rgd solve FILE.py --entry NAME --tests TESTS.py [--hidden HIDDEN.py] [--write]`: the agents
+//! work on a function of the user's own file. A stub is written from its docstring; code is taken
+//! as the first iteration's program and repaired. The result is shown as a diff; `--write` puts it
+//! in the file (keeping FILE.orig) once it passed.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use sha2::{Digest, Sha256};
+
+use super::print::PrinterMode;
+use super::run::{CommonArgs, Front, execute};
+use super::stderr_line;
+use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::user_task;
+use crate::launch::{load_dataset_named, new_run, select_tasks};
+use crate::store::{Home, RunStore};
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The Python file holding the function
+    pub file: PathBuf,
+    /// The function to write (a stub with a docstring) or repair (code)
+    #[arg(long)]
+    pub entry: String,
+    /// Visible tests: a file of assert lines or pytest-style test_* functions (no fixtures)
+    #[arg(long)]
+    pub tests: Option<PathBuf>,
+    /// Hidden tests, in the same form: they decide success and no agent ever sees them
+    #[arg(long)]
+    pub hidden: Option<PathBuf>,
+    /// Put the result in FILE once it passed (the old file is kept as FILE.orig)
+    #[arg(long)]
+    pub write: bool,
+    /// Only print the outcome and the diff
+    #[arg(long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, mut args: SolveArgs) -> anyhow::Result<ExitCode> {
+    let task = user_task(&args.file, &args.entry, args.tests.as_deref(), args.hidden.as_deref())?;
+    // The task as a one-line dataset in the state directory, named by its content: a resume, a
+    // replay or a fork finds it again, and the run's dataset hash says exactly what was asked.
+    let record = task.record.to_string();
+    let digest = hex::encode(&Sha256::digest(record.as_bytes())[..6]);
+    let dir = home.root.join("solve");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let slug: String = task
+        .task_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dataset_path = dir.join(format!("{slug}-{digest}.jsonl"));
+    std::fs::write(&dataset_path, format!("{record}\n"))?;
+    if !task.is_stub && args.common.seed_from.is_none() {
+        // Code to repair: the file as it is is the first iteration's program.
+        let seeds = dir.join(format!("{slug}-{digest}.seed.jsonl"));
+        let line = serde_json::json!({"task_id": task.task_id, "completion": task.module});
+        std::fs::write(&seeds, format!("{line}\n"))?;
+        args.common.seed_from = Some(seeds.display().to_string());
+    }
+    let dataset = load_dataset_named(&dataset_path.display().to_string(), None, args.common.split_seed, &stderr_line)?;
+    let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None)?;
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
+    let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line).await?;
+    let run_id = prepared.store.run_id.clone();
+    let mode = match (args.common.json, args.quiet) {
+        (true, _) => PrinterMode::Json,
+        (false, true) => PrinterMode::Quiet,
+        (false, false) => PrinterMode::Detailed,
+    };
+    let front = Front {
+        out: args.common.out.as_deref(),
+        tui: args.common.tui,
+        journal: false,
+    };
+    let code = execute(prepared, mode, &front).await?;
+
+    let store = RunStore::open(home, &run_id)?;
+    let Some(result) = store.results()?.into_iter().find(|r| r.task_id == task.task_id) else {
+        return Ok(code);
+    };
+    drop(store);
+    if !task.has_hidden {
+        eprintln!("no hidden tests were used (--hidden): \"solved\" means the visible tests pass");
+    }
+    if result.completion.is_empty() || result.completion == task.module {
+        eprintln!("{:?}: no change to {}", result.status, args.file.display());
+        return Ok(code);
+    }
+    let diff = crate::code::unified_diff(&task.module, &result.completion);
+    if mode != PrinterMode::Json {
+        println!("{}", crate::terminal::clean(&diff));
+    }
+    match (args.write, result.passed) {
+        (true, true) => {
+            let backup = PathBuf::from(format!("{}.orig", args.file.display()));
+            std::fs::copy(&args.file, &backup).with_context(|| format!("keeping {}", backup.display()))?;
+            std::fs::write(&args.file, &result.completion).with_context(|| format!("writing {}", args.file.display()))?;
+            eprintln!("wrote {} (the old file is {})", args.file.display(), backup.display());
+        }
+        (true, false) => eprintln!("not written: the last program did not pass ({:?})", result.status),
+        (false, _) => {}
+    }
+    Ok(code)
+}
