@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::tmux::{Tmux, wait_for};
-use support::{Reply, ScriptedServer, fenced, sample_solutions, temp_home};
+use support::{Reply, ScriptedServer, fenced, rgd, sample_solutions, temp_home};
 
 const ANALYSIS: &str = "ANALYSIS: the program subtracts where the task asks to add.";
 
@@ -214,4 +214,68 @@ async fn sweep_tui_out_writes_its_files_when_the_run_ends_while_the_view_stays_o
     assert_eq!(samples.lines().count(), 2);
     tmux.keys(&["q"]);
     wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn break_before_the_guide_show_the_pending_prompt_edit_it_in_the_editor_and_continue() {
+    let server = ScriptedServer::start(Arc::new(|req: &support::Request| match req.purpose {
+        "guide_init" => Reply::Text("1. Return a + b.".into()),
+        _ => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    return a + b\n")),
+    }))
+    .await;
+    let home = temp_home();
+    // The "editor": a script that changes the text it is given, as a person would in vi.
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/Write generation guidance/Write SHORT generation guidance/' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("OPENAI_API_KEY", "sk-test".to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("EDITOR", editor.display().to_string()),
+    ];
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let tmux = Tmux::start(
+        &format!("{bin} run --dataset sample --task Sample/1 --no-memory --tui --break before:guide"),
+        &env,
+        (120, 40),
+    );
+    // The task view opens paused, with the Guide's exact prompt in the debugger panel.
+    let screen = wait_for(
+        &tmux,
+        &["paused", "before the guide call (rgd/guide_init)", "Write generation guidance"],
+        30,
+    )
+    .await;
+    assert!(screen.contains("[user]") && screen.contains("c continue"), "{screen}");
+    assert!(server.requests().is_empty(), "nothing was sent while paused");
+    tmux.keys(&["e"]);
+    // The edit is an event: the panel shows the prompt as edited, still paused.
+    wait_for(&tmux, &["Write SHORT generation guidance"], 20).await;
+    assert!(server.requests().is_empty());
+    tmux.keys(&["c"]);
+    wait_for(&tmux, &["solved @1"], 30).await;
+    let requests = server.requests();
+    assert_eq!(requests[0].purpose, "guide_init");
+    assert!(requests[0].user.contains("Write SHORT generation guidance"), "{}", requests[0].user);
+    tmux.keys(&["q"]);
+    tmux.keys(&["q"]);
+    wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+    // The run's result says a person helped.
+    let runs = std::fs::read_dir(home.path().join("runs")).unwrap().next().unwrap().unwrap().path();
+    let out = rgd(home.path(), &server.base_url())
+        .args(["runs", "show"])
+        .arg(runs.file_name().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("intervened"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

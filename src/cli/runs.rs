@@ -164,16 +164,30 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 m.max_iters,
             );
             println!(
-                "state      {state:?} · {}/{} finished · pass@1 {:.1}%",
+                "state      {state:?} · {}/{} finished · pass@1 {:.1}%{}",
                 summary.finished,
                 summary.tasks,
-                summary.pass_at_1 * 100.0
+                summary.pass_at_1 * 100.0,
+                if summary.intervened > 0 {
+                    format!(
+                        " · {} intervened by hand ({} solved with help, not counted)",
+                        summary.intervened, summary.solved_with_help
+                    )
+                } else {
+                    String::new()
+                }
             );
+            if let Some(fork) = &m.fork {
+                println!(
+                    "fork of    {} · {} from iteration {}",
+                    fork.parent_run, fork.task_id, fork.at_iteration
+                );
+            }
             println!();
             for id in &m.dataset.selected {
                 match results.iter().find(|r| &r.task_id == id) {
                     Some(r) => println!(
-                        "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}",
+                        "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}{}",
                         r.task_id,
                         serde_json::to_value(r.status)
                             .ok()
@@ -182,7 +196,8 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                         r.iterations,
                         r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
                         r.seconds,
-                        r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default()
+                        r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
+                        if r.intervened { "  [intervened]" } else { "" }
                     ),
                     None => println!("  {id:<14} unfinished"),
                 }

@@ -12,6 +12,9 @@ use crate::record::RunSummary;
 struct Sample<'a> {
     task_id: &'a str,
     completion: &'a str,
+    /// A person changed this task's course: the completion is not the method's alone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    intervened: bool,
 }
 
 /// Writes the three output files for a run into `out` and returns the summary.
@@ -57,6 +60,7 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
                 line(&Sample {
                     task_id: &r.task_id,
                     completion: &r.completion,
+                    intervened: r.intervened,
                 })
             })
             .collect::<Result<_, _>>()?,

@@ -182,6 +182,8 @@ pub enum Action {
     /// The next / previous search hit in a text popup.
     NextHit,
     PrevHit,
+    /// A debugger key (live runs this window runs).
+    Debug(super::debugger::DebugAction),
 }
 
 /// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
@@ -217,6 +219,12 @@ pub struct App {
     /// True while the form's run is being prepared.
     pub launching: bool,
     pub memory: Option<super::memory_browser::MemoryBrowser>,
+    /// The debugger of the run this window runs.
+    pub control: Option<Arc<crate::engine::Control>>,
+    /// The breakpoints being typed.
+    pub breakpoints_text: String,
+    /// An edit for the UI loop to open in `$EDITOR`.
+    pub editor: Option<super::debugger::EditorRequest>,
     /// Background jobs report here; the UI loop takes `job_events` and feeds `apply_event`.
     jobs: JobSender,
     job_events: Option<JobReceiver>,
@@ -247,6 +255,9 @@ impl App {
             page: 10,
             code_cache: Default::default(),
             launching: false,
+            control: None,
+            breakpoints_text: String::new(),
+            editor: None,
             memory: None,
             jobs,
             job_events: Some(job_events),
@@ -486,6 +497,7 @@ impl App {
                 }
             }
             Action::Replay(r) => self.replay_action(r),
+            Action::Debug(d) => self.debug_action(d),
             Action::ScrollAt { column, row, down } => self.scroll_at(column, row, down),
             Action::ClickAt { column, row } => self.click_at(column, row),
             other => match self.screen().clone() {
@@ -564,6 +576,19 @@ impl App {
                 }
                 self.sweep.selected = 0;
             }
+            (Modal::Filter(Filter::Breakpoints), action) => match action {
+                Action::FilterChar(c) => self.breakpoints_text.push(c),
+                Action::FilterBackspace => {
+                    self.breakpoints_text.pop();
+                }
+                Action::EndFilter { keep } => {
+                    self.modals.pop();
+                    if keep {
+                        self.set_breakpoints();
+                    }
+                }
+                _ => {}
+            },
             (Modal::Filter(Filter::Runs), action) => match action {
                 Action::FilterChar(c) => self.run_query.push(c),
                 Action::FilterBackspace => {

@@ -2,7 +2,8 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
 
-use super::app::{Action, App};
+use super::app::{Action, App, Screen};
+use super::debugger::DebugAction;
 use super::form::FormAction;
 use super::modal::Modal;
 use super::replay::ReplayAction;
@@ -54,6 +55,24 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
         };
         if let Some(r) = replay {
             return Some(Action::Replay(r));
+        }
+    }
+    if app.control().is_some() && matches!(app.screen(), Screen::Task(_) | Screen::Sweep) {
+        let debug = match key.code {
+            KeyCode::Char('p') => Some(DebugAction::Pause),
+            KeyCode::Char('c') => Some(DebugAction::Continue),
+            // Sorting keeps `s` unless a task the key would act on is paused.
+            KeyCode::Char('s') if app.target_paused() => Some(DebugAction::Step),
+            KeyCode::Char('x') => Some(DebugAction::Skip),
+            KeyCode::Char('A') => Some(DebugAction::Abort),
+            KeyCode::Char('e') => Some(DebugAction::Edit),
+            KeyCode::Char('G') => Some(DebugAction::EditGuidance),
+            KeyCode::Char('D') => Some(DebugAction::DropHit),
+            KeyCode::Char('b') => Some(DebugAction::Breakpoints),
+            _ => None,
+        };
+        if let Some(d) = debug {
+            return Some(Action::Debug(d));
         }
     }
     Some(match key.code {
@@ -158,6 +177,9 @@ pub const HELP: &[(&str, &str)] = &[
     ("] [", "replay: next / previous iteration"),
     ("+ -", "replay: speed 1x, 4x, 16x, instant"),
     ("0 $", "replay: start / end"),
+    ("p c s", "live: pause all / continue / step one effect (if paused)"),
+    ("e G", "paused: edit the prompt, code or query / the guidance"),
+    ("x A D b", "paused: skip / abort / drop the memory hit / breakpoints"),
     ("mouse", "wheel scrolls, click selects or focuses"),
     ("?", "this help"),
     ("Esc / q", "back / quit (asks first while a run is live)"),

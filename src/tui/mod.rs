@@ -7,6 +7,7 @@
 
 mod app;
 mod app_event;
+mod debugger;
 mod flip;
 mod form;
 mod highlighted;
@@ -88,6 +89,16 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                         app.status = None;
                         app.handle(action);
                     }
+                    if let Some(request) = app.editor.take() {
+                        // The editor gets the terminal: our input reader stops first, so it
+                        // takes none of the editor's keys, and starts again after.
+                        drop(input);
+                        drop(guard);
+                        let text = debugger::run_editor(&request.text);
+                        guard = TerminalGuard::enter()?;
+                        input = EventStream::new();
+                        app.edited(request, text);
+                    }
                     dirty = true;
                 }
                 Some(Err(e)) => return Err(e.into()),
@@ -164,6 +175,7 @@ async fn sleep_until(at: Option<Instant>) {
 /// `rgd run|sweep --tui`: watch a run live. `None` when the user stopped it.
 pub async fn watch_run(sweep: Sweep, resumed: bool) -> anyhow::Result<Option<RunSummary>> {
     let mut app = App::new(Screen::Sweep);
+    app.control = sweep.runner.control.clone();
     let single = (sweep.tasks.len() == 1).then(|| sweep.tasks[0].id.clone());
     app.live = Some(LiveRun::start(sweep, resumed, &mut app.model));
     if let Some(id) = single {

@@ -43,4 +43,6 @@ pub enum Filter {
     Memory,
     /// The home screen's search across recorded runs.
     Runs,
+    /// The debugger's breakpoints.
+    Breakpoints,
 }

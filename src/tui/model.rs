@@ -154,6 +154,16 @@ impl TaskView {
         }
     }
 
+    /// The Guide's newest finished guidance (what a debugger edit of the guidance starts from).
+    pub fn latest_guidance(&self) -> Option<&str> {
+        self.iterations
+            .iter()
+            .rev()
+            .flat_map(|it| it.calls.iter().rev())
+            .find(|c| c.done && c.error.is_none() && matches!(c.purpose, Purpose::GuideInit | Purpose::GuideRefine))
+            .map(|c| c.text.as_str())
+    }
+
     /// The guidance the Debug agent worked from in iteration `i` (0-based): the first Guide answer
     /// for the first iteration, the refinement made at the end of the one before for the others.
     /// Other strategies' Guide-role answer (a plan, own tests) shows instead: the iteration's own,

@@ -3,6 +3,7 @@
 
 mod home;
 mod memory;
+pub mod pending;
 mod sweep;
 mod task;
 mod text;

@@ -45,6 +45,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
     };
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
     draw_head(frame, head, task);
+    // A paused task shows what it will do next, below the panes.
+    let body = match &task.paused {
+        Some((reason, pending)) => {
+            let [panes, debugger] = Layout::vertical([Constraint::Percentage(40), Constraint::Min(6)]).areas(body);
+            super::pending::draw(frame, debugger, reason, pending);
+            panes
+        }
+        None => body,
+    };
     let strategy = model.manifest.as_ref().map_or("rgd", |m| m.strategy.as_str());
     let mut panes = Panes {
         task,
