@@ -279,3 +279,69 @@ async fn break_before_the_guide_show_the_pending_prompt_edit_it_in_the_editor_an
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn f_in_a_replay_forks_the_shown_task_at_the_shown_iteration_and_watches_it_live() {
+    const WRONG: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
+    const RIGHT: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
+    let parent = ScriptedServer::start(Arc::new(|req: &support::Request| match req.purpose {
+        "guide_init" | "guide_refine" => Reply::Text("1. Subtract.".into()),
+        "feedback" => Reply::Text("Wrong sign.".into()),
+        _ => Reply::Text(fenced(WRONG)),
+    }))
+    .await;
+    let home = temp_home();
+    let out = rgd(home.path(), &parent.base_url())
+        .args([
+            "run",
+            "--dataset",
+            "sample",
+            "--task",
+            "Sample/1",
+            "--no-memory",
+            "--max-iters",
+            "2",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run_id = std::fs::read_dir(home.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let run_id = run_id.to_string_lossy().to_string();
+
+    let fork = ScriptedServer::start(Arc::new(|req: &support::Request| match req.purpose {
+        "debug_fix" => Reply::Text(fenced(RIGHT)),
+        other => Reply::Status(500, format!("the fork asked for {other}")),
+    }))
+    .await;
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", fork.base_url()),
+        ("OPENAI_API_KEY", "sk-test".to_string()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let bin = env!("CARGO_BIN_EXE_rgd");
+    let tmux = Tmux::start(&format!("{bin} replay {run_id}"), &env, (120, 40));
+    wait_for(&tmux, &["Sample/1", "replay"], 20).await;
+    tmux.keys(&["Enter"]);
+    wait_for(&tmux, &["entry point add"], 20).await;
+    tmux.keys(&["f"]);
+    wait_for(&tmux, &["solved @2", "● live"], 30).await;
+    assert_eq!(fork.requests().iter().map(|r| r.purpose).collect::<Vec<_>>(), ["debug_fix"]);
+    tmux.keys(&["q"]);
+    wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+    let listed = rgd(home.path(), &fork.base_url())
+        .args(["runs", "list", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout).lines().count(),
+        2,
+        "the fork is a run of its own"
+    );
+}

@@ -180,7 +180,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         return tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm).await;
     };
     match command {
-        Command::Replay { run_id, follow } => tui_cmd::replay(&home, &run_id, follow).await,
+        Command::Replay { run_id, follow } => tui_cmd::replay(&home, &run_id, follow, cli.config.as_deref(), &cli.llm).await,
         Command::Run(args) => {
             let llm = args.llm.over(&cli.llm);
             run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await

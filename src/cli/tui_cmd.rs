@@ -9,13 +9,14 @@ use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::store::Home;
-use crate::tui::{Launcher, RunRequest};
+use crate::tui::{ForkRequest, Forker, Launcher, RunRequest};
 
-pub async fn replay(home: &Home, run_id: &str, follow: bool) -> anyhow::Result<ExitCode> {
+pub async fn replay(home: &Home, run_id: &str, follow: bool, config: Option<&Path>, llm: &LlmArgs) -> anyhow::Result<ExitCode> {
     if follow {
         crate::tui::follow_run(home, &home.find_run(run_id)?).await?;
     } else {
-        crate::tui::replay_run(home, run_id).await?;
+        let forker = forker(home.clone(), config.map(Path::to_path_buf), llm.clone());
+        crate::tui::replay_run(home, run_id, Some(forker)).await?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -48,7 +49,8 @@ pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         config.map(Path::to_path_buf),
         llm.clone(),
     );
-    let outcome = crate::tui::home(home, info, launcher).await?;
+    let forker = forker(home.clone(), config.map(Path::to_path_buf), llm.clone());
+    let outcome = crate::tui::home(home, info, launcher, forker).await?;
     if let Some(summary) = outcome {
         eprintln!(
             "run {}: {}/{} solved (pass@1 {:.1}%)",
@@ -90,6 +92,28 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         };
         // A background job's thread, not a runtime worker: it may wait for the async assembly.
         let prepared = tokio::runtime::Handle::current().block_on(new_run(&home, &settings, &plan, dataset, tasks, quiet))?;
+        Ok((prepared.sweep, prepared.resumed))
+    })
+}
+
+/// Turns `f` in a replay into a prepared fork, the same way `rgd fork` does, with the debugger on.
+fn forker(home: Home, config: Option<PathBuf>, llm: LlmArgs) -> Forker {
+    Arc::new(move |request: ForkRequest| {
+        let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
+        let from = crate::launch::ResumeFrom {
+            config: file,
+            config_path: file_path,
+            llm: &llm,
+            concurrency: Some(1),
+        };
+        let spec = crate::launch::ForkSpec {
+            parent: request.run,
+            task_id: request.task,
+            at: request.at,
+            ..Default::default()
+        };
+        let control = Some(Arc::new(crate::engine::Control::default()));
+        let prepared = tokio::runtime::Handle::current().block_on(crate::launch::fork(&home, from, &spec, control, &|_| {}))?;
         Ok((prepared.sweep, prepared.resumed))
     })
 }

@@ -184,11 +184,25 @@ pub enum Action {
     PrevHit,
     /// A debugger key (live runs this window runs).
     Debug(super::debugger::DebugAction),
+    /// Replay: fork the shown task at the shown iteration.
+    Fork,
 }
 
 /// Everything a start-a-run form needs from the CLI layer: it turns a request into a prepared
 /// sweep (or says why not).
 pub type Launcher = Arc<dyn Fn(super::form::RunRequest) -> anyhow::Result<(crate::engine::Sweep, bool)> + Send + Sync>;
+
+/// A fork of the replayed run (`f`): its task from the shown iteration on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkRequest {
+    pub run: String,
+    pub task: String,
+    /// The first iteration run live (1-based).
+    pub at: u32,
+}
+
+/// Turns a fork request into a prepared run (the CLI layer does, as `rgd fork` would).
+pub type Forker = Arc<dyn Fn(ForkRequest) -> anyhow::Result<(crate::engine::Sweep, bool)> + Send + Sync>;
 
 pub struct App {
     pub screens: Vec<Screen>,
@@ -202,6 +216,7 @@ pub struct App {
     pub runs: Vec<RunRow>,
     pub run_selected: usize,
     pub launcher: Option<Launcher>,
+    pub forker: Option<Forker>,
     pub home_info: Vec<(String, String)>,
     pub home_dir: Option<PathBuf>,
     /// Runs marked on the home screen for a comparison, in marking order.
@@ -255,6 +270,7 @@ impl App {
             page: 10,
             code_cache: Default::default(),
             launching: false,
+            forker: None,
             control: None,
             breakpoints_text: String::new(),
             editor: None,
@@ -498,6 +514,7 @@ impl App {
             }
             Action::Replay(r) => self.replay_action(r),
             Action::Debug(d) => self.debug_action(d),
+            Action::Fork => self.fork_shown(),
             Action::ScrollAt { column, row, down } => self.scroll_at(column, row, down),
             Action::ClickAt { column, row } => self.click_at(column, row),
             other => match self.screen().clone() {
@@ -988,6 +1005,24 @@ impl App {
         self.spawn(move || AppEvent::Launched(launcher(request)));
     }
 
+    /// `f` in a replay: a new run of the shown task from the shown iteration, watched live.
+    fn fork_shown(&mut self) {
+        let (Some(forker), Some(_), Screen::Task(task)) = (self.forker.clone(), &self.replay, self.screen().clone()) else {
+            self.status = Some("f forks the task shown in a replay (open a task first)".into());
+            return;
+        };
+        let Some(run) = self.model.manifest.as_ref().map(|m| m.run_id.clone()) else {
+            return;
+        };
+        let at = self.shown_iteration().map_or(1, |i| i as u32 + 1);
+        if self.launching {
+            return;
+        }
+        self.launching = true;
+        self.status = Some(format!("forking {task} at iteration {at}…"));
+        self.spawn(move || AppEvent::Launched(forker(ForkRequest { run, task, at })));
+    }
+
     /// The prepared run (or why it could not be prepared) from `launch`.
     fn launched(&mut self, prepared: anyhow::Result<(crate::engine::Sweep, bool)>) {
         self.launching = false;
@@ -1003,11 +1038,10 @@ impl App {
                 self.live = Some(LiveRun::start(sweep, resumed, &mut self.model));
                 self.screens.push(Screen::Sweep);
             }
-            Err(e) => {
-                if let Some(form) = self.form_mut() {
-                    form.error = Some(format!("{e:#}"));
-                }
-            }
+            Err(e) => match self.form_mut() {
+                Some(form) => form.error = Some(format!("{e:#}")),
+                None => self.status = Some(format!("{e:#}")),
+            },
         }
     }
 

@@ -56,6 +56,9 @@ fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
         if let Some(r) = replay {
             return Some(Action::Replay(r));
         }
+        if key.code == KeyCode::Char('f') {
+            return Some(Action::Fork);
+        }
     }
     if app.control().is_some() && matches!(app.screen(), Screen::Task(_) | Screen::Sweep) {
         let debug = match key.code {
@@ -177,6 +180,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("] [", "replay: next / previous iteration"),
     ("+ -", "replay: speed 1x, 4x, 16x, instant"),
     ("0 $", "replay: start / end"),
+    ("f", "replay, task view: fork the task at the shown iteration"),
     ("p c s", "live: pause all / continue / step one effect (if paused)"),
     ("e G", "paused: edit the prompt, code or query / the guidance"),
     ("x A D b", "paused: skip / abort / drop the memory hit / breakpoints"),

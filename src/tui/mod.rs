@@ -20,7 +20,7 @@ mod run_list;
 mod source;
 pub mod views;
 
-pub use app::{Action, App, Launcher, Pane, Screen};
+pub use app::{Action, App, ForkRequest, Forker, Launcher, Pane, Screen};
 pub use app_event::AppEvent;
 pub use form::{Form, RunRequest};
 pub use memory_browser::MemoryBrowser;
@@ -212,20 +212,24 @@ pub async fn follow_run(home: &Home, run_id: &str) -> anyhow::Result<()> {
 }
 
 /// `rgd replay RUN_ID`: the recorded run, at its end, ready to step through.
-pub async fn replay_run(home: &Home, run_id: &str) -> anyhow::Result<()> {
+pub async fn replay_run(home: &Home, run_id: &str, forker: Option<Forker>) -> anyhow::Result<()> {
     let mut replay = Replay::load(home, run_id)?;
     let mut app = App::new(Screen::Sweep);
     app.model = replay.model_at_end();
     app.replay = Some(replay);
-    run_app(&mut app).await
+    app.forker = forker;
+    run_app(&mut app).await?;
+    // A fork started from the replay runs to its end (or stops with the window, as asked).
+    finish_live(&mut app).await.map(|_| ())
 }
 
 /// `rgd` with no arguments: recent runs, configuration, and a form that starts runs.
-pub async fn home(home: &Home, info: Vec<(String, String)>, launcher: Launcher) -> anyhow::Result<Option<RunSummary>> {
+pub async fn home(home: &Home, info: Vec<(String, String)>, launcher: Launcher, forker: Forker) -> anyhow::Result<Option<RunSummary>> {
     let mut app = App::new(Screen::Home);
     app.home_dir = Some(home.root.clone());
     app.home_info = info;
     app.launcher = Some(launcher);
+    app.forker = Some(forker);
     app.refresh_runs();
     run_app(&mut app).await?;
     finish_live(&mut app).await
