@@ -331,7 +331,9 @@ async fn f_in_a_replay_forks_the_shown_task_at_the_shown_iteration_and_watches_i
     tmux.keys(&["Enter"]);
     wait_for(&tmux, &["entry point add"], 20).await;
     tmux.keys(&["f"]);
-    wait_for(&tmux, &["solved @2", "● live"], 30).await;
+    // The fork runs (here in a moment) and is shown as a run of its own, not the replayed one.
+    let screen = wait_for(&tmux, &["solved @2", "run finished"], 30).await;
+    assert!(!screen.contains(&run_id[..10]), "{screen}");
     assert_eq!(fork.requests().iter().map(|r| r.purpose).collect::<Vec<_>>(), ["debug_fix"]);
     tmux.keys(&["q"]);
     wait_for(&tmux, &["RGD-EXITED=0"], 20).await;

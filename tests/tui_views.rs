@@ -216,3 +216,54 @@ fn the_top_popup_takes_every_key_and_closing_it_gives_them_back() {
     assert!(app.modal().is_none());
     assert_eq!(app.sweep.filter, "q?5", "the kept filter stays");
 }
+
+#[test]
+fn a_paused_task_shows_its_pending_effect_and_what_was_edited_by_hand() {
+    // The recorded run up to Sample/5's first program, then the debugger's events.
+    let mut events = events();
+    let at = events
+        .iter()
+        .position(|e| serde_json::to_value(&e.event).unwrap()["type"] == "code_extracted" && e.event.task_id() == Some("Sample/5"))
+        .unwrap();
+    events.truncate(at + 1);
+    let mut seq = events.last().unwrap().seq;
+    let at_time = events.last().unwrap().at;
+    let mut push = |event: serde_json::Value| {
+        seq += 1;
+        events.push(Envelope {
+            seq,
+            at: at_time,
+            event: serde_json::from_value(event).unwrap(),
+        });
+    };
+    let edited = "def count_vowels(word: str) -> int:\n    return sum(c in 'aeiouyAEIOUY' for c in word)\n";
+    push(
+        serde_json::json!({"type": "paused", "task_id": "Sample/5", "iteration": 1, "reason": "before:tests",
+        "pending": {"kind": "tests", "suite": "visible", "code": "def count_vowels(word: str) -> int:\n    return 0\n", "tests": ["assert count_vowels('hello') == 2"]}}),
+    );
+    push(
+        serde_json::json!({"type": "intervened", "task_id": "Sample/5", "iteration": 1, "field": "code", "diff": "-    return 0\n+    return sum(...)\n"}),
+    );
+    push(
+        serde_json::json!({"type": "paused", "task_id": "Sample/5", "iteration": 1, "reason": "before:tests",
+        "pending": {"kind": "tests", "suite": "visible", "code": edited, "tests": ["assert count_vowels('hello') == 2"]}}),
+    );
+    let model = rgd::tui::model_of(&events);
+    let mut app = App::new(Screen::Task("Sample/5".into()));
+    app.model = model;
+    let screen = render(&mut app, 120, 40);
+    for needle in [
+        "paused",
+        "before the visible tests (before:tests)",
+        "c continue · s step · e edit the code",
+        "assert count_vowels('hello') == 2",
+        "aeiouyAEIOUY",
+        "✎ by hand: code @1",
+    ] {
+        assert!(screen.contains(needle), "{needle:?} not on screen:\n{screen}");
+    }
+    // The sweep table says paused; going on restores the stage.
+    let mut app = App::new(Screen::Sweep);
+    app.model = rgd::tui::model_of(&events);
+    assert!(render(&mut app, 120, 30).contains("paused"));
+}

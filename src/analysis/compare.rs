@@ -45,7 +45,8 @@ impl RunData {
     }
 
     fn solved(&self, task: &str) -> bool {
-        self.results.get(task).is_some_and(|r| r.status == TaskStatus::Solved)
+        // A task a person helped (the debugger) is not the method's.
+        self.results.get(task).is_some_and(|r| r.solved_by_method())
     }
 }
 

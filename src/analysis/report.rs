@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::compare::RunData;
 use super::stats::wilson;
-use crate::record::{RunSummary, TaskStatus};
+use crate::record::RunSummary;
 
 /// One method on one dataset: the newest run of it.
 #[derive(Debug, Clone)]
@@ -154,7 +154,7 @@ impl Report {
             ea.run
                 .results
                 .iter()
-                .filter(|(id, r)| r.status == TaskStatus::Solved && eb.run.results.get(*id).is_none_or(|o| o.status != TaskStatus::Solved))
+                .filter(|(id, r)| r.solved_by_method() && eb.run.results.get(*id).is_none_or(|o| !o.solved_by_method()))
                 .filter(|(id, _)| eb.run.manifest.dataset.selected.contains(id))
                 .count(),
         )

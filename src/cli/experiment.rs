@@ -159,7 +159,7 @@ pub async fn execute_command(cx: Where<'_>, cmd: ExperimentCommand) -> anyhow::R
             for c in &r.cells {
                 let shown = match c.run_id.as_deref().map(|id| RunData::load(cx.home, id)) {
                     Some(Ok(run)) => {
-                        let solved = run.results.values().filter(|r| r.passed).count();
+                        let solved = run.results.values().filter(|r| r.solved_by_method()).count();
                         let tasks = run.manifest.dataset.selected.len();
                         format!(
                             "{}  {solved}/{tasks} solved  pass@1 {:.1}%{}",

@@ -320,7 +320,7 @@ fn detailed(event: &Event, labels: &Labels) {
             ..
         } => writeln!(
             out,
-            "\n  ⏸ paused ({reason}) at iteration {iteration} before the {}",
+            "\n  ⏸ paused ({reason}) at iteration {iteration} before the {}\n    type: c(ontinue), s(tep), skip, abort, p(ause), b(reak) SPEC, edit code|messages|guidance|query FILE",
             pending.label()
         ),
         Event::Resumed { how, .. } => writeln!(out, "  ▶ {how}"),

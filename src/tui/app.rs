@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ratatui::layout::Rect;
 
 use super::app_event::{AppEvent, JobReceiver, JobSender};
+use super::debugger::{self, DebugAction};
 use super::form::Form;
 use super::modal::{Filter, Flip, Modal};
 use super::model::{RunModel, TaskStage, TaskView};
@@ -183,7 +184,7 @@ pub enum Action {
     NextHit,
     PrevHit,
     /// A debugger key (live runs this window runs).
-    Debug(super::debugger::DebugAction),
+    Debug(DebugAction),
     /// Replay: fork the shown task at the shown iteration.
     Fork,
 }
@@ -239,7 +240,7 @@ pub struct App {
     /// The breakpoints being typed.
     pub breakpoints_text: String,
     /// An edit for the UI loop to open in `$EDITOR`.
-    pub editor: Option<super::debugger::EditorRequest>,
+    pub editor: Option<debugger::EditorRequest>,
     /// Background jobs report here; the UI loop takes `job_events` and feeds `apply_event`.
     jobs: JobSender,
     job_events: Option<JobReceiver>,
@@ -1003,6 +1004,83 @@ impl App {
             form.starting = true;
         }
         self.spawn(move || AppEvent::Launched(launcher(request)));
+    }
+
+    /// The run's debugger, when this window runs the run (not when it follows or replays one).
+    pub fn control(&self) -> Option<&Arc<crate::engine::Control>> {
+        self.control.as_ref().filter(|_| self.live.as_ref().is_some_and(|l| l.owned))
+    }
+
+    /// The task a debugger key acts on: the task view's, or the sweep table's selected one.
+    fn debug_target(&self) -> Option<String> {
+        match self.screen() {
+            Screen::Task(id) => Some(id.clone()),
+            Screen::Sweep => self
+                .visible_tasks()
+                .get(self.sweep.selected)
+                .map(|&i| self.model.tasks[i].id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the task the keys act on is paused (then `s` steps rather than sorts).
+    pub fn target_paused(&self) -> bool {
+        self.debug_target()
+            .and_then(|id| self.model.task(&id).map(|t| t.paused.is_some()))
+            .unwrap_or(false)
+    }
+
+    fn debug_action(&mut self, action: DebugAction) {
+        let Some(control) = self.control().cloned() else {
+            self.status = Some("no debugger: this window does not run the run".into());
+            return;
+        };
+        let target = self.debug_target();
+        let in_task_view = matches!(self.screen(), Screen::Task(_));
+        let command = match action {
+            DebugAction::Breakpoints => {
+                self.breakpoints_text = control.breakpoints().iter().map(|b| b.name()).collect::<Vec<_>>().join(",");
+                self.modals.push(Modal::Filter(Filter::Breakpoints));
+                return;
+            }
+            DebugAction::Edit | DebugAction::EditGuidance => {
+                let view = target.and_then(|id| self.model.task(&id));
+                self.editor = view.and_then(|v| debugger::edit_request(v, action == DebugAction::EditGuidance));
+                if self.editor.is_none() {
+                    self.status = Some("nothing to edit: the task is not paused".into());
+                }
+                return;
+            }
+            other => debugger::command_for(other, target, in_task_view),
+        };
+        match command.map(|c| control.command(c)) {
+            Some(Ok(())) if action == DebugAction::Pause => self.status = Some("pausing every task before its next step".into()),
+            Some(Err(e)) => self.status = Some(e),
+            _ => {}
+        }
+    }
+
+    /// The text the editor left, sent as an edit of what it was opened on.
+    pub fn edited(&mut self, request: debugger::EditorRequest, text: Option<String>) {
+        let Some(command) = debugger::edit_command(request, text) else {
+            self.status = Some("no change".into());
+            return;
+        };
+        if let Some(Err(e)) = self.control().map(|c| c.command(command)) {
+            self.status = Some(e);
+        }
+    }
+
+    /// The typed breakpoints, set when the input is closed with Enter.
+    fn set_breakpoints(&mut self) {
+        let Some(control) = self.control().cloned() else { return };
+        let set = std::mem::take(&mut self.breakpoints_text);
+        let command = crate::engine::Command::Break { set: set.clone() };
+        self.status = Some(match control.command(command) {
+            Ok(()) if set.trim().is_empty() => "breakpoints cleared".into(),
+            Ok(()) => format!("breakpoints: {set}"),
+            Err(e) => e,
+        });
     }
 
     /// `f` in a replay: a new run of the shown task from the shown iteration, watched live.

@@ -491,6 +491,12 @@ impl RunModel {
                 }
                 t.stage = TaskStage::Paused;
                 t.paused = Some((reason.clone(), pending.clone()));
+                // Code edited by hand is the iteration's code from now on (the Code pane shows it).
+                if let (Pending::Tests { code, .. }, Some(it)) = (pending, t.iterations.last_mut())
+                    && it.code.as_ref().is_some_and(|c| c != code)
+                {
+                    it.code = Some(code.clone());
+                }
             }
             Event::Resumed { task_id, .. } => {
                 let t = self.task_mut(task_id);

@@ -105,16 +105,28 @@ fn draw_head(frame: &mut Frame, area: Rect, task: &TaskView) {
                 String::new()
             }),
         ]),
-        Line::from(Span::styled(
-            format!(
-                " {result}   visible tests {}   hidden tests {}",
-                task.visible_tests.len(),
-                task.hidden_tests
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    " {result}   visible tests {}   hidden tests {}",
+                    task.visible_tests.len(),
+                    task.hidden_tests
+                ),
+                Style::new().dim(),
             ),
-            Style::new().dim(),
-        )),
+            Span::styled(edits(task), Style::new().fg(Color::Magenta)),
+        ]),
     ];
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// "  ✎ by hand: code @1, guidance @2": what the debugger changed, where.
+fn edits(task: &TaskView) -> String {
+    if task.interventions.is_empty() {
+        return String::new();
+    }
+    let all: Vec<String> = task.interventions.iter().map(|(k, field, _)| format!("{field} @{k}")).collect();
+    format!("   ✎ by hand: {}", all.join(", "))
 }
 
 fn block(pane: Pane, strategy: &str, focused: bool, note: &str) -> Block<'static> {
