@@ -85,6 +85,16 @@ pub fn parse_name(s: &str) -> Result<String, String> {
     name(s)
 }
 
+/// A run id chosen by hand: it names a directory, so letters, digits, `-` and `_` only.
+pub fn parse_run_id(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(format!("{s:?}: a run id is 1 to 64 letters, digits, - or _"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         concurrency: None,
         resume: None,
         detach: false,
+        shard: None,
         llm: llm.clone(),
         common: CommonArgs {
             // A small local model rarely gains from ten rounds; three show the loop at work.

@@ -81,8 +81,8 @@ pub struct CommonArgs {
     /// mapcoder: debug rounds on the visible tests per plan
     #[arg(long = "t", value_name = "T", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub mapcoder_t: u32,
-    /// Use this run id (set by --detach, which must know the id before the run starts)
-    #[arg(long, hide = true)]
+    /// Use this run id; if that run exists, resume it (what a requeued cluster job needs)
+    #[arg(long, value_parser = crate::validate::parse_run_id)]
     pub run_id: Option<String>,
     /// Stop tasks here (comma-separated): before:guide|debug|feedback|agent|tests|memory,
     /// on:visible-fail|hidden-fail|llm-error, iter:K. Headless, commands are read from stdin
@@ -137,6 +137,7 @@ impl CommonArgs {
             run_id: self.run_id.clone(),
             control: self.debugger(),
             fork: None,
+            shard: None,
         }
     }
 
@@ -263,6 +264,10 @@ pub struct SweepArgs {
     /// TUI then leaves it running)
     #[arg(long, conflicts_with = "json")]
     pub detach: bool,
+    /// Run the K-th of N parts of the selected tasks (0-based, by task order): one shard of a
+    /// sweep split across machines, merged later with `rgd runs merge`
+    #[arg(long, value_name = "K/N", value_parser = crate::engine::Shard::parse, conflicts_with = "resume")]
+    pub shard: Option<crate::engine::Shard>,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -316,7 +321,14 @@ pub async fn sweep(
         PrinterMode::Progress
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
-    if let Some(prefix) = &args.resume {
+    // A run id that exists already is resumed: a requeued or restarted cluster job goes on.
+    let resume_id = args.resume.clone().or_else(|| {
+        args.common
+            .run_id
+            .clone()
+            .filter(|id| home.run_dir(id).join("manifest.json").is_file())
+    });
+    if let Some(prefix) = &resume_id {
         let from = ResumeFrom {
             config: file,
             config_path: file_path,
@@ -333,7 +345,11 @@ pub async fn sweep(
     let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
     let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
-    let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line).await?;
+    let plan = RunPlan {
+        shard: args.shard,
+        ..args.common.plan()
+    };
+    let prepared = new_run(home, &settings, &plan, dataset, tasks, &stderr_line).await?;
     execute(prepared, mode, &Front::of(&args.common)).await
 }
 

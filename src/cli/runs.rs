@@ -40,10 +40,82 @@ pub enum RunsCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Make one run from the shards of a sweep (`sweep --shard K/N`): events, results and
+    /// summary from the per-task records; refuses runs of different sweeps
+    Merge {
+        /// The shards (ids or unique prefixes)
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// Also write samples.jsonl, results.jsonl and summary.json here
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The merged run's id (a new one otherwise)
+        #[arg(long, value_parser = crate::validate::parse_run_id)]
+        into: Option<String>,
+        /// A task finished by two runs: keep the newer or the older result (refused otherwise)
+        #[arg(long, value_enum)]
+        prefer: Option<crate::store::Prefer>,
+        /// Print the merge report as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        RunsCommand::Merge {
+            runs,
+            out,
+            into,
+            prefer,
+            json,
+        } => {
+            let report = crate::store::merge_runs(home, &runs, into.as_deref(), prefer)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                let s = &report.summary;
+                println!(
+                    "merged {} runs into {}: {} of {} tasks{}, {} solved (pass@1 {:.1}%)",
+                    runs.len(),
+                    report.run_id,
+                    report.merged,
+                    report.tasks,
+                    if report.is_partial() { " (partial)" } else { "" },
+                    s.solved,
+                    s.pass_at_1 * 100.0
+                );
+                if report.is_partial() {
+                    println!("partial: {} of {} tasks", report.merged, report.tasks);
+                }
+                if !report.missing_shards.is_empty() {
+                    let shards: Vec<String> = report.missing_shards.iter().map(u32::to_string).collect();
+                    println!("missing shards: {}", shards.join(", "));
+                }
+                if !report.missing_tasks.is_empty() {
+                    let shown: Vec<&str> = report.missing_tasks.iter().take(20).map(String::as_str).collect();
+                    let more = report.missing_tasks.len().saturating_sub(shown.len());
+                    println!(
+                        "missing tasks: {}{}",
+                        shown.join(", "),
+                        if more > 0 { format!(" and {more} more") } else { String::new() }
+                    );
+                }
+                if !report.duplicates.is_empty() {
+                    println!(
+                        "{} tasks finished by more than one run: kept the {:?} result",
+                        report.duplicates.len(),
+                        prefer
+                    );
+                }
+            }
+            if let Some(dir) = out {
+                let store = crate::store::RunStore::open(home, &report.run_id)?;
+                crate::store::export_run(&store, &dir)?;
+                eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         RunsCommand::List { json: true } => {
             for id in home.run_ids() {
                 let Ok(m) = home.read_manifest(&id) else { continue };

@@ -53,6 +53,8 @@ pub struct RunPlan {
     pub control: Option<Arc<crate::engine::Control>>,
     /// A fork of another run's task (`rgd fork`).
     pub fork: Option<crate::engine::ForkPoint>,
+    /// One part of the selected tasks (`--shard K/N`).
+    pub shard: Option<crate::engine::Shard>,
 }
 
 impl RunPlan {
@@ -75,6 +77,7 @@ impl RunPlan {
             run_id: None,
             control: None,
             fork: None,
+            shard: None,
         }
     }
 }
@@ -98,6 +101,20 @@ pub async fn new_run(
 ) -> anyhow::Result<Prepared> {
     if tasks.is_empty() {
         bail!("no tasks selected");
+    }
+    // A shard runs its part of the selection and records the whole of it.
+    let sweep_tasks: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    let tasks = match plan.shard {
+        Some(shard) => shard.part(&tasks).to_vec(),
+        None => tasks,
+    };
+    if tasks.is_empty() {
+        bail!(
+            "shard {} of {} holds no task: the sweep has only {} tasks",
+            plan.shard.map_or(0, |s| s.index),
+            plan.shard.map_or(0, |s| s.count),
+            sweep_tasks.len()
+        );
     }
     let mut parts = parts::Parts::build(settings, plan, report)?;
     let mut limits = settings.limits.clone();
@@ -164,7 +181,18 @@ pub async fn new_run(
         },
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
         fork: plan.fork.clone(),
+        shard: None,
+        merged_from: Vec::new(),
     };
+    let mut manifest = manifest;
+    if let Some(shard) = plan.shard {
+        manifest.shard = Some(crate::engine::ShardInfo {
+            index: shard.index,
+            count: shard.count,
+            config_hash: manifest.config_hash(),
+            sweep_tasks,
+        });
+    }
     let store = Arc::new(RunStore::create(home, &manifest)?);
     prepare(home, store, parts, settings, tasks, false, plan)
 }

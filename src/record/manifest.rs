@@ -97,6 +97,58 @@ pub struct Manifest {
     /// A fork: the run and task it continues, and the iteration it starts live at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkPoint>,
+    /// One part of a sweep split across machines (`--shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// A run merged from shards (`rgd runs merge`): their run ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+}
+
+/// Which part of which sweep a shard is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 0-based.
+    pub index: u32,
+    pub count: u32,
+    /// The whole sweep's tasks, in order (every shard holds the same list).
+    pub sweep_tasks: Vec<String>,
+    /// `Manifest::config_hash` of the sweep: shards of one sweep share it.
+    pub config_hash: String,
+}
+
+/// `--shard K/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// "2/4": the third of four parts.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let (k, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("--shard {text}: expected K/N, e.g. 0/4"))?;
+        let (index, count) = match (k.trim().parse::<u32>(), n.trim().parse::<u32>()) {
+            (Ok(k), Ok(n)) => (k, n),
+            _ => return Err(format!("--shard {text}: K and N are whole numbers")),
+        };
+        if count == 0 || index >= count {
+            return Err(format!(
+                "--shard {text}: K counts from 0 and is below N (0/{n} .. {}/{n})",
+                count.saturating_sub(1)
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's part of `items`: contiguous, by order; every item in exactly one shard, sizes
+    /// differing by at most one.
+    pub fn part<'a, T>(&self, items: &'a [T]) -> &'a [T] {
+        let (n, k, len) = (self.count as usize, self.index as usize, items.len());
+        &items[k * len / n..(k + 1) * len / n]
+    }
 }
 
 /// Where a forked run branched off (`rgd fork`).
@@ -148,6 +200,24 @@ impl Manifest {
             Some([served]) if *served != asked => format!("{asked} → {served}"),
             _ => asked,
         }
+    }
+
+    /// What decides a result besides the task: dataset, method and its settings, agents, prompts,
+    /// limits, memory settings. Shards of one sweep must agree on it to be merged.
+    pub fn config_hash(&self) -> String {
+        use sha2::Digest;
+        let what = serde_json::json!({
+            "dataset": self.dataset.sha256,
+            "split_seed": self.dataset.split_seed,
+            "method": self.method(),
+            "agents": self.agents,
+            "prompts": self.prompts,
+            "max_iters": self.max_iters,
+            "sandbox": self.sandbox,
+            "limits": self.limits,
+            "memory": [self.memory.enabled.to_string(), format!("{:?}", self.memory.min_similarity)],
+        });
+        hex::encode(sha2::Sha256::digest(what.to_string().as_bytes()))[..16].to_string()
     }
 
     /// "model" when all agents share one, else "guide=a debug=b feedback=c".

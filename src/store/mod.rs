@@ -7,12 +7,14 @@
 mod experiments;
 mod export;
 mod journal;
+mod merge;
 mod search;
 mod status;
 
 pub use experiments::{ABLATIONS, Cell, ExperimentRecord, ExperimentSpec};
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, spawn_journal};
+pub use merge::{MergeReport, Prefer, merge_runs};
 pub use search::{RunHit, RunIndex};
 
 use std::path::{Path, PathBuf};

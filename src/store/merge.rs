@@ -1,0 +1,234 @@
+//! `rgd runs merge`: one run made from the shards of a sweep. Every task's events and result come
+//! from the shard that ran it (the per-task records, never averaged summaries); the summary is
+//! computed again over the whole sweep. Shards that are not parts of one sweep are refused.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::{Home, RunStore, StoreError};
+use crate::record::{Envelope, Event, Manifest, Recorder, RunState, RunStatus, RunSummary, TaskResult};
+
+/// Which result wins when two shards finished the same task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Prefer {
+    Newest,
+    Oldest,
+}
+
+/// What a merge made.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MergeReport {
+    pub run_id: String,
+    /// The sweep's tasks, and how many of them the merged run has a final result for.
+    pub tasks: usize,
+    pub merged: usize,
+    pub missing_tasks: Vec<String>,
+    /// Shard indexes of the sweep that were not given (when the shards say how many there are).
+    pub missing_shards: Vec<u32>,
+    /// Tasks finished in more than one shard, settled by `--prefer`.
+    pub duplicates: Vec<String>,
+    pub summary: RunSummary,
+}
+
+impl MergeReport {
+    pub fn is_partial(&self) -> bool {
+        self.merged < self.tasks
+    }
+}
+
+/// One shard as read.
+struct Part {
+    manifest: Manifest,
+    /// Each task's events, in order, and when its final result was recorded.
+    tasks: HashMap<String, (Vec<Envelope>, Option<DateTime<Utc>>)>,
+    results: HashMap<String, TaskResult>,
+}
+
+fn read_part(home: &Home, run_id: &str) -> Result<Part, StoreError> {
+    let store = RunStore::open(home, run_id)?;
+    let manifest = store.manifest()?;
+    let results: HashMap<String, TaskResult> = store
+        .results()?
+        .into_iter()
+        .filter(TaskResult::is_final)
+        .map(|r| (r.task_id.clone(), r))
+        .collect();
+    let mut tasks: HashMap<String, (Vec<Envelope>, Option<DateTime<Utc>>)> = HashMap::new();
+    for envelope in store.events() {
+        let envelope = envelope?;
+        let Some(task) = envelope.event.task_id().map(str::to_string) else {
+            continue;
+        };
+        let entry = tasks.entry(task).or_default();
+        if matches!(&envelope.event, Event::TaskFinished { result } if result.is_final()) {
+            entry.1 = Some(envelope.at);
+        }
+        entry.0.push(envelope);
+    }
+    Ok(Part { manifest, tasks, results })
+}
+
+/// The sweep's identity as a shard states it (a run that is not a shard states its own).
+fn identity(m: &Manifest) -> [(&'static str, String); 4] {
+    [
+        ("dataset (sha256)", m.dataset.sha256.clone()),
+        (
+            "configuration (agents, prompts, limits, memory settings)",
+            m.shard.as_ref().map_or_else(|| m.config_hash(), |s| s.config_hash.clone()),
+        ),
+        ("strategy", m.method()),
+        ("models", m.model_label()),
+    ]
+}
+
+pub fn merge_runs(home: &Home, run_ids: &[String], into: Option<&str>, prefer: Option<Prefer>) -> anyhow::Result<MergeReport> {
+    anyhow::ensure!(!run_ids.is_empty(), "name the runs to merge");
+    let ids: Vec<String> = run_ids.iter().map(|p| home.find_run(p)).collect::<Result<_, _>>()?;
+    let mut parts = Vec::with_capacity(ids.len());
+    for id in &ids {
+        parts.push(read_part(home, id)?);
+    }
+    let first = &parts[0].manifest;
+    for part in &parts[1..] {
+        for ((what, a), (_, b)) in identity(first).into_iter().zip(identity(&part.manifest)) {
+            anyhow::ensure!(
+                a == b,
+                "run {} and run {} are not parts of one sweep: their {what} differ ({a} vs {b})",
+                first.run_id,
+                part.manifest.run_id
+            );
+        }
+    }
+    // The sweep's tasks: as its shards recorded them, else every run's in order.
+    let sweep: Vec<String> = match &first.shard {
+        Some(s) => s.sweep_tasks.clone(),
+        None => {
+            let mut all: Vec<String> = Vec::new();
+            for p in &parts {
+                all.extend(
+                    p.manifest
+                        .dataset
+                        .selected
+                        .iter()
+                        .filter(|t| !all.contains(t))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+            all
+        }
+    };
+    let missing_shards = match &first.shard {
+        Some(s) => (0..s.count)
+            .filter(|k| !parts.iter().any(|p| p.manifest.shard.as_ref().is_some_and(|x| x.index == *k)))
+            .collect(),
+        None => Vec::new(),
+    };
+
+    // Each task from the shard that finished it.
+    let mut chosen: Vec<(usize, &String)> = Vec::new();
+    let (mut missing, mut duplicates) = (Vec::new(), Vec::new());
+    for task in &sweep {
+        let holders: Vec<usize> = (0..parts.len()).filter(|&i| parts[i].results.contains_key(task)).collect();
+        let pick = match (holders.as_slice(), prefer) {
+            ([], _) => {
+                missing.push(task.clone());
+                continue;
+            }
+            ([one], _) => *one,
+            (many, None) => anyhow::bail!(
+                "task {task} was finished by {} runs ({}); merge one of them, or pass --prefer newest|oldest",
+                many.len(),
+                many.iter()
+                    .map(|&i| parts[i].manifest.run_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (many, Some(prefer)) => {
+                duplicates.push(task.clone());
+                let when = |i: &usize| parts[*i].tasks.get(task).and_then(|t| t.1);
+                match prefer {
+                    Prefer::Newest => many.iter().copied().max_by_key(when),
+                    Prefer::Oldest => many.iter().copied().min_by_key(when),
+                }
+                .unwrap_or(many[0])
+            }
+        };
+        chosen.push((pick, task));
+    }
+
+    let run_id = into.map_or_else(|| ulid::Ulid::generate().to_string(), str::to_string);
+    anyhow::ensure!(
+        !home.run_dir(&run_id).exists(),
+        "a run {run_id} exists already; choose another --into name"
+    );
+    let mut manifest = first.clone();
+    manifest.run_id = run_id.clone();
+    manifest.created_at = Utc::now();
+    manifest.command = crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>());
+    manifest.dataset.selected = sweep.clone();
+    manifest.shard = None;
+    manifest.merged_from = ids.clone();
+    let results: Vec<TaskResult> = chosen.iter().map(|(i, t)| parts[*i].results[*t].clone()).collect();
+    let summary = RunSummary::compute(
+        &run_id,
+        &manifest.dataset.name,
+        &manifest.model_label(),
+        &sweep,
+        &results,
+        manifest.max_iters,
+    );
+
+    let store = RunStore::create(home, &manifest)?;
+    let mut seq = 0u64;
+    let mut batch: Vec<Arc<Envelope>> = Vec::with_capacity(1024);
+    let mut push = |event: Event, at: DateTime<Utc>, batch: &mut Vec<Arc<Envelope>>| -> anyhow::Result<()> {
+        batch.push(Arc::new(Envelope { seq, at, event }));
+        seq += 1;
+        if batch.len() >= 1024 {
+            store.record(batch).map_err(anyhow::Error::msg)?;
+            batch.clear();
+        }
+        Ok(())
+    };
+    push(
+        Event::RunStarted {
+            manifest: Box::new(manifest.clone()),
+        },
+        manifest.created_at,
+        &mut batch,
+    )?;
+    for (i, task) in &chosen {
+        for envelope in parts[*i].tasks.get(*task).map(|t| t.0.as_slice()).unwrap_or_default() {
+            push(envelope.event.clone(), envelope.at, &mut batch)?;
+        }
+    }
+    if missing.is_empty() {
+        push(Event::RunFinished { summary: summary.clone() }, Utc::now(), &mut batch)?;
+    }
+    store.record(&batch).map_err(anyhow::Error::msg)?;
+    store.write_status(&RunStatus {
+        state: if missing.is_empty() {
+            RunState::Finished
+        } else {
+            RunState::Interrupted
+        },
+        pid: std::process::id(),
+        tasks: sweep.len(),
+        finished: summary.finished,
+        solved: summary.solved,
+        updated_at: Utc::now(),
+    })?;
+    store.flush()?;
+    Ok(MergeReport {
+        run_id,
+        tasks: sweep.len(),
+        merged: chosen.len(),
+        missing_tasks: missing,
+        missing_shards,
+        duplicates,
+        summary,
+    })
+}
