@@ -10,6 +10,7 @@ pub mod agents;
 pub mod analysis;
 pub mod assets;
 pub mod cli;
+pub mod cluster;
 pub mod code;
 pub mod config;
 pub mod dataset;

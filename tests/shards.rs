@@ -3,57 +3,18 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use serde_json::Value;
-use support::{Reply, ScriptedServer, fenced, rgd, sample_solutions, temp_home};
+use support::sweeps::{all_but_reverse_words, ok, results};
+use support::{ScriptedServer, rgd, temp_home};
 
-/// Right for every task but reverse_words (whose answer stays wrong): solved and failed tasks both.
 fn script() -> support::Script {
-    let solutions = sample_solutions();
-    Arc::new(move |req: &support::Request| match req.purpose {
-        "guide_init" | "guide_refine" => Reply::Text("1. Do what the docstring says.".into()),
-        "feedback" => Reply::Text("It is wrong.".into()),
-        _ => {
-            let entry = req.entry_point().unwrap_or_default();
-            match solutions.get(&entry) {
-                Some(code) if entry != "reverse_words" => Reply::Text(fenced(code)),
-                _ => Reply::Text(fenced(&format!("def {entry}(*args):\n    return None\n"))),
-            }
-        }
-    })
-}
-
-fn ok(cmd: &mut std::process::Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    all_but_reverse_words(std::time::Duration::ZERO)
 }
 
 fn fails(cmd: &mut std::process::Command) -> String {
     let out = cmd.output().unwrap();
     assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// task id -> (status, iterations, completion), from an exported results.jsonl.
-fn results(dir: &std::path::Path) -> BTreeMap<String, (String, u64, String)> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|r| {
-            (
-                r["task_id"].as_str().unwrap().to_string(),
-                (
-                    r["status"].as_str().unwrap().to_string(),
-                    r["iterations"].as_u64().unwrap(),
-                    r["completion"].as_str().unwrap().to_string(),
-                ),
-            )
-        })
-        .collect()
 }
 
 const SWEEP: [&str; 8] = [
@@ -176,4 +137,57 @@ async fn runs_of_other_sweeps_are_refused_and_a_shard_run_again_resumes() {
     // The resumed shard made no LLM call: 3 tasks' calls only, once.
     let first_shard_calls = server.requests().iter().filter(|r| r.purpose != "unknown").count();
     assert!(first_shard_calls > 0);
+}
+
+fn pool_entries(home: &std::path::Path, url: &str) -> usize {
+    let stats = ok(rgd(home, url).args(["memory", "stats"]));
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("entries"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shards_start_from_a_pool_snapshot_and_merge_folds_their_entries_in_once() {
+    let server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let url = server.base_url();
+    let (h, u) = (home.path().to_path_buf(), url.clone());
+    tokio::task::spawn_blocking(move || {
+        // The pool holds one entry before the sweep.
+        let seed = h.join("seed.jsonl");
+        let entry = serde_json::json!({"id": "SEED", "task_id": "Other/1", "entry_point": "other",
+            "question": "Return the product of a and b.", "guidance": "Multiply.", "keywords": ["product"],
+            "code": "def other(a, b):\n    return a * b\n", "run_id": null, "created_at": "2026-11-24T00:00:00Z"});
+        std::fs::write(&seed, format!("{entry}\n")).unwrap();
+        ok(rgd(&h, &u).args(["memory", "import"]).arg(&seed));
+        let memory_sweep = ["sweep", "--dataset", "sample", "--max-iters", "2", "--concurrency", "1"];
+        for k in 0..2 {
+            ok(rgd(&h, &u)
+                .args(memory_sweep)
+                .args(["--shard", &format!("{k}/2"), "--run-id", &format!("m-{k}")]));
+            let m: Value = serde_json::from_str(&std::fs::read_to_string(h.join(format!("runs/m-{k}/manifest.json"))).unwrap()).unwrap();
+            assert_eq!(m["memory"]["entries"], 1, "the shard started from the snapshot: {}", m["memory"]);
+            assert!(m["memory"]["note"].as_str().unwrap().contains("shard pool"), "{}", m["memory"]);
+            assert!(h.join(format!("runs/m-{k}/pool-snapshot.jsonl")).is_file());
+        }
+        // The shards stored their solutions in their own pools, not the main one.
+        assert_eq!(pool_entries(&h, &u), 1);
+        let said = ok(rgd(&h, &u).args(["runs", "merge", "m-0", "m-1", "--into", "m"]));
+        assert!(said.contains("5 solved"), "{said}");
+        assert!(
+            said.contains("the shards added 5 entries; 5 were new to the pool, which now holds 6"),
+            "{said}"
+        );
+        assert_eq!(pool_entries(&h, &u), 6);
+        // Merging again folds nothing twice.
+        let said = ok(rgd(&h, &u).args(["runs", "merge", "m-0", "m-1", "--into", "m", "--replace"]));
+        assert!(said.contains("0 were new to the pool, which now holds 6"), "{said}");
+        // --replace never replaces a run that no merge made.
+        let err = fails(rgd(&h, &u).args(["runs", "merge", "m-0", "m-1", "--into", "m-0", "--replace"]));
+        assert!(err.contains("exists already"), "{err}");
+    })
+    .await
+    .unwrap();
 }

@@ -110,6 +110,7 @@ fn home_with_runs_and_the_form() {
         solved: 1,
         created: "2026-11-22 07:57".into(),
         state: "finished".into(),
+        slurm: None,
     }];
     insta::assert_snapshot!("home", render(&mut app, 100, 16));
     let narrow = render(&mut app, 80, 24);
@@ -121,6 +122,21 @@ fn home_with_runs_and_the_form() {
     insta::assert_snapshot!("home_200x50", render(&mut app, 200, 50));
     app.modals.push(Modal::Form(Box::new(Form::new(&app.home_info))));
     insta::assert_snapshot!("home_form", render(&mut app, 100, 24));
+    app.modals.clear();
+    // A Slurm sweep is one row: its id, and a mark for each shard (done, running, queued, failed).
+    let mut sweep = app.runs[0].clone();
+    sweep.run_id = "nightly-s0".into();
+    sweep.state = "running".into();
+    sweep.slurm = Some(rgd::tui::SlurmRow {
+        sweep: "nightly".into(),
+        shards: "✓▶·✗".into(),
+    });
+    app.runs.insert(0, sweep);
+    let screen = render(&mut app, 100, 16);
+    assert!(screen.contains("nightly ") && screen.contains("running ✓▶·✗"), "{screen}");
+    assert!(!screen.contains("nightly-s0"), "{screen}");
+    app.runs.remove(0);
+    app.modals.push(Modal::Form(Box::new(Form::new(&app.home_info))));
     // The last field, focused on a short terminal, scrolls into view; the error stays visible.
     let form = app.form_mut().unwrap();
     form.focus = form.values.len() - 1;

@@ -87,6 +87,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         resume: None,
         detach: false,
         shard: None,
+        memory_snapshot: None,
         llm: llm.clone(),
         common: CommonArgs {
             // A small local model rarely gains from ten rounds; three show the loop at work.

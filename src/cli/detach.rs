@@ -15,30 +15,11 @@ pub async fn detach(home: &Home, args: &SweepArgs) -> anyhow::Result<ExitCode> {
         Some(prefix) => home.find_run(prefix)?,
         None => ulid::Ulid::generate().to_string(),
     };
-    // The same command line without the flags that concern this terminal, and without secrets: a
-    // command line is visible to every user of the machine (`ps`), so the key and the endpoint
-    // travel by environment (clap reads OPENAI_API_KEY / OPENAI_BASE_URL for the same flags).
-    let mut child_args = Vec::new();
-    let mut secret_env = Vec::new();
-    let mut given = std::env::args().skip(1);
-    while let Some(arg) = given.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let env = match flag.as_str() {
-            "--api-key" => "OPENAI_API_KEY",
-            "--base-url" => "OPENAI_BASE_URL",
-            "--detach" | "--tui" => continue,
-            _ => {
-                child_args.push(arg);
-                continue;
-            }
-        };
-        if let Some(value) = inline.or_else(|| given.next()) {
-            secret_env.push((env, value));
-        }
-    }
+    // The same command line without the flags that concern this terminal, and without secrets.
+    let super::relaunch::Relaunch {
+        args: mut child_args,
+        env: secret_env,
+    } = super::relaunch::relaunch(std::env::args().skip(1), &["--detach", "--tui"], &[]);
     child_args.push("--journal".into());
     if args.resume.is_none() {
         child_args.extend(["--run-id".into(), run_id.clone()]);

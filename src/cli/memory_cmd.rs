@@ -1,10 +1,9 @@
 //! `rgd memory ...`: the memory pool from the command line.
 
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Subcommand;
 
 use super::stderr_line;
@@ -176,16 +175,12 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             }
         }
         MemoryCommand::Export { file } => {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&file).with_context(|| file.display().to_string())?);
             let entries = pool.entries()?;
-            for e in &entries {
-                writeln!(w, "{}", serde_json::to_string(e)?)?;
-            }
-            w.flush()?;
+            crate::memory::write_entries(&file, &entries)?;
             eprintln!("wrote {} entries to {}", entries.len(), file.display());
         }
         MemoryCommand::Import { file } => {
-            let entries = read_entries(&file)?;
+            let entries = crate::memory::read_entries(&file)?;
             let n = entries.len();
             // In chunks, each stored durably: an interrupted import keeps what it finished.
             let mut done = 0;
@@ -255,19 +250,4 @@ fn first_line(text: &str, n: usize) -> String {
         s.push('…');
     }
     s
-}
-
-/// Entries from a JSON lines file; a bad line is named by file and line.
-pub fn read_entries(path: &Path) -> anyhow::Result<Vec<Entry>> {
-    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
-    let mut entries = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}:{}", path.display(), n + 1))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let e: Entry = serde_json::from_str(&line).with_context(|| format!("{}:{}: not a memory entry", path.display(), n + 1))?;
-        entries.push(e);
-    }
-    Ok(entries)
 }

@@ -11,10 +11,12 @@ mod eval;
 mod experiment;
 mod memory_cmd;
 mod print;
+mod relaunch;
 mod report;
 mod run;
 mod runs;
 mod sandbox_cmd;
+mod slurm_cmd;
 mod solve;
 mod tui_cmd;
 
@@ -74,6 +76,9 @@ pub enum Command {
     /// A matrix of runs (datasets x models x strategies, RGD's ablations) under one id; resumable
     #[command(subcommand)]
     Experiment(experiment::ExperimentCommand),
+    /// Sweeps on a Slurm cluster: a job array of shards and a merge job; status; resubmission
+    #[command(subcommand)]
+    Slurm(slurm_cmd::SlurmCommand),
     /// The memory pool of solved tasks the Guide agent learns from
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCommand),
@@ -212,6 +217,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             experiment::execute_command(cx, cmd).await
         }
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
+        Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
         Command::Demo(args) => {

@@ -138,6 +138,7 @@ impl CommonArgs {
             control: self.debugger(),
             fork: None,
             shard: None,
+            memory_snapshot: None,
         }
     }
 
@@ -268,6 +269,10 @@ pub struct SweepArgs {
     /// sweep split across machines, merged later with `rgd runs merge`
     #[arg(long, value_name = "K/N", value_parser = crate::engine::Shard::parse, conflicts_with = "resume")]
     pub shard: Option<crate::engine::Shard>,
+    /// A shard's memory pool starts from this snapshot (JSON lines, as `rgd memory export`
+    /// writes; `rgd slurm submit` writes one for all shards) instead of the main pool as it is now
+    #[arg(long, value_name = "FILE", requires = "shard")]
+    pub memory_snapshot: Option<PathBuf>,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -347,6 +352,7 @@ pub async fn sweep(
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
     let plan = RunPlan {
         shard: args.shard,
+        memory_snapshot: args.memory_snapshot.clone(),
         ..args.common.plan()
     };
     let prepared = new_run(home, &settings, &plan, dataset, tasks, &stderr_line).await?;

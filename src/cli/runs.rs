@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+use crate::cluster::MergeOptions;
 use crate::engine::RunSummary;
 use crate::record::{RunState, RunStatus};
 use crate::store::{Home, RunStore, StoreError, export_run};
@@ -54,7 +55,11 @@ pub enum RunsCommand {
         into: Option<String>,
         /// A task finished by two runs: keep the newer or the older result (refused otherwise)
         #[arg(long, value_enum)]
-        prefer: Option<crate::store::Prefer>,
+        prefer: Option<crate::cluster::Prefer>,
+        /// Replace the --into run when an earlier merge made it (merging again after a shard
+        /// was resubmitted)
+        #[arg(long, requires = "into")]
+        replace: bool,
         /// Print the merge report as JSON
         #[arg(long)]
         json: bool,
@@ -68,53 +73,11 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             out,
             into,
             prefer,
+            replace,
             json,
         } => {
-            let report = crate::store::merge_runs(home, &runs, into.as_deref(), prefer)?;
-            if json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                let s = &report.summary;
-                println!(
-                    "merged {} runs into {}: {} of {} tasks{}, {} solved (pass@1 {:.1}%)",
-                    runs.len(),
-                    report.run_id,
-                    report.merged,
-                    report.tasks,
-                    if report.is_partial() { " (partial)" } else { "" },
-                    s.solved,
-                    s.pass_at_1 * 100.0
-                );
-                if report.is_partial() {
-                    println!("partial: {} of {} tasks", report.merged, report.tasks);
-                }
-                if !report.missing_shards.is_empty() {
-                    let shards: Vec<String> = report.missing_shards.iter().map(u32::to_string).collect();
-                    println!("missing shards: {}", shards.join(", "));
-                }
-                if !report.missing_tasks.is_empty() {
-                    let shown: Vec<&str> = report.missing_tasks.iter().take(20).map(String::as_str).collect();
-                    let more = report.missing_tasks.len().saturating_sub(shown.len());
-                    println!(
-                        "missing tasks: {}{}",
-                        shown.join(", "),
-                        if more > 0 { format!(" and {more} more") } else { String::new() }
-                    );
-                }
-                if !report.duplicates.is_empty() {
-                    println!(
-                        "{} tasks finished by more than one run: kept the {:?} result",
-                        report.duplicates.len(),
-                        prefer
-                    );
-                }
-            }
-            if let Some(dir) = out {
-                let store = crate::store::RunStore::open(home, &report.run_id)?;
-                crate::store::export_run(&store, &dir)?;
-                eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
-            }
-            Ok(ExitCode::SUCCESS)
+            let options = MergeOptions { into, prefer, replace };
+            merge(home, &runs, &options, out.as_deref(), json)
         }
         RunsCommand::List { json: true } => {
             for id in home.run_ids() {
@@ -345,6 +308,61 @@ fn show_live(home: &Home, id: &str, events: bool) -> anyhow::Result<ExitCode> {
             s.updated_at.format("%H:%M:%S")
         ),
         None => println!("run {id} is live in another process"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Merges runs and says what came of it (`rgd runs merge`, and a Slurm sweep's merge job).
+pub fn merge(home: &Home, runs: &[String], options: &MergeOptions, out: Option<&std::path::Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let report = crate::cluster::merge_runs(home, runs, options)?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        let s = &report.summary;
+        println!(
+            "merged {} runs into {}: {} of {} tasks{}, {} solved (pass@1 {:.1}%)",
+            runs.len(),
+            report.run_id,
+            report.merged,
+            report.tasks,
+            if report.is_partial() { " (partial)" } else { "" },
+            s.solved,
+            s.pass_at_1 * 100.0
+        );
+        if report.is_partial() {
+            println!("partial: {} of {} tasks", report.merged, report.tasks);
+        }
+        if !report.missing_shards.is_empty() {
+            let shards: Vec<String> = report.missing_shards.iter().map(u32::to_string).collect();
+            println!("missing shards: {}", shards.join(", "));
+        }
+        if !report.missing_tasks.is_empty() {
+            let shown: Vec<&str> = report.missing_tasks.iter().take(20).map(String::as_str).collect();
+            let more = report.missing_tasks.len().saturating_sub(shown.len());
+            println!(
+                "missing tasks: {}{}",
+                shown.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            );
+        }
+        if !report.duplicates.is_empty() {
+            println!(
+                "{} tasks finished by more than one run: kept the {:?} result",
+                report.duplicates.len(),
+                options.prefer
+            );
+        }
+        if let Some(pool) = &report.pool {
+            println!(
+                "memory: the shards added {} entries; {} were new to the pool, which now holds {}",
+                pool.staged, pool.added, pool.entries_now
+            );
+        }
+    }
+    if let Some(dir) = out {
+        let store = crate::store::RunStore::open(home, &report.run_id)?;
+        crate::store::export_run(&store, dir)?;
+        eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,8 @@ pub struct RunPlan {
     pub fork: Option<crate::engine::ForkPoint>,
     /// One part of the selected tasks (`--shard K/N`).
     pub shard: Option<crate::engine::Shard>,
+    /// The pool snapshot a shard starts from (the main pool as it is now otherwise).
+    pub memory_snapshot: Option<PathBuf>,
 }
 
 impl RunPlan {
@@ -78,6 +80,7 @@ impl RunPlan {
             control: None,
             fork: None,
             shard: None,
+            memory_snapshot: None,
         }
     }
 }
@@ -128,7 +131,13 @@ pub async fn new_run(
     let threshold = plan
         .memory_threshold
         .unwrap_or(crate::memory::SearchOptions::default().min_similarity);
-    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && rgd && plan.guide, threshold, &run_id, report)?;
+    let source = match plan.shard {
+        Some(_) => parts::PoolSource::Shard {
+            snapshot: plan.memory_snapshot.as_deref(),
+        },
+        None => parts::PoolSource::Home,
+    };
+    let (memory, mut memory_info) = parts::open_memory(home, plan.memory && rgd && plan.guide, threshold, &run_id, source, report)?;
     if !rgd {
         memory_info.note = format!("{} strategy: no memory", plan.strategy.name());
     } else if !plan.guide {
@@ -232,7 +241,11 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     // the state the run started with).
     // Runs recorded before the threshold was kept used 0.5.
     let threshold = manifest.memory.min_similarity.unwrap_or(0.5);
-    parts.memory = parts::open_memory(home, manifest.memory.enabled, threshold, &run_id, report)?.0;
+    let source = match manifest.shard {
+        Some(_) => parts::PoolSource::Shard { snapshot: None },
+        None => parts::PoolSource::Home,
+    };
+    parts.memory = parts::open_memory(home, manifest.memory.enabled, threshold, &run_id, source, report)?.0;
     if parts.prompts.hashes() != &manifest.prompts {
         report(&format!(
             "warning: prompt files differ from the ones run {run_id} started with; its manifest keeps the original hashes"

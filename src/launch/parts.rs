@@ -96,12 +96,22 @@ pub fn missing_models<'a>(info: &EndpointInfo, settings: &'a Settings) -> Vec<&'
     wanted.into_iter().filter(|m| !info.models.iter().any(|s| s == m)).collect()
 }
 
+/// Which pool a run uses.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PoolSource<'a> {
+    /// The home's pool, shared with every rgd process on the machine.
+    Home,
+    /// A shard's own pool, started from a snapshot (a file, or the home's pool as it is now).
+    Shard { snapshot: Option<&'a std::path::Path> },
+}
+
 /// The memory pool for a run (unless disabled), and what the manifest says about it.
 pub(super) fn open_memory(
     home: &Home,
     enabled: bool,
     min_similarity: f32,
     run_id: &str,
+    source: PoolSource<'_>,
     report: &dyn Fn(&str),
 ) -> anyhow::Result<(Option<Arc<dyn MemoryLookup>>, MemoryInfo)> {
     if !enabled {
@@ -114,14 +124,24 @@ pub(super) fn open_memory(
         };
         return Ok((None, info));
     }
-    let pool = SharedPool::open_fetching(&home.root, report)?;
+    let pool = match source {
+        PoolSource::Home => SharedPool::open_fetching(&home.root, report)?,
+        PoolSource::Shard { snapshot } => crate::cluster::pool::open_shard_pool(home, run_id, snapshot, report)?,
+    };
     if !pool.is_owner() {
         report("memory: the pool is owned by another rgd process; this run shares it through that process");
     }
     let state = pool.state()?;
+    let note = match source {
+        PoolSource::Home => format!("pool {}", pool.dir().display()),
+        PoolSource::Shard { .. } => format!(
+            "shard pool {} (from a snapshot of the main pool; new entries are folded into it by rgd runs merge)",
+            pool.dir().display()
+        ),
+    };
     let info = MemoryInfo {
         enabled: true,
-        note: format!("pool {}", pool.dir().display()),
+        note,
         entries: Some(state.entries),
         content_hash: Some(state.content_hash),
         min_similarity: Some(min_similarity),

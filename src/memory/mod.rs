@@ -8,6 +8,7 @@
 pub mod assets;
 mod bm25;
 pub mod embed;
+mod jsonl;
 pub mod keywords;
 mod lookup;
 mod scan;
@@ -15,6 +16,7 @@ mod search;
 mod shared;
 
 pub use embed::{DIM, Embedder};
+pub use jsonl::{read_entries, write_entries};
 pub use lookup::PoolMemory;
 pub use search::{Fusion, Hit, Method, SearchOptions};
 pub use shared::SharedPool;

@@ -7,15 +7,14 @@
 mod experiments;
 mod export;
 mod journal;
-mod merge;
 mod search;
 mod status;
 
 pub use experiments::{ABLATIONS, Cell, ExperimentRecord, ExperimentSpec};
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, spawn_journal};
-pub use merge::{MergeReport, Prefer, merge_runs};
 pub use search::{RunHit, RunIndex};
+pub use status::write_json_atomically;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +25,8 @@ use crate::record::{Envelope, Event, Manifest, RecordError, Recorder, RunRecord,
 pub enum StoreError {
     #[error("no run {0} in {1}")]
     NoSuchRun(String, String),
+    #[error("{0} is the start of {1} run ids ({2}); give more of the one you mean")]
+    AmbiguousRun(String, usize, String),
     #[error("no experiment {0} in {1} (one id, or a unique prefix)")]
     NoSuchExperiment(String, String),
     #[error("run {0} is open in another rgd process (sled lock held); wait for it to finish or stop it first")]
@@ -87,12 +88,23 @@ impl Home {
         serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
     }
 
-    /// Resolves a unique prefix of a run id ("01J9" is enough when only one run starts so).
+    /// Resolves a run id, or a unique prefix of one ("01J9" is enough when only one run starts
+    /// so). A whole id wins over the longer ids it starts (`sweep` and its shards `sweep-s0`...).
     pub fn find_run(&self, prefix: &str) -> Result<String, StoreError> {
         let matches: Vec<String> = self.run_ids().into_iter().filter(|id| id.starts_with(prefix)).collect();
         match matches.as_slice() {
             [one] => Ok(one.clone()),
-            _ => Err(StoreError::NoSuchRun(prefix.into(), self.runs_dir().display().to_string())),
+            many if many.iter().any(|id| id == prefix) => Ok(prefix.to_string()),
+            [] => Err(StoreError::NoSuchRun(prefix.into(), self.runs_dir().display().to_string())),
+            many => {
+                let shown: Vec<&str> = many.iter().take(5).map(String::as_str).collect();
+                let more = if many.len() > 5 { ", ..." } else { "" };
+                Err(StoreError::AmbiguousRun(
+                    prefix.into(),
+                    many.len(),
+                    format!("{}{more}", shown.join(", ")),
+                ))
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The home screen's data: recorded runs, newest first, from their manifest and status files
-//! (never their databases, which a live run holds locked).
+//! (never their databases, which a live run holds locked). A Slurm sweep is one row (its shards
+//! and its merged run are not listed apart), with each shard's state.
 
+use crate::cluster::slurm::{self, ShardState, SlurmSweep};
 use crate::record::{RunState, RunStatus};
 use crate::store::Home;
 
@@ -15,6 +17,68 @@ pub struct RunRow {
     pub solved: usize,
     pub created: String,
     pub state: String,
+    /// Set for a Slurm sweep: its id and one mark per shard.
+    pub slurm: Option<SlurmRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmRow {
+    pub sweep: String,
+    /// ✓ done, ▶ running, · queued, ✗ failed; counts when there are too many shards to draw.
+    pub shards: String,
+}
+
+fn shard_marks(status: &slurm::SweepStatus) -> String {
+    let mark = |s: ShardState| match s {
+        ShardState::Done => '✓',
+        ShardState::Running => '▶',
+        ShardState::Queued => '·',
+        ShardState::Failed => '✗',
+    };
+    if status.shards.len() <= 10 {
+        status.shards.iter().map(|s| mark(s.state)).collect()
+    } else {
+        [ShardState::Done, ShardState::Running, ShardState::Queued, ShardState::Failed]
+            .into_iter()
+            .filter(|s| status.count(*s) > 0)
+            .map(|s| format!("{}{}", status.count(s), mark(s)))
+            .collect()
+    }
+}
+
+/// One row for a Slurm sweep; opening it opens the merged run, or a shard until it is merged.
+fn slurm_row(home: &Home, sweep: &SlurmSweep) -> RunRow {
+    let status = slurm::status(home, sweep);
+    let shard_ids: Vec<String> = (0..sweep.shards).map(|k| sweep.shard_run_id(k)).collect();
+    let opened = std::iter::once(&sweep.id)
+        .chain(shard_ids.iter())
+        .find(|id| home.run_dir(id).join("manifest.json").is_file())
+        .cloned()
+        .unwrap_or_else(|| sweep.id.clone());
+    let manifest = home.read_manifest(&opened).ok();
+    let state = match status.merge {
+        slurm::MergeState::Done => "merged",
+        slurm::MergeState::Partial => "partial",
+        _ if status.count(ShardState::Running) + status.count(ShardState::Queued) > 0 => "running",
+        _ => "interrupted",
+    };
+    RunRow {
+        run_id: opened,
+        dataset: manifest.as_ref().map_or_else(String::new, |m| m.dataset.name.clone()),
+        model: manifest.as_ref().map_or_else(String::new, |m| m.model_shown()),
+        strategy: manifest
+            .as_ref()
+            .map_or_else(|| "slurm".into(), |m| format!("{}·slurm", m.method())),
+        tasks: status.tasks,
+        finished: status.finished,
+        solved: status.solved,
+        created: sweep.created_at.format("%Y-%m-%d %H:%M").to_string(),
+        state: state.to_string(),
+        slurm: Some(SlurmRow {
+            sweep: sweep.id.clone(),
+            shards: shard_marks(&status),
+        }),
+    }
 }
 
 impl RunRow {
@@ -28,34 +92,49 @@ impl RunRow {
 }
 
 pub fn load_runs(home: &Home) -> Vec<RunRow> {
-    home.run_ids()
-        .into_iter()
-        .filter_map(|id| {
-            let m = home.read_manifest(&id).ok()?;
-            let status = RunStatus::read(&home.run_dir(&id));
-            let (state, finished, solved) = match &status {
-                Some(s) => (
-                    match s.state {
-                        RunState::Running => "running",
-                        RunState::Finished => "finished",
-                        RunState::Interrupted => "interrupted",
-                    },
-                    s.finished,
-                    s.solved,
-                ),
-                None => ("unknown", 0, 0),
-            };
-            Some(RunRow {
-                run_id: id,
-                dataset: m.dataset.name.clone(),
-                model: m.model_shown(),
-                strategy: m.method(),
-                tasks: m.dataset.selected.len(),
-                finished,
-                solved,
-                created: m.created_at.format("%Y-%m-%d %H:%M").to_string(),
-                state: state.to_string(),
-            })
+    let sweeps = SlurmSweep::list(home);
+    let in_sweep = |id: &str| {
+        sweeps.iter().any(|s| {
+            id == s.id
+                || id
+                    .strip_prefix(s.id.as_str())
+                    .and_then(|rest| rest.strip_prefix("-s"))
+                    .is_some_and(|k| k.parse::<u32>().is_ok())
         })
-        .collect()
+    };
+    let mut rows: Vec<RunRow> = sweeps.iter().map(|s| slurm_row(home, s)).collect();
+    let runs = home.run_ids().into_iter().filter(|id| !in_sweep(id)).filter_map(|id| {
+        let m = home.read_manifest(&id).ok()?;
+        let status = RunStatus::read(&home.run_dir(&id));
+        let (state, finished, solved) = match &status {
+            Some(s) => (
+                match s.state {
+                    RunState::Running => "running",
+                    RunState::Finished => "finished",
+                    RunState::Interrupted => "interrupted",
+                },
+                s.finished,
+                s.solved,
+            ),
+            None => ("unknown", 0, 0),
+        };
+        Some(RunRow {
+            run_id: id,
+            dataset: m.dataset.name.clone(),
+            model: m.model_shown(),
+            strategy: m.method(),
+            tasks: m.dataset.selected.len(),
+            finished,
+            solved,
+            created: m.created_at.format("%Y-%m-%d %H:%M").to_string(),
+            state: state.to_string(),
+            slurm: None,
+        })
+    });
+    rows.extend(runs);
+    // Newest first, sweeps among runs.
+    if !sweeps.is_empty() {
+        rows.sort_by(|a, b| b.created.cmp(&a.created));
+    }
+    rows
 }

@@ -4,6 +4,7 @@
 
 pub mod learner;
 pub mod sandbox;
+pub mod sweeps;
 pub mod tmux;
 
 use std::convert::Infallible;

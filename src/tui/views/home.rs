@@ -16,18 +16,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     let rows = app.runs.iter().map(|r| {
         let color = match r.state.as_str() {
             "running" => Color::Green,
-            "interrupted" => Color::Yellow,
+            "interrupted" | "partial" => Color::Yellow,
             _ => Color::Reset,
         };
         let mark = if app.marked.contains(&r.run_id) { "*" } else { "" };
+        // A Slurm sweep: its id, and one mark per shard after its state.
+        let (id, state) = match &r.slurm {
+            Some(s) => (s.sweep.as_str(), format!("{} {}", r.state, s.shards)),
+            None => (r.run_id.as_str(), r.state.clone()),
+        };
         Row::new(vec![
-            Span::raw(format!("{mark}{}", super::short(&r.run_id))),
+            Span::raw(format!("{mark}{}", super::short(id))),
             Span::raw(r.dataset.clone()),
             Span::raw(r.model.clone()),
             Span::raw(r.strategy.clone()),
             Span::raw(format!("{:.1}%", r.pass_at_1() * 100.0)),
             Span::raw(format!("{}/{}", r.finished, r.tasks)),
-            Span::styled(r.state.clone(), Style::new().fg(color)),
+            Span::styled(state, Style::new().fg(color)),
             Span::raw(r.created.clone()),
         ])
     });
@@ -38,7 +43,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         Constraint::Length(8),
         Constraint::Length(7),
         Constraint::Length(9),
-        Constraint::Length(11),
+        Constraint::Length(if app.runs.iter().any(|r| r.slurm.is_some()) { 22 } else { 11 }),
         Constraint::Length(16),
     ];
     let searching = matches!(app.modal(), Some(crate::tui::modal::Modal::Filter(crate::tui::modal::Filter::Runs)));

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::{Home, RunStore, StoreError};
+use crate::store::{Home, RunStore, StoreError};
+
+use super::pool::{FoldReport, fold_shard_pools};
 use crate::record::{Envelope, Event, Manifest, Recorder, RunState, RunStatus, RunSummary, TaskResult};
 
 /// Which result wins when two shards finished the same task.
@@ -30,6 +32,21 @@ pub struct MergeReport {
     /// Tasks finished in more than one shard, settled by `--prefer`.
     pub duplicates: Vec<String>,
     pub summary: RunSummary,
+    /// The memory entries the shards added to their own pools, folded into the main pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<FoldReport>,
+}
+
+/// How to merge.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    /// The merged run's id (a new one otherwise).
+    pub into: Option<String>,
+    /// Which result wins when two shards finished the same task (refused when `None`).
+    pub prefer: Option<Prefer>,
+    /// Replace the `into` run if an earlier merge made it (a sweep merged again after a shard was
+    /// resubmitted).
+    pub replace: bool,
 }
 
 impl MergeReport {
@@ -83,7 +100,8 @@ fn identity(m: &Manifest) -> [(&'static str, String); 4] {
     ]
 }
 
-pub fn merge_runs(home: &Home, run_ids: &[String], into: Option<&str>, prefer: Option<Prefer>) -> anyhow::Result<MergeReport> {
+pub fn merge_runs(home: &Home, run_ids: &[String], options: &MergeOptions) -> anyhow::Result<MergeReport> {
+    let prefer = options.prefer;
     anyhow::ensure!(!run_ids.is_empty(), "name the runs to merge");
     let ids: Vec<String> = run_ids.iter().map(|p| home.find_run(p)).collect::<Result<_, _>>()?;
     let mut parts = Vec::with_capacity(ids.len());
@@ -159,11 +177,21 @@ pub fn merge_runs(home: &Home, run_ids: &[String], into: Option<&str>, prefer: O
         chosen.push((pick, task));
     }
 
-    let run_id = into.map_or_else(|| ulid::Ulid::generate().to_string(), str::to_string);
-    anyhow::ensure!(
-        !home.run_dir(&run_id).exists(),
-        "a run {run_id} exists already; choose another --into name"
-    );
+    let run_id = options.into.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
+    if home.run_dir(&run_id).exists() {
+        let earlier = home.read_manifest(&run_id).ok();
+        anyhow::ensure!(
+            options.replace && earlier.as_ref().is_some_and(|m| !m.merged_from.is_empty()),
+            "a run {run_id} exists already{}; choose another --into name",
+            if options.replace {
+                " and no merge made it"
+            } else {
+                " (--replace replaces an earlier merge)"
+            }
+        );
+        anyhow::ensure!(!ids.contains(&run_id), "run {run_id} is one of the runs being merged");
+        std::fs::remove_dir_all(home.run_dir(&run_id))?;
+    }
     let mut manifest = first.clone();
     manifest.run_id = run_id.clone();
     manifest.created_at = Utc::now();
@@ -222,6 +250,9 @@ pub fn merge_runs(home: &Home, run_ids: &[String], into: Option<&str>, prefer: O
         updated_at: Utc::now(),
     })?;
     store.flush()?;
+    drop(store);
+    let pool = fold_shard_pools(home, &parts.iter().map(|p| &p.manifest).collect::<Vec<_>>())
+        .map_err(|e| anyhow::anyhow!("run {run_id} is merged, but folding the shards' memory entries into the pool failed: {e:#}; merge again with --into {run_id} --replace"))?;
     Ok(MergeReport {
         run_id,
         tasks: sweep.len(),
@@ -230,5 +261,6 @@ pub fn merge_runs(home: &Home, run_ids: &[String], into: Option<&str>, prefer: O
         missing_shards,
         duplicates,
         summary,
+        pool,
     })
 }
