@@ -75,24 +75,35 @@ pub fn pip(args: &[&std::ffi::OsStr]) -> Result<(), String> {
 /// Downloads the wheels pinned (with hashes) in `requirements` into `dir`, for any platform
 /// (the files are data: models and shared libraries, not code pip installs).
 pub fn download_wheels(requirements: &str, dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let file = dir.join("requirements.txt");
-    std::fs::write(&file, requirements).map_err(|e| format!("{}: {e}", file.display()))?;
-    let args: [&std::ffi::OsStr; 13] = [
-        "download".as_ref(),
-        "--require-hashes".as_ref(),
-        "--no-deps".as_ref(),
+    let only_wheels: [&std::ffi::OsStr; 5] = [
         "--only-binary=:all:".as_ref(),
         "--platform".as_ref(),
         "manylinux_2_28_x86_64".as_ref(),
         "--python-version".as_ref(),
         "311".as_ref(),
+    ];
+    pip_download(requirements, dir, &only_wheels)
+}
+
+/// Downloads the source distributions pinned (with hashes) in `requirements` into `dir` (pip
+/// reads each one's metadata, which may fetch its build backend from PyPI once).
+pub fn download_sdists(requirements: &str, dir: &Path) -> Result<(), String> {
+    pip_download(requirements, dir, &["--no-binary=:all:".as_ref()])
+}
+
+fn pip_download(requirements: &str, dir: &Path, kind: &[&std::ffi::OsStr]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join("requirements.txt");
+    std::fs::write(&file, requirements).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut args: Vec<&std::ffi::OsStr> = vec!["download".as_ref(), "--require-hashes".as_ref(), "--no-deps".as_ref()];
+    args.extend_from_slice(kind);
+    args.extend_from_slice(&[
         "-d".as_ref(),
         dir.as_os_str(),
         "-r".as_ref(),
         file.as_os_str(),
         "--no-cache-dir".as_ref(),
-    ];
+    ]);
     pip(&args)
 }
 

@@ -19,6 +19,7 @@ pub mod launch;
 pub mod llm;
 pub mod memory;
 pub mod record;
+pub mod repo;
 pub mod sandbox;
 pub mod secrets;
 pub mod store;

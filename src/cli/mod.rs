@@ -12,6 +12,7 @@ mod experiment;
 mod memory_cmd;
 mod print;
 mod relaunch;
+mod repo_cmd;
 mod report;
 mod run;
 mod runs;
@@ -76,6 +77,15 @@ pub enum Command {
     /// A matrix of runs (datasets x models x strategies, RGD's ablations) under one id; resumable
     #[command(subcommand)]
     Experiment(experiment::ExperimentCommand),
+    /// Index a Python project: syntax-tree chunks, the code graph, BM25 and embeddings
+    /// (incremental: only changed files again)
+    Index(repo_cmd::IndexArgs),
+    /// What the agents would be given for a function of a project, best first, with why each
+    /// piece was chosen (stream, graph edge, scores)
+    Context(repo_cmd::ContextArgs),
+    /// Benchmarks run by rgd itself
+    #[command(subcommand)]
+    Bench(repo_cmd::BenchCommand),
     /// Sweeps on a Slurm cluster: a job array of shards and a merge job; status; resubmission
     #[command(subcommand)]
     Slurm(slurm_cmd::SlurmCommand),
@@ -218,6 +228,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
+        Command::Index(args) => repo_cmd::index(&home, args),
+        Command::Context(args) => repo_cmd::context(&home, args),
+        Command::Bench(cmd) => repo_cmd::bench(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
         Command::Demo(args) => {

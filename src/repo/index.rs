@@ -1,0 +1,380 @@
+//! `rgd index DIR`: a project's chunks, code graph, BM25 index and embeddings. Kept under
+//! `$RGD_HOME/repos/<key>/` (never in the project): a sled database of each file's content hash
+//! and parsed module, and of every embedding by the hash of the text embedded, so indexing again
+//! re-parses only changed files and embeds only new text. The graph and the BM25 index (tantivy,
+//! in memory) are derived from the modules on every open: a few hundred milliseconds for 10k chunks.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tantivy::collector::TopDocs;
+use tantivy::query::QueryParser;
+use tantivy::schema::{Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::{Index, IndexReader, TantivyDocument, doc};
+
+use super::chunks::{Chunk, ChunkKind, Module, cut, split_identifiers};
+use super::graph::Graph;
+use crate::memory::Embedder;
+
+/// Directories that are never the project's own code.
+const SKIPPED_DIRS: [&str; 12] = [
+    ".git",
+    ".hg",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "node_modules",
+    "build",
+    "dist",
+    "site-packages",
+    ".mypy_cache",
+];
+
+/// What an indexing pass did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexReport {
+    pub files: usize,
+    /// Files parsed in this pass (new or changed); the rest were reused.
+    pub parsed: usize,
+    /// Files that do not parse: path and the line of the first error.
+    pub failed: Vec<(String, usize)>,
+    pub removed: usize,
+    pub chunks: usize,
+    pub lines: usize,
+    pub edges: usize,
+    /// Texts embedded in this pass (the rest came from the cache).
+    pub embedded: usize,
+    pub seconds: f64,
+    /// The index directory's size on disk.
+    pub bytes: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileRecord {
+    sha256: String,
+    module: Option<Module>,
+    /// Line of the first syntax error, when it does not parse.
+    error_line: Option<usize>,
+}
+
+/// The text a chunk's description vector is made from: its signature, class and docstring.
+pub fn description(c: &Chunk) -> String {
+    let mut s = String::new();
+    if let Some(h) = &c.class_header {
+        s.push_str(h);
+        s.push(' ');
+    }
+    s.push_str(&c.signature);
+    if let Some(d) = &c.docstring {
+        s.push('\n');
+        s.push_str(d);
+    }
+    s
+}
+
+/// What BM25 reads of a chunk: its name and identifiers as words, and its docstring.
+fn bm25_text(c: &Chunk) -> String {
+    format!(
+        "{} {} {}",
+        split_identifiers(&c.name),
+        split_identifiers(&c.code),
+        c.docstring.as_deref().unwrap_or("")
+    )
+}
+
+fn hash(text: &str) -> Vec<u8> {
+    Sha256::digest(text.as_bytes()).to_vec()
+}
+
+fn vector_from(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+pub struct RepoIndex {
+    pub root: PathBuf,
+    pub dir: PathBuf,
+    pub graph: Graph,
+    /// Each module's import statements, by file (the context a chunk is read in).
+    pub imports: HashMap<String, String>,
+    /// Per chunk: the embedding of its code, and of its description.
+    pub code_vectors: Vec<Vec<f32>>,
+    pub description_vectors: Vec<Vec<f32>>,
+    bm25: Index,
+    reader: IndexReader,
+    chunk_field: Field,
+    text_field: Field,
+    pub embedder: Arc<Embedder>,
+}
+
+/// Where a project's index lives: `$RGD_HOME/repos/<first 16 hex of sha256(canonical path)>`.
+pub fn index_dir(home_root: &Path, project: &Path) -> anyhow::Result<PathBuf> {
+    let canonical = project
+        .canonicalize()
+        .with_context(|| format!("{}: no such directory", project.display()))?;
+    let key = hex::encode(Sha256::digest(canonical.display().to_string().as_bytes()));
+    Ok(home_root.join("repos").join(&key[..16]))
+}
+
+/// The project's Python files, relative and `/`-separated, sorted.
+pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    anyhow::ensure!(root.is_dir(), "{}: not a directory", root.display());
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
+        let name = e.file_name().to_string_lossy();
+        !(e.file_type().is_dir() && e.depth() > 0 && (SKIPPED_DIRS.contains(&name.as_ref()) || name.ends_with(".egg-info")))
+    });
+    for entry in walker {
+        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "py") {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            files.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(files)
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+impl RepoIndex {
+    /// Indexes `root` (again: only what changed), then opens the index. `progress(done, total)`
+    /// is called as files are read and texts embedded.
+    pub fn build(
+        home_root: &Path,
+        root: &Path,
+        embedder: Arc<Embedder>,
+        progress: &dyn Fn(&str, usize, usize),
+    ) -> anyhow::Result<(RepoIndex, IndexReport)> {
+        let started = Instant::now();
+        let files = python_files(root)?;
+        if files.is_empty() {
+            bail!("{} holds no Python file: is it a Python project?", root.display());
+        }
+        let dir = index_dir(home_root, root)?;
+        std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+        let db = sled::Config::new()
+            .path(dir.join("db"))
+            .cache_capacity(32 << 20)
+            .open()
+            .with_context(|| format!("opening the index at {} (is another rgd indexing it?)", dir.display()))?;
+        let file_tree = db.open_tree("files")?;
+        let vector_tree = db.open_tree("vectors")?;
+        db.insert("root", root.canonicalize()?.display().to_string().as_bytes())?;
+
+        // Files: reuse what did not change.
+        let mut modules = Vec::new();
+        let (mut parsed, mut failed) = (0, Vec::new());
+        for (n, file) in files.iter().enumerate() {
+            progress("reading", n, files.len());
+            let path = root.join(file);
+            let bytes = std::fs::read(&path).with_context(|| path.display().to_string())?;
+            let sha = hex::encode(Sha256::digest(&bytes));
+            let known: Option<FileRecord> = file_tree.get(file)?.and_then(|v| serde_json::from_slice(&v).ok());
+            let record = match known {
+                Some(r) if r.sha256 == sha => r,
+                _ => {
+                    parsed += 1;
+                    let source = String::from_utf8_lossy(&bytes);
+                    let record = match cut(file, &source) {
+                        Ok(m) => FileRecord {
+                            sha256: sha,
+                            module: Some(m),
+                            error_line: None,
+                        },
+                        Err(line) => FileRecord {
+                            sha256: sha,
+                            module: None,
+                            error_line: Some(line),
+                        },
+                    };
+                    file_tree.insert(file.as_bytes(), serde_json::to_vec(&record)?)?;
+                    record
+                }
+            };
+            match (record.module, record.error_line) {
+                (Some(m), _) => modules.push(m),
+                (None, line) => failed.push((file.clone(), line.unwrap_or(1))),
+            }
+        }
+        let mut removed = 0;
+        for key in file_tree.iter().keys() {
+            let key = key?;
+            let name = String::from_utf8_lossy(&key).into_owned();
+            if files.binary_search(&name).is_err() {
+                file_tree.remove(&key)?;
+                removed += 1;
+            }
+        }
+        let graph = Graph::build(&modules);
+
+        // Embeddings: by the hash of the text, so unchanged chunks are never embedded again.
+        let texts: Vec<(String, String)> = graph.chunks.iter().map(|c| (c.code.clone(), description(c))).collect();
+        let mut wanted: Vec<&str> = Vec::new();
+        for (code, desc) in &texts {
+            for t in [code.as_str(), desc.as_str()] {
+                if !vector_tree.contains_key(hash(t))? && !wanted.contains(&t) {
+                    wanted.push(t);
+                }
+            }
+        }
+        let embedded = wanted.len();
+        for (n, batch) in wanted.chunks(32).enumerate() {
+            progress("embedding", n * 32, embedded);
+            let vectors = embedder.embed(batch)?;
+            let mut b = sled::Batch::default();
+            for (t, v) in batch.iter().zip(vectors) {
+                b.insert(hash(t), v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+            }
+            vector_tree.apply_batch(b)?;
+        }
+        db.flush()?;
+        let lookup = |t: &str| -> anyhow::Result<Vec<f32>> {
+            let bytes = vector_tree.get(hash(t))?.context("an embedding went missing from the index")?;
+            Ok(vector_from(&bytes))
+        };
+        let mut code_vectors = Vec::with_capacity(texts.len());
+        let mut description_vectors = Vec::with_capacity(texts.len());
+        for (code, desc) in &texts {
+            code_vectors.push(lookup(code)?);
+            description_vectors.push(lookup(desc)?);
+        }
+        let imports = modules.iter().map(|m| (m.file.clone(), m.import_text.clone())).collect();
+        let lines = modules.iter().map(|m| m.lines).sum();
+        drop(db);
+        let (bm25, reader, chunk_field, text_field) = bm25_index(&graph.chunks)?;
+        let report = IndexReport {
+            files: files.len(),
+            parsed,
+            failed,
+            removed,
+            chunks: graph.chunks.len(),
+            lines,
+            edges: graph.edges.len(),
+            embedded,
+            seconds: started.elapsed().as_secs_f64(),
+            bytes: dir_size(&dir),
+        };
+        Ok((
+            RepoIndex {
+                root: root.to_path_buf(),
+                dir,
+                graph,
+                imports,
+                code_vectors,
+                description_vectors,
+                bm25,
+                reader,
+                chunk_field,
+                text_field,
+                embedder,
+            },
+            report,
+        ))
+    }
+
+    /// BM25 over the chunks' identifiers (split) and docstrings: (chunk, score), best first.
+    pub fn bm25(&self, query: &str, k: usize) -> anyhow::Result<Vec<(usize, f32)>> {
+        let words = split_identifiers(query);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        // Any word may match (tantivy's default is OR); the words are bare alphanumeric terms.
+        let parser = QueryParser::for_index(&self.bm25, vec![self.text_field]);
+        let (q, _) = parser.parse_query_lenient(&words);
+        let top = searcher.search(&q, &TopDocs::with_limit(k).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let d: TantivyDocument = searcher.doc(address)?;
+            if let Some(i) = d.get_first(self.chunk_field).and_then(|v| v.as_u64()) {
+                out.push((i as usize, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Chunks by cosine to `query` among code or description vectors: (chunk, cosine), best first.
+    pub fn nearest(&self, query: &[f32], descriptions: bool, k: usize) -> Vec<(usize, f32)> {
+        let vectors = if descriptions {
+            &self.description_vectors
+        } else {
+            &self.code_vectors
+        };
+        let mut scored: Vec<(usize, f32)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, crate::memory::embed::dot(query, v)))
+            .collect();
+        let k = k.min(scored.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored
+    }
+
+    /// The chunk a target names: `path/to/mod.py::name` (or `Class.method`).
+    pub fn target(&self, target: &str) -> anyhow::Result<usize> {
+        let (file, name) = target
+            .split_once("::")
+            .with_context(|| format!("{target:?}: a target is path/to/mod.py::name (or ::Class.method)"))?;
+        if let Some(i) = self.graph.index_of(target) {
+            return Ok(i);
+        }
+        let in_file: Vec<&str> = self
+            .graph
+            .chunks
+            .iter()
+            .filter(|c| c.file == file && c.kind != ChunkKind::Module)
+            .map(|c| c.name.as_str())
+            .collect();
+        if in_file.is_empty() {
+            bail!("{file}: no such Python file in {} (or it does not parse)", self.root.display());
+        }
+        bail!(
+            "{file} defines no `{name}` (it defines: {}{})",
+            in_file.iter().take(12).copied().collect::<Vec<_>>().join(", "),
+            if in_file.len() > 12 { ", ..." } else { "" }
+        )
+    }
+}
+
+fn bm25_index(chunks: &[Chunk]) -> anyhow::Result<(Index, IndexReader, Field, Field)> {
+    let mut b = Schema::builder();
+    let chunk = b.add_u64_field("chunk", STORED);
+    let text = b.add_text_field(
+        "text",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        ),
+    );
+    let index = Index::create_in_ram(b.build());
+    let mut writer: tantivy::IndexWriter = index.writer(32 << 20)?;
+    for (i, c) in chunks.iter().enumerate() {
+        writer.add_document(doc!(chunk => i as u64, text => bm25_text(c)))?;
+    }
+    writer.commit()?;
+    let reader = index.reader()?;
+    Ok((index, reader, chunk, text))
+}

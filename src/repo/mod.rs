@@ -1,0 +1,21 @@
+//! A Python project as context for the agents (CodeRAG, RepoRift, qodo's codebase RAG): its
+//! chunks cut along the syntax tree, the code graph between them, an index (BM25 and embeddings,
+//! incremental), retrieval streams for a target function and their fusion, and the benchmark that
+//! measures them on real projects.
+
+pub mod bench;
+pub mod chunks;
+pub mod graph;
+pub mod index;
+pub mod retrieve;
+
+pub use chunks::{Chunk, ChunkKind};
+pub use graph::{EdgeKind, Graph};
+pub use index::{IndexReport, RepoIndex};
+pub use retrieve::{Piece, Query, Stream};
+
+/// The embedding model every index uses (the memory pool's: all-MiniLM-L6-v2), fetched once.
+pub fn embedder(report: &dyn Fn(&str)) -> anyhow::Result<std::sync::Arc<crate::memory::Embedder>> {
+    let assets = crate::memory::assets::ensure(report)?;
+    Ok(std::sync::Arc::new(crate::memory::Embedder::load(&assets)?))
+}

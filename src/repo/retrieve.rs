@@ -1,0 +1,339 @@
+//! Retrieval for a target function: each stream alone (switchable, for ablations) and their fusion.
+//! - graph: the target's neighbourhood in the code graph (its class and the class's members, its
+//!   bases, what its module imports from the project, its module's definitions, its callers, and
+//!   its callees when it has a body), each candidate scored by its edge and by how like the
+//!   target's requirement its own description is (CodeRAG's requirement-to-code mapping);
+//! - bm25: identifiers (split) and docstrings against the target's signature and docstring;
+//! - code / description: embedding of the requirement against chunks' code and descriptions;
+//! - augmented: the same searches with an LLM-expanded query (RepoRift), when one is given.
+//!
+//! Streams are fused by reciprocal rank fusion, each piece keeping every reason it was chosen.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::chunks::ChunkKind;
+use super::graph::EdgeKind;
+use super::index::{RepoIndex, description};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Graph,
+    Bm25,
+    Code,
+    Description,
+    Augmented,
+}
+
+impl Stream {
+    pub const ALL: [Stream; 5] = [Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description, Stream::Augmented];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Graph => "graph",
+            Stream::Bm25 => "bm25",
+            Stream::Code => "code",
+            Stream::Description => "description",
+            Stream::Augmented => "augmented",
+        }
+    }
+}
+
+/// The graph's weight when it is fused with the other streams: the best of 1, 3 and 5 on
+/// `rgd bench repo` (chosen on that benchmark; there is no held-out set).
+pub const GRAPH_WEIGHT: f32 = 3.0;
+
+/// One stream's answer, best first: (chunk, the stream's own score, why).
+pub type Ranked = Vec<(usize, f32, String)>;
+
+/// One retrieved chunk and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Piece {
+    pub chunk: usize,
+    /// The fused score (reciprocal ranks, weighted).
+    pub score: f32,
+    /// Per stream that found it: its rank (1-based), its own score and the reason.
+    pub found_by: Vec<Found>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub stream: Stream,
+    pub rank: usize,
+    pub score: f32,
+    pub reason: String,
+}
+
+/// What is asked: the target and how.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub target: usize,
+    /// The requirement: signature, class and docstring of the target.
+    pub text: String,
+    /// Use the target's own body (its callees): false when the body is blank or being rewritten.
+    pub body_known: bool,
+    /// An LLM's expansion of the requirement (RepoRift), embedded and searched as well.
+    pub augmented: Option<String>,
+    pub streams: Vec<Stream>,
+    /// How many each stream returns before fusion.
+    pub depth: usize,
+}
+
+/// Graph edges and how much each says about relevance; the requirement's likeness adds up to 1.
+fn graph_candidates(index: &RepoIndex, target: usize, body_known: bool, requirement: &str) -> HashMap<usize, (f32, String)> {
+    let g = &index.graph;
+    let t = &g.chunks[target];
+    let mut found: HashMap<usize, (f32, String)> = HashMap::new();
+    let mut add = |i: usize, weight: f32, why: String| {
+        if i == target || g.chunks[i].kind == ChunkKind::Module {
+            return;
+        }
+        let e = found.entry(i).or_insert((0.0, String::new()));
+        if weight > e.0 {
+            *e = (weight, why);
+        }
+    };
+    if body_known {
+        for c in g.callees(target) {
+            add(c, 5.0, "called by the target".into());
+        }
+    }
+    // Its class, the class's other members, and its bases' members.
+    for &(p, k) in g.incoming(target) {
+        if k == EdgeKind::Contains && g.chunks[p].kind == ChunkKind::Class {
+            add(p, 3.5, format!("the target's class ({})", g.chunks[p].name));
+            for &(m, k) in g.outgoing(p) {
+                if k == EdgeKind::Contains {
+                    add(m, 3.0, format!("same class ({})", g.chunks[p].name));
+                }
+                if k == EdgeKind::Inherits {
+                    add(m, 3.0, format!("base class of {}", g.chunks[p].name));
+                    for &(bm, k) in g.outgoing(m) {
+                        if k == EdgeKind::Contains {
+                            add(bm, 2.5, format!("inherited from {}", g.chunks[m].name));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // What the module imports from the project, and what it defines.
+    let module = g.index_of(&format!("{}::<module>", t.file));
+    if let Some(m) = module {
+        for &(x, k) in g.outgoing(m) {
+            match k {
+                EdgeKind::Imports if g.chunks[x].kind == ChunkKind::Module => {
+                    // A whole project module imported: its definitions.
+                    for &(d, k) in g.outgoing(x) {
+                        if k == EdgeKind::Contains {
+                            add(d, 2.0, format!("in {}, which {} imports", g.chunks[x].module, t.module));
+                        }
+                    }
+                }
+                EdgeKind::Imports => add(x, 2.5, format!("imported by {}", t.module)),
+                EdgeKind::Contains => add(x, 2.0, format!("same module ({})", t.module)),
+                _ => {}
+            }
+        }
+    }
+    for &(c, k) in g.incoming(target) {
+        if k == EdgeKind::Calls {
+            add(c, 0.5, "calls the target".into());
+        }
+    }
+    // Definitions the requirement names as code (`windowed`, :func:`take`, `peekable()`,
+    // snake_case or CamelCase words): the requirement graph's link to the code graph. A bonus on
+    // top of a structural edge, a weak edge of its own elsewhere (names repeat across modules).
+    for name in named_in(requirement) {
+        for (i, c) in g.chunks.iter().enumerate() {
+            let short = c.name.rsplit('.').next().unwrap_or(&c.name);
+            if i == target || c.kind == ChunkKind::Module || short != name {
+                continue;
+            }
+            match found.get_mut(&i) {
+                Some((w, why)) => {
+                    *w += 1.0;
+                    why.push_str(&format!(", named in the requirement ({short})"));
+                }
+                None => {
+                    found.insert(i, (1.5, format!("named in the requirement ({short})")));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The identifiers a requirement writes as code: in backquotes, called, or shaped like an
+/// identifier (an underscore, an inner capital).
+fn named_in(requirement: &str) -> std::collections::HashSet<&str> {
+    let mut names = std::collections::HashSet::new();
+    let is_ident =
+        |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_') && !w.starts_with(|c: char| c.is_ascii_digit());
+    for (n, part) in requirement.split('`').enumerate() {
+        // Odd parts are inside backquotes.
+        if n % 2 == 1 {
+            let inner = part.trim_end_matches("()").rsplit('.').next().unwrap_or(part);
+            if is_ident(inner) {
+                names.insert(inner);
+            }
+        }
+    }
+    let bytes = requirement.as_bytes();
+    for (start, word) in requirement
+        .match_indices(|c: char| c.is_alphanumeric() || c == '_')
+        .fold(Vec::<(usize, usize)>::new(), |mut spans, (i, s)| {
+            match spans.last_mut() {
+                Some(last) if last.1 == i => last.1 = i + s.len(),
+                _ => spans.push((i, i + s.len())),
+            }
+            spans
+        })
+        .into_iter()
+        .map(|(a, b)| (a, &requirement[a..b]))
+    {
+        let called = bytes.get(start + word.len()) == Some(&b'(');
+        let shaped = word.trim_matches('_').contains('_')
+            || word.chars().skip(1).any(|c| c.is_uppercase()) && word.chars().any(|c| c.is_lowercase());
+        if is_ident(word) && word.len() >= 3 && (called || shaped) {
+            names.insert(word);
+        }
+    }
+    names
+}
+
+/// Reciprocal rank fusion of ranked lists, each with a weight.
+pub fn fuse(lists: &[(Stream, f32, Ranked)]) -> Vec<Piece> {
+    const K: f32 = 5.0;
+    let mut pieces: HashMap<usize, Piece> = HashMap::new();
+    for (stream, weight, list) in lists {
+        for (rank, (chunk, score, reason)) in list.iter().enumerate() {
+            let p = pieces.entry(*chunk).or_insert(Piece {
+                chunk: *chunk,
+                score: 0.0,
+                found_by: Vec::new(),
+            });
+            p.score += weight / (K + rank as f32 + 1.0);
+            p.found_by.push(Found {
+                stream: *stream,
+                rank: rank + 1,
+                score: *score,
+                reason: reason.clone(),
+            });
+        }
+    }
+    let mut out: Vec<Piece> = pieces.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    out
+}
+
+impl RepoIndex {
+    /// The requirement text of a chunk (what a blanked function still shows).
+    pub fn requirement(&self, target: usize) -> String {
+        description(&self.graph.chunks[target])
+    }
+
+    /// Each requested stream's ranked list for `q`, the target and module chunks left out.
+    pub fn streams(&self, q: &Query) -> anyhow::Result<Vec<(Stream, Ranked)>> {
+        let keep = |i: usize| i != q.target && self.graph.chunks[i].kind != ChunkKind::Module;
+        let mut out = Vec::new();
+        let needs_vector = q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Description));
+        let query_vector = if needs_vector {
+            Some(self.embedder.embed_one(&q.text)?)
+        } else {
+            None
+        };
+        let name = |i: usize| self.graph.chunks[i].name.clone();
+        for &stream in &q.streams {
+            let list: Ranked = match stream {
+                Stream::Graph => {
+                    let cands = graph_candidates(self, q.target, q.body_known, &q.text);
+                    let qv = match &query_vector {
+                        Some(v) => v.clone(),
+                        None => self.embedder.embed_one(&q.text)?,
+                    };
+                    let mut scored: Ranked = cands
+                        .into_iter()
+                        .map(|(i, (w, why))| {
+                            let like = crate::memory::embed::dot(&qv, &self.description_vectors[i]);
+                            // Helpers many functions use are likely used once more.
+                            let callers = self.graph.incoming(i).iter().filter(|(_, k)| *k == EdgeKind::Calls).count();
+                            let used = 0.5 * (1.0 + callers as f32).ln();
+                            (
+                                i,
+                                w + like + used,
+                                format!("{why}; requirement likeness {like:.2}, used by {callers}"),
+                            )
+                        })
+                        .collect();
+                    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    scored.truncate(q.depth);
+                    scored
+                }
+                Stream::Bm25 => self
+                    .bm25(&q.text, q.depth + 2)?
+                    .into_iter()
+                    .filter(|(i, _)| keep(*i))
+                    .take(q.depth)
+                    .map(|(i, s)| (i, s, format!("BM25 {s:.2} on identifiers and docstring of {}", name(i))))
+                    .collect(),
+                Stream::Code | Stream::Description => {
+                    let descriptions = stream == Stream::Description;
+                    let v = query_vector.as_ref().map_or(&[][..], Vec::as_slice);
+                    self.nearest(v, descriptions, q.depth + 2)
+                        .into_iter()
+                        .filter(|(i, _)| keep(*i))
+                        .take(q.depth)
+                        .map(|(i, s)| {
+                            (
+                                i,
+                                s,
+                                format!("cosine {s:.2} to its {}", if descriptions { "description" } else { "code" }),
+                            )
+                        })
+                        .collect()
+                }
+                Stream::Augmented => match &q.augmented {
+                    None => continue,
+                    Some(text) => {
+                        let v = self.embedder.embed_one(text)?;
+                        let mut by_code = self.nearest(&v, false, q.depth + 2);
+                        by_code.retain(|(i, _)| keep(*i));
+                        let mut bm = self.bm25(text, q.depth + 2)?;
+                        bm.retain(|(i, _)| keep(*i));
+                        let lists = [
+                            (Stream::Code, 1.0, by_code.into_iter().map(|(i, s)| (i, s, String::new())).collect()),
+                            (Stream::Bm25, 1.0, bm.into_iter().map(|(i, s)| (i, s, String::new())).collect()),
+                        ];
+                        fuse(&lists)
+                            .into_iter()
+                            .take(q.depth)
+                            .map(|p| (p.chunk, p.score, "the LLM-expanded query (code cosine + BM25)".into()))
+                            .collect()
+                    }
+                },
+            };
+            out.push((stream, list));
+        }
+        Ok(out)
+    }
+
+    /// The pieces for `q`, best first: its streams fused, the graph weighted `graph_weight`.
+    pub fn retrieve(&self, q: &Query, graph_weight: f32) -> anyhow::Result<Vec<Piece>> {
+        let lists: Vec<(Stream, f32, Ranked)> = self
+            .streams(q)?
+            .into_iter()
+            .map(|(s, l)| {
+                let w = match s {
+                    Stream::Graph => graph_weight,
+                    Stream::Description | Stream::Augmented => 1.0,
+                    Stream::Code | Stream::Bm25 => 0.5,
+                };
+                (s, w, l)
+            })
+            .collect();
+        Ok(fuse(&lists))
+    }
+}

@@ -1,0 +1,203 @@
+//! `rgd index` and `rgd context` on a small project written here: chunks, graph edges through
+//! imports and classes, incremental re-indexing, the reasons given, and bad input. The real
+//! tree-sitter, sled, tantivy and embedding model serve it.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::temp_home;
+
+const FILES: [(&str, &str); 5] = [
+    ("pkg/__init__.py", "from .core import *\n"),
+    (
+        "pkg/text.py",
+        "def normalise_whitespace(text):\n    \"\"\"Collapse runs of spaces and tabs to one space.\"\"\"\n    return ' '.join(text.split())\n\n\
+         def word_count(text):\n    \"\"\"How many words the text has.\"\"\"\n    return len(normalise_whitespace(text).split(' '))\n",
+    ),
+    (
+        "pkg/core.py",
+        "from .text import normalise_whitespace\n\n\
+         class Report:\n    \"\"\"A titled report.\"\"\"\n    def __init__(self, title):\n        self.title = title\n\n    \
+         def heading(self):\n        \"\"\"The title, cleaned, in capitals.\"\"\"\n        return normalise_whitespace(self.title).upper()\n\n    \
+         def render(self, body):\n        \"\"\"Heading, blank line, body.\"\"\"\n        return self.heading() + '\\n\\n' + body\n",
+    ),
+    (
+        "tests/test_core.py",
+        "from pkg import Report\n\ndef test_render():\n    assert Report(' a  b ').render('x') == 'A B\\n\\nx'\n",
+    ),
+    ("broken.py", "def fine():\n    return 1\n\ndef broken(:\n    pass\n"),
+];
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in FILES {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn rgd(home: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"));
+    cmd.env("RGD_HOME", home).env_remove("OPENAI_BASE_URL").env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+fn json(cmd: &mut std::process::Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fails(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn listing(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = walk(dir)
+        .into_iter()
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_project_is_indexed_incrementally_and_its_unparsable_files_are_named() {
+    let home = temp_home();
+    let project = project();
+    let before = listing(project.path());
+    let first = json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    assert_eq!(first["files"], 5);
+    assert_eq!(first["parsed"], 5);
+    assert_eq!(first["failed"], serde_json::json!([["broken.py", 4]]));
+    assert!(first["chunks"].as_u64().unwrap() >= 10, "{first}");
+    assert!(first["embedded"].as_u64().unwrap() > 0);
+    // Again: nothing parsed or embedded again.
+    let again = json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    assert_eq!(
+        (again["parsed"].as_u64(), again["embedded"].as_u64()),
+        (Some(0), Some(0)),
+        "{again}"
+    );
+    // One file changed: only it is parsed, only its new text embedded.
+    std::fs::write(
+        project.path().join("pkg/text.py"),
+        FILES[1].1.replace("How many words", "The number of words"),
+    )
+    .unwrap();
+    let changed = json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    assert_eq!(changed["parsed"], 1, "{changed}");
+    assert_eq!(changed["embedded"], 2, "only word_count's code and description changed: {changed}");
+    // The project itself is untouched (the index lives under RGD_HOME).
+    std::fs::write(project.path().join("pkg/text.py"), FILES[1].1).unwrap();
+    assert_eq!(listing(project.path()), before);
+}
+
+#[test]
+fn context_names_each_piece_with_the_reason_it_was_chosen() {
+    let home = temp_home();
+    let project = project();
+    let ctx = json(rgd(home.path()).args(["context", "--repo"]).arg(project.path()).args([
+        "--target",
+        "pkg/core.py::Report.render",
+        "--blank",
+        "--json",
+    ]));
+    assert_eq!(ctx["target"], "pkg/core.py::Report.render");
+    let pieces = ctx["pieces"].as_array().unwrap();
+    let ids: Vec<&str> = pieces.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert!(!ids.contains(&"pkg/core.py::Report.render"), "never the target itself: {ids:?}");
+    // heading is the class's own method: the graph finds it, and says so.
+    let heading = pieces
+        .iter()
+        .find(|p| p["id"] == "pkg/core.py::Report.heading")
+        .unwrap_or_else(|| panic!("{ids:?}"));
+    let reasons: Vec<&str> = heading["found_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["reason"].as_str().unwrap())
+        .collect();
+    assert!(reasons.iter().any(|r| r.starts_with("same class (Report)")), "{reasons:?}");
+    assert_eq!(heading["kind"], "method");
+    assert!(ids.iter().position(|i| *i == "pkg/core.py::Report.heading").unwrap() < 3, "{ids:?}");
+    // The imported helper comes through the module's import.
+    let helper = pieces
+        .iter()
+        .find(|p| p["id"] == "pkg/text.py::normalise_whitespace")
+        .unwrap_or_else(|| panic!("{ids:?}"));
+    let reasons: Vec<&str> = helper["found_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["reason"].as_str().unwrap())
+        .collect();
+    assert!(reasons.iter().any(|r| r.starts_with("imported by pkg.core")), "{reasons:?}");
+    assert_eq!((helper["start_line"].as_u64(), helper["end_line"].as_u64()), (Some(1), Some(3)));
+
+    // With its body, the target's callees come first.
+    let ctx = json(rgd(home.path()).args(["context", "--repo"]).arg(project.path()).args([
+        "--target",
+        "pkg/core.py::Report.render",
+        "--json",
+        "--streams",
+        "graph",
+    ]));
+    let first = &ctx["pieces"][0];
+    assert_eq!(first["id"], "pkg/core.py::Report.heading");
+    assert!(
+        first["found_by"][0]["reason"].as_str().unwrap().starts_with("called by the target"),
+        "{first}"
+    );
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let home = temp_home();
+    let project = project();
+    let empty = tempfile::tempdir().unwrap();
+    let err = fails(rgd(home.path()).arg("index").arg(empty.path()));
+    assert!(err.contains("holds no Python file: is it a Python project?"), "{err}");
+    let err = fails(rgd(home.path()).arg("index").arg(project.path().join("nope")));
+    assert!(err.contains("nope: not a directory"), "{err}");
+    let context = |target: &str| {
+        fails(
+            rgd(home.path())
+                .args(["context", "--repo"])
+                .arg(project.path())
+                .args(["--target", target]),
+        )
+    };
+    let err = context("pkg/core.py::nope");
+    assert!(
+        err.contains("pkg/core.py defines no `nope` (it defines: Report, Report.__init__, Report.heading, Report.render)"),
+        "{err}"
+    );
+    let err = context("pkg/missing.py::f");
+    assert!(err.contains("pkg/missing.py: no such Python file"), "{err}");
+    let err = context("broken.py::fine");
+    assert!(
+        err.contains("broken.py: no such Python file") && err.contains("or it does not parse"),
+        "{err}"
+    );
+    let err = context("pkg/core.py");
+    assert!(err.contains("a target is path/to/mod.py::name"), "{err}");
+}
