@@ -201,3 +201,102 @@ fn bad_input_gets_a_clear_error() {
     let err = context("pkg/core.py");
     assert!(err.contains("a target is path/to/mod.py::name"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_expanded_query_and_the_rerank_ask_the_model_and_say_so() {
+    use std::sync::Arc;
+    use support::{Reply, ScriptedServer};
+    let server = ScriptedServer::start(Arc::new(|req: &support::Request| {
+        if req.system.contains("You help search a Python repository") {
+            Reply::Text("Collapse the whitespace of the title with normalise_whitespace.\n\ndef render(self, body):\n    return normalise_whitespace(self.title)".into())
+        } else if req.system.contains("You choose, among pieces of code") {
+            // The third piece, then the first.
+            Reply::Text("3\n1\n".into())
+        } else {
+            Reply::Text("?".into())
+        }
+    }))
+    .await;
+    let home = temp_home();
+    let project = project();
+    let (h, p, url) = (home.path().to_path_buf(), project.path().to_path_buf(), server.base_url());
+    let plain = tokio::task::spawn_blocking({
+        let (h, p, url) = (h.clone(), p.clone(), url.clone());
+        move || {
+            json(support::rgd(&h, &url).args(["context", "--repo"]).arg(&p).args([
+                "--target",
+                "pkg/core.py::Report.render",
+                "--blank",
+                "--json",
+            ]))
+        }
+    })
+    .await
+    .unwrap();
+    let asked = tokio::task::spawn_blocking(move || {
+        json(support::rgd(&h, &url).args(["context", "--repo"]).arg(&p).args([
+            "--target",
+            "pkg/core.py::Report.render",
+            "--blank",
+            "--augment",
+            "--rerank",
+            "5",
+            "--json",
+        ]))
+    })
+    .await
+    .unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v["pieces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one call for each stage");
+    // The augmented stream found the helper the expanded query names.
+    let helper = asked["pieces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "pkg/text.py::normalise_whitespace")
+        .unwrap();
+    assert!(
+        helper["found_by"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["stream"] == "augmented" && f["rank"].as_u64() <= Some(2)),
+        "{helper}"
+    );
+    // The rerank prompt listed five numbered pieces; the two the model chose lead, in its order.
+    assert!(
+        requests[1].user.contains("\n5. ") && !requests[1].user.contains("\n6. "),
+        "{}",
+        requests[1].user
+    );
+    let rerank_of = |n: usize| -> Option<String> {
+        asked["pieces"][n]["found_by"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["stream"] == "rerank")
+            .map(|f| f["reason"].as_str().unwrap().to_string())
+    };
+    assert_eq!(rerank_of(0).as_deref(), Some("the model chose it (1 of 2)"));
+    assert_eq!(rerank_of(1).as_deref(), Some("the model chose it (2 of 2)"));
+    assert_eq!(rerank_of(2), None);
+    let got = ids(&asked);
+    // Neither prompt ever holds the target's body.
+    for r in &requests {
+        assert!(!r.user.contains("self.heading() +"), "{}", r.user);
+    }
+    assert!(
+        requests[0].user.contains("from .text import normalise_whitespace"),
+        "the module's imports: {}",
+        requests[0].user
+    );
+    assert_ne!(ids(&plain), got);
+}

@@ -38,6 +38,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("mapcoder/confidence", include_str!("../../assets/prompts/mapcoder/confidence.md")),
     ("mapcoder/code", include_str!("../../assets/prompts/mapcoder/code.md")),
     ("mapcoder/debug", include_str!("../../assets/prompts/mapcoder/debug.md")),
+    ("repo/augment", include_str!("../../assets/prompts/repo/augment.md")),
+    ("repo/rerank", include_str!("../../assets/prompts/repo/rerank.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +130,11 @@ impl Prompts {
 
     /// The system and user messages for one agent call.
     pub fn render(&self, purpose: Purpose, ctx: &TurnContext) -> Result<Vec<Message>, PromptError> {
-        let name = purpose.prompt_name();
+        self.render_named(purpose.prompt_name(), ctx)
+    }
+
+    /// The system and user messages of the prompt `name` (`repo/augment`) over `ctx`.
+    pub fn render_named(&self, name: &str, ctx: &impl serde::Serialize) -> Result<Vec<Message>, PromptError> {
         let render = |part: &str| -> Result<String, PromptError> {
             let tmpl = self.env.get_template(&format!("{name}.{part}")).map_err(|e| PromptError::Invalid {
                 name: name.into(),

@@ -229,7 +229,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
         Command::Index(args) => repo_cmd::index(&home, args),
-        Command::Context(args) => repo_cmd::context(&home, args),
+        Command::Context(args) => {
+            let from = repo_cmd::ModelFrom {
+                config: cli.config.as_deref(),
+                llm: &cli.llm,
+            };
+            repo_cmd::context(&home, args, from).await
+        }
         Command::Bench(cmd) => repo_cmd::bench(&home, cmd),
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,

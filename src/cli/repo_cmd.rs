@@ -38,6 +38,14 @@ pub struct ContextArgs {
     /// Treat the target's body as blank (what the agents see when they write it anew)
     #[arg(long)]
     pub blank: bool,
+    /// Also search with the requirement as the Guide's model restates it, with a sketch
+    /// implementation (RepoRift's query augmentation; one LLM call)
+    #[arg(long)]
+    pub augment: bool,
+    /// Let the Guide's model pick, among the first N fused pieces, the ones the function needs;
+    /// they move to the front (qodo's second stage; one LLM call)
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = crate::validate::parse_count)]
+    pub rerank: Option<usize>,
     /// Print JSON (one object with the pieces)
     #[arg(long)]
     pub json: bool,
@@ -104,21 +112,57 @@ pub fn index(home: &Home, args: IndexArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn context(home: &Home, args: ContextArgs) -> anyhow::Result<ExitCode> {
+/// Where `rgd context` finds a model when it asks one.
+pub struct ModelFrom<'a> {
+    pub config: Option<&'a Path>,
+    pub llm: &'a crate::config::LlmArgs,
+}
+
+pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
     let (index, report) = open(home, &args.repo)?;
     if !args.json {
         print_report(&report, &args.repo);
     }
     let target = index.target(&args.target)?;
+    // The Guide's model, when a stage asks one.
+    let model = if args.augment || args.rerank.is_some() {
+        let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
+        let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
+        let params = settings
+            .agents
+            .get(&crate::agents::Agent::Guide)
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no Guide agent configured"))?;
+        Some((
+            crate::launch::chat_model(&settings, &stderr_line)?,
+            params,
+            crate::agents::Prompts::builtin(),
+        ))
+    } else {
+        None
+    };
+    let mut streams = args.streams.clone();
+    let augmented = match (&model, args.augment) {
+        (Some((m, params, prompts)), true) => {
+            if !streams.contains(&Stream::Augmented) {
+                streams.push(Stream::Augmented);
+            }
+            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, &index, target).await?)
+        }
+        _ => None,
+    };
     let query = Query {
         target,
         text: index.requirement(target),
         body_known: !args.blank,
-        augmented: None,
-        streams: args.streams.clone(),
+        augmented,
+        streams,
         depth: args.k.max(30),
     };
-    let pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
+        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, &index, target, pieces, top).await?;
+    }
     let g = &index.graph;
     if args.json {
         let shown: Vec<serde_json::Value> = pieces

@@ -20,6 +20,12 @@ pub struct Embedder {
 
 impl Embedder {
     pub fn load(assets: &EmbeddingAssets) -> Result<Embedder, MemoryError> {
+        Self::load_with_threads(assets, 1)
+    }
+
+    /// With `threads` for each embedding: for indexing a whole project at once, where nothing
+    /// else competes for the cores (a run's pool keeps one, see below).
+    pub fn load_with_threads(assets: &EmbeddingAssets, threads: usize) -> Result<Embedder, MemoryError> {
         let runtime = RUNTIME.get_or_init(|| {
             let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
             let builder = ort::init_from(assets.ort_library()).map_err(|e| failed(&e))?;
@@ -41,7 +47,7 @@ impl Embedder {
         let options = InitOptionsUserDefined::new()
             .with_max_length(256)
             .with_environment(env.clone())
-            .with_intra_threads(1)
+            .with_intra_threads(threads.max(1))
             .with_session_config("session.intra_op.allow_spinning", "0")
             .with_session_config("session.inter_op.allow_spinning", "0");
         let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))?;

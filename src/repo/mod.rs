@@ -7,6 +7,7 @@ pub mod bench;
 pub mod chunks;
 pub mod graph;
 pub mod index;
+pub mod llm;
 pub mod retrieve;
 
 pub use chunks::{Chunk, ChunkKind};
@@ -14,8 +15,10 @@ pub use graph::{EdgeKind, Graph};
 pub use index::{IndexReport, RepoIndex};
 pub use retrieve::{Piece, Query, Stream};
 
-/// The embedding model every index uses (the memory pool's: all-MiniLM-L6-v2), fetched once.
+/// The embedding model every index uses (the memory pool's: all-MiniLM-L6-v2), fetched once,
+/// on every core: indexing embeds thousands of texts with nothing else running.
 pub fn embedder(report: &dyn Fn(&str)) -> anyhow::Result<std::sync::Arc<crate::memory::Embedder>> {
     let assets = crate::memory::assets::ensure(report)?;
-    Ok(std::sync::Arc::new(crate::memory::Embedder::load(&assets)?))
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(std::sync::Arc::new(crate::memory::Embedder::load_with_threads(&assets, cores)?))
 }

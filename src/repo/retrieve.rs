@@ -25,11 +25,11 @@ pub enum Stream {
     Code,
     Description,
     Augmented,
+    /// Not a stream of its own: the model's choice among the fused pieces (`--rerank`).
+    Rerank,
 }
 
 impl Stream {
-    pub const ALL: [Stream; 5] = [Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description, Stream::Augmented];
-
     pub fn name(self) -> &'static str {
         match self {
             Stream::Graph => "graph",
@@ -37,6 +37,7 @@ impl Stream {
             Stream::Code => "code",
             Stream::Description => "description",
             Stream::Augmented => "augmented",
+            Stream::Rerank => "rerank",
         }
     }
 }
@@ -295,6 +296,7 @@ impl RepoIndex {
                         })
                         .collect()
                 }
+                Stream::Rerank => continue,
                 Stream::Augmented => match &q.augmented {
                     None => continue,
                     Some(text) => {
@@ -328,7 +330,7 @@ impl RepoIndex {
             .map(|(s, l)| {
                 let w = match s {
                     Stream::Graph => graph_weight,
-                    Stream::Description | Stream::Augmented => 1.0,
+                    Stream::Description | Stream::Augmented | Stream::Rerank => 1.0,
                     Stream::Code | Stream::Bm25 => 0.5,
                 };
                 (s, w, l)
