@@ -202,21 +202,27 @@ fn bad_input_gets_a_clear_error() {
     assert!(err.contains("a target is path/to/mod.py::name"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_expanded_query_and_the_rerank_ask_the_model_and_say_so() {
-    use std::sync::Arc;
-    use support::{Reply, ScriptedServer};
-    let server = ScriptedServer::start(Arc::new(|req: &support::Request| {
+/// A model for the repository prompts: an expanded query naming the helper, a rerank choosing the
+/// third and then the first piece, a description for every chunk.
+async fn model_server() -> support::ScriptedServer {
+    use support::Reply;
+    support::ScriptedServer::start(std::sync::Arc::new(|req: &support::Request| {
         if req.system.contains("You help search a Python repository") {
             Reply::Text("Collapse the whitespace of the title with normalise_whitespace.\n\ndef render(self, body):\n    return normalise_whitespace(self.title)".into())
         } else if req.system.contains("You choose, among pieces of code") {
-            // The third piece, then the first.
             Reply::Text("3\n1\n".into())
+        } else if req.system.contains("You describe code from a Python repository") {
+            Reply::Text("Turns text into something tidier.".into())
         } else {
             Reply::Text("?".into())
         }
     }))
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_expanded_query_and_the_rerank_ask_the_model_and_say_so() {
+    let server = model_server().await;
     let home = temp_home();
     let project = project();
     let (h, p, url) = (home.path().to_path_buf(), project.path().to_path_buf(), server.base_url());
@@ -299,4 +305,59 @@ async fn the_expanded_query_and_the_rerank_ask_the_model_and_say_so() {
         requests[0].user
     );
     assert_ne!(ids(&plain), got);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_describes_each_chunk_once_and_the_context_block_keeps_to_its_budget() {
+    let server = model_server().await;
+    let home = temp_home();
+    let project = project();
+    let (h, p, url) = (home.path().to_path_buf(), project.path().to_path_buf(), server.base_url());
+    let (first, again, block, tiny) = tokio::task::spawn_blocking(move || {
+        let index = |h: &Path| json(support::rgd(h, &url).arg("index").arg(&p).args(["--describe", "--json"]));
+        let first = index(&h);
+        let again = index(&h);
+        let prompt = |budget: &str| {
+            let out = support::rgd(&h, &url)
+                .args(["context", "--repo"])
+                .arg(&p)
+                .args(["--target", "pkg/core.py::Report.render", "--blank", "--prompt", "--budget", budget])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        (first, again, prompt("2000"), prompt("60"))
+    })
+    .await
+    .unwrap();
+    // Every function, method and class once (7 in the parsable files), then never again.
+    assert_eq!(first["described"], 7, "{first}");
+    assert_eq!(again["described"], 0, "{again}");
+    assert_eq!(server.requests().len(), 7);
+    assert!(
+        server.requests().iter().all(|r| !r.user.contains("def broken(")),
+        "unparsable files are not described"
+    );
+    // The block: the module's imports, then the pieces' code with where and why.
+    assert!(
+        block.starts_with("# Code from the repository for pkg/core.py::Report.render (def render(self, body):)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("## pkg/core.py imports\n```python\nfrom .text import normalise_whitespace\n```"),
+        "{block}"
+    );
+    assert!(
+        block.contains("## pkg/core.py:8-10 Report.heading (graph: same class (Report)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("class Report:\n    ...\n    def heading(self):"),
+        "a method comes with its class: {block}"
+    );
+    assert!(!block.contains("self.heading() + "), "never the target's own body: {block}");
+    // A small budget holds fewer pieces, and stays within it (characters / 4).
+    assert!(tiny.len() < block.len());
+    assert!(tiny.chars().count().div_ceil(4) <= 60, "{tiny}");
 }

@@ -39,6 +39,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("mapcoder/code", include_str!("../../assets/prompts/mapcoder/code.md")),
     ("mapcoder/debug", include_str!("../../assets/prompts/mapcoder/debug.md")),
     ("repo/augment", include_str!("../../assets/prompts/repo/augment.md")),
+    ("repo/describe", include_str!("../../assets/prompts/repo/describe.md")),
     ("repo/rerank", include_str!("../../assets/prompts/repo/rerank.md")),
 ];
 

@@ -228,7 +228,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
-        Command::Index(args) => repo_cmd::index(&home, args),
+        Command::Index(args) => {
+            let from = repo_cmd::ModelFrom {
+                config: cli.config.as_deref(),
+                llm: &cli.llm,
+            };
+            repo_cmd::index(&home, args, from).await
+        }
         Command::Context(args) => {
             let from = repo_cmd::ModelFrom {
                 config: cli.config.as_deref(),

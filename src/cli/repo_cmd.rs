@@ -16,6 +16,10 @@ use crate::store::Home;
 pub struct IndexArgs {
     /// The project's root directory
     pub dir: PathBuf,
+    /// Have the Guide's model describe each chunk (once per version of its code; kept in the
+    /// index) and embed that too
+    #[arg(long)]
+    pub describe: bool,
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
@@ -46,6 +50,12 @@ pub struct ContextArgs {
     /// they move to the front (qodo's second stage; one LLM call)
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = crate::validate::parse_count)]
     pub rerank: Option<usize>,
+    /// Print the context block itself, as the agents get it, within --budget
+    #[arg(long)]
+    pub prompt: bool,
+    /// Tokens the context block may take (estimated as characters / 4)
+    #[arg(long, default_value_t = 2000, value_parser = crate::validate::parse_count)]
+    pub budget: usize,
     /// Print JSON (one object with the pieces)
     #[arg(long)]
     pub json: bool,
@@ -96,13 +106,45 @@ fn print_report(r: &IndexReport, dir: &Path) {
         r.seconds,
         r.bytes as f64 / 1e6
     );
+    if r.described + r.describe_failed > 0 {
+        eprintln!(
+            "the model described {} chunks{}",
+            r.described,
+            if r.describe_failed > 0 {
+                format!(" ({} failed: they keep their docstring)", r.describe_failed)
+            } else {
+                String::new()
+            }
+        );
+    }
     for (file, line) in &r.failed {
         eprintln!("  {file}:{line}: does not parse; left out");
     }
 }
 
-pub fn index(home: &Home, args: IndexArgs) -> anyhow::Result<ExitCode> {
-    let (index, report) = open(home, &args.dir)?;
+pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+    let (mut index, mut report) = open(home, &args.dir)?;
+    if args.describe {
+        let (model, params, prompts) = guide_model(home, &from)?;
+        let todo = crate::repo::index::undescribed(&index)?;
+        let bar = bar();
+        bar.set_message("describing");
+        let (written, failed) = crate::repo::llm::describe(model.as_ref(), &params, &prompts, &index, &todo, &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+        .await?;
+        bar.finish_and_clear();
+        crate::repo::index::store_descriptions(&index.dir, &written)?;
+        let described = written.len();
+        let first = report;
+        (index, report) = open(home, &args.dir)?;
+        // The pass as a whole: what the first build parsed, what both embedded.
+        report.parsed = first.parsed;
+        report.embedded += first.embedded;
+        report.described = described;
+        report.describe_failed = failed;
+    }
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -112,7 +154,29 @@ pub fn index(home: &Home, args: IndexArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where `rgd context` finds a model when it asks one.
+type GuideModel = (
+    std::sync::Arc<dyn crate::llm::ChatModel>,
+    crate::llm::CallParams,
+    crate::agents::Prompts,
+);
+
+/// The Guide agent's model and parameters, and the built-in prompts.
+fn guide_model(home: &Home, from: &ModelFrom<'_>) -> anyhow::Result<GuideModel> {
+    let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
+    let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
+    let params = settings
+        .agents
+        .get(&crate::agents::Agent::Guide)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("no Guide agent configured"))?;
+    Ok((
+        crate::launch::chat_model(&settings, &stderr_line)?,
+        params,
+        crate::agents::Prompts::builtin(),
+    ))
+}
+
+/// Where `rgd index` and `rgd context` find a model when they ask one.
 pub struct ModelFrom<'a> {
     pub config: Option<&'a Path>,
     pub llm: &'a crate::config::LlmArgs,
@@ -126,18 +190,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
     let target = index.target(&args.target)?;
     // The Guide's model, when a stage asks one.
     let model = if args.augment || args.rerank.is_some() {
-        let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
-        let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
-        let params = settings
-            .agents
-            .get(&crate::agents::Agent::Guide)
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("no Guide agent configured"))?;
-        Some((
-            crate::launch::chat_model(&settings, &stderr_line)?,
-            params,
-            crate::agents::Prompts::builtin(),
-        ))
+        Some(guide_model(home, &from)?)
     } else {
         None
     };
@@ -164,6 +217,18 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
         pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, &index, target, pieces, top).await?;
     }
     let g = &index.graph;
+    if args.prompt {
+        let (text, used) = crate::repo::render::render_context(&index, target, &pieces[..pieces.len().min(args.k)], args.budget);
+        print!("{text}");
+        eprintln!(
+            "{} of {} pieces in about {} of {} tokens",
+            used.len(),
+            args.k.min(pieces.len()),
+            crate::repo::render::estimate_tokens(&text),
+            args.budget
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.json {
         let shown: Vec<serde_json::Value> = pieces
             .iter()

@@ -305,7 +305,14 @@ impl Cutter<'_> {
             let head = &self.source[node.start_byte()..body.map_or(def.end_byte(), |b| b.start_byte())];
             format!("{}\n{}", head.trim_end(), skeleton.join("\n"))
         } else {
-            text(node, self.source).to_string()
+            // From the start of its line, so a method keeps its indentation on every line.
+            let line_start = self.source[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+            let from = if self.source[line_start..node.start_byte()].trim().is_empty() {
+                line_start
+            } else {
+                node.start_byte()
+            };
+            self.source[from..node.end_byte()].to_string()
         };
         self.chunks.push(Chunk {
             id: format!("{}::{qualified}", self.file),

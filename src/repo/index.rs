@@ -54,6 +54,9 @@ pub struct IndexReport {
     pub seconds: f64,
     /// The index directory's size on disk.
     pub bytes: u64,
+    /// Chunks the model described in this pass (`--describe`), and those it failed to.
+    pub described: usize,
+    pub describe_failed: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -64,8 +67,13 @@ struct FileRecord {
     error_line: Option<usize>,
 }
 
-/// The text a chunk's description vector is made from: its signature, class and docstring.
+/// The text a chunk's description vector is made from: its signature, class and docstring, and
+/// the model's description of it when `rgd index --describe` has written one.
 pub fn description(c: &Chunk) -> String {
+    description_with(c, None)
+}
+
+fn description_with(c: &Chunk, written: Option<&str>) -> String {
     let mut s = String::new();
     if let Some(h) = &c.class_header {
         s.push_str(h);
@@ -76,7 +84,48 @@ pub fn description(c: &Chunk) -> String {
         s.push('\n');
         s.push_str(d);
     }
+    if let Some(w) = written {
+        s.push('\n');
+        s.push_str(w);
+    }
     s
+}
+
+/// The key a written description is kept under: the chunk's code, so an unchanged chunk keeps it.
+pub fn code_key(c: &Chunk) -> Vec<u8> {
+    hash(&c.code)
+}
+
+/// The chunks of an index that have no written description yet.
+pub fn undescribed(index: &RepoIndex) -> anyhow::Result<Vec<usize>> {
+    let db = open_db(&index.dir)?;
+    let tree = db.open_tree("descriptions")?;
+    let mut out = Vec::new();
+    for (i, c) in index.graph.chunks.iter().enumerate() {
+        if c.kind != ChunkKind::Module && !tree.contains_key(code_key(c))? {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+/// Keeps written descriptions (by code key); the next build embeds them.
+pub fn store_descriptions(dir: &Path, written: &[(Vec<u8>, String)]) -> anyhow::Result<()> {
+    let db = open_db(dir)?;
+    let tree = db.open_tree("descriptions")?;
+    for (key, text) in written {
+        tree.insert(key.as_slice(), text.as_bytes())?;
+    }
+    db.flush()?;
+    Ok(())
+}
+
+fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
+    sled::Config::new()
+        .path(dir.join("db"))
+        .cache_capacity(32 << 20)
+        .open()
+        .with_context(|| format!("opening the index at {} (is another rgd using it?)", dir.display()))
 }
 
 /// What BM25 reads of a chunk: its name and identifiers as words, and its docstring.
@@ -169,11 +218,7 @@ impl RepoIndex {
         }
         let dir = index_dir(home_root, root)?;
         std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
-        let db = sled::Config::new()
-            .path(dir.join("db"))
-            .cache_capacity(32 << 20)
-            .open()
-            .with_context(|| format!("opening the index at {} (is another rgd indexing it?)", dir.display()))?;
+        let db = open_db(&dir)?;
         let file_tree = db.open_tree("files")?;
         let vector_tree = db.open_tree("vectors")?;
         db.insert("root", root.canonicalize()?.display().to_string().as_bytes())?;
@@ -225,7 +270,12 @@ impl RepoIndex {
         let graph = Graph::build(&modules);
 
         // Embeddings: by the hash of the text, so unchanged chunks are never embedded again.
-        let texts: Vec<(String, String)> = graph.chunks.iter().map(|c| (c.code.clone(), description(c))).collect();
+        let written_tree = db.open_tree("descriptions")?;
+        let mut texts: Vec<(String, String)> = Vec::with_capacity(graph.chunks.len());
+        for c in &graph.chunks {
+            let written = written_tree.get(code_key(c))?.map(|v| String::from_utf8_lossy(&v).into_owned());
+            texts.push((c.code.clone(), description_with(c, written.as_deref())));
+        }
         let mut wanted: Vec<&str> = Vec::new();
         for (code, desc) in &texts {
             for t in [code.as_str(), desc.as_str()] {
@@ -270,6 +320,8 @@ impl RepoIndex {
             embedded,
             seconds: started.elapsed().as_secs_f64(),
             bytes: dir_size(&dir),
+            described: 0,
+            describe_failed: 0,
         };
         Ok((
             RepoIndex {

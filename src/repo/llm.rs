@@ -132,6 +132,46 @@ pub async fn rerank(
     Ok(front)
 }
 
+#[derive(Serialize)]
+struct DescribeContext<'a> {
+    file: &'a str,
+    class_header: Option<&'a str>,
+    code: &'a str,
+}
+
+/// The model's description of each of `chunks` (by code key, for `store_descriptions`), and how
+/// many it failed to give (after the client's own retries; those chunks keep their docstring).
+pub async fn describe(
+    model: &dyn ChatModel,
+    params: &CallParams,
+    prompts: &Prompts,
+    index: &RepoIndex,
+    chunks: &[usize],
+    progress: &dyn Fn(usize, usize),
+) -> anyhow::Result<(Vec<(Vec<u8>, String)>, usize)> {
+    let mut written = Vec::new();
+    let mut failed = 0;
+    for (n, &i) in chunks.iter().enumerate() {
+        progress(n, chunks.len());
+        let c = &index.graph.chunks[i];
+        // The model reads at most ~1,500 tokens of code; a description of the start is enough.
+        let code: String = c.code.chars().take(6000).collect();
+        let ctx = DescribeContext {
+            file: &c.file,
+            class_header: c.class_header.as_deref(),
+            code: &code,
+        };
+        let messages = prompts.render_named("repo/describe", &ctx)?;
+        match model.chat(&messages, params, &Silent).await {
+            Ok(answer) if !answer.text.trim().is_empty() => {
+                written.push((super::index::code_key(c), answer.text.trim().to_string()));
+            }
+            _ => failed += 1,
+        }
+    }
+    Ok((written, failed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::chosen;

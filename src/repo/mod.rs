@@ -8,6 +8,7 @@ pub mod chunks;
 pub mod graph;
 pub mod index;
 pub mod llm;
+pub mod render;
 pub mod retrieve;
 
 pub use chunks::{Chunk, ChunkKind};
