@@ -164,9 +164,15 @@ async fn shards_start_from_a_pool_snapshot_and_merge_folds_their_entries_in_once
         ok(rgd(&h, &u).args(["memory", "import"]).arg(&seed));
         let memory_sweep = ["sweep", "--dataset", "sample", "--max-iters", "2", "--concurrency", "1"];
         for k in 0..2 {
-            ok(rgd(&h, &u)
-                .args(memory_sweep)
-                .args(["--shard", &format!("{k}/2"), "--run-id", &format!("m-{k}")]));
+            let mut cmd = rgd(&h, &u);
+            cmd.args(memory_sweep)
+                .args(["--shard", &format!("{k}/2"), "--run-id", &format!("m-{k}")]);
+            // The second starts from a snapshot file (as `rgd slurm submit` writes one), the
+            // first from the main pool as it is.
+            if k == 1 {
+                cmd.arg("--memory-snapshot").arg(&seed);
+            }
+            ok(&mut cmd);
             let m: Value = serde_json::from_str(&std::fs::read_to_string(h.join(format!("runs/m-{k}/manifest.json"))).unwrap()).unwrap();
             assert_eq!(m["memory"]["entries"], 1, "the shard started from the snapshot: {}", m["memory"]);
             assert!(m["memory"]["note"].as_str().unwrap().contains("shard pool"), "{}", m["memory"]);

@@ -59,8 +59,14 @@ pub struct IndexReport {
     pub describe_failed: usize,
 }
 
+/// The chunker's version: a file parsed by another version is parsed again (what a chunk holds
+/// may have changed even though the file did not).
+const CHUNKER: u32 = 2;
+
 #[derive(Serialize, Deserialize)]
 struct FileRecord {
+    #[serde(default)]
+    chunker: u32,
     sha256: String,
     module: Option<Module>,
     /// Line of the first syntax error, when it does not parse.
@@ -233,17 +239,19 @@ impl RepoIndex {
             let sha = hex::encode(Sha256::digest(&bytes));
             let known: Option<FileRecord> = file_tree.get(file)?.and_then(|v| serde_json::from_slice(&v).ok());
             let record = match known {
-                Some(r) if r.sha256 == sha => r,
+                Some(r) if r.sha256 == sha && r.chunker == CHUNKER => r,
                 _ => {
                     parsed += 1;
                     let source = String::from_utf8_lossy(&bytes);
                     let record = match cut(file, &source) {
                         Ok(m) => FileRecord {
+                            chunker: CHUNKER,
                             sha256: sha,
                             module: Some(m),
                             error_line: None,
                         },
                         Err(line) => FileRecord {
+                            chunker: CHUNKER,
                             sha256: sha,
                             module: None,
                             error_line: Some(line),
