@@ -175,6 +175,16 @@ async fn a_four_shard_slurm_sweep_merges_to_the_single_machine_sweep() {
         let shown = ok(rgd(&h, &url).args(["slurm", "status", "nightly"]));
         eprint!("{shown}");
         assert!(shown.contains("4 done, 0 failed") && shown.contains("6/6 tasks done"), "{shown}");
+        // The home screen lists the sweep as one row (its merged run), a mark per shard, and
+        // neither its shards nor the single-machine run under it.
+        let rows = rgd::tui::load_runs(&rgd::store::Home::resolve(Some(&h)));
+        let sweep: Vec<_> = rows.iter().filter(|r| r.slurm.is_some()).collect();
+        assert_eq!(sweep.len(), 1, "{rows:?}");
+        assert_eq!(sweep[0].run_id, "nightly");
+        assert_eq!(sweep[0].slurm.as_ref().unwrap().shards, "✓✓✓✓");
+        assert_eq!((sweep[0].finished, sweep[0].tasks, sweep[0].state.as_str()), (6, 6, "merged"));
+        assert!(rows.iter().all(|r| !r.run_id.starts_with("nightly-s")), "{rows:?}");
+        assert!(rows.iter().any(|r| r.run_id == "whole"));
     })
     .await
     .unwrap();

@@ -26,7 +26,7 @@ pub use form::{Form, RunRequest};
 pub use memory_browser::MemoryBrowser;
 pub use modal::{Filter, Modal};
 pub use replay::{Replay, ReplayAction};
-pub use run_list::{RunRow, SlurmRow};
+pub use run_list::{RunRow, SlurmRow, load_runs};
 
 use std::time::{Duration, Instant};
 
