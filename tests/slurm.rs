@@ -321,3 +321,71 @@ async fn a_shard_cancelled_mid_run_and_resubmitted_loses_and_repeats_nothing() {
     .await
     .unwrap();
 }
+
+/// Needs no cluster: what `--dry-run` prints is what would be submitted, with the sweep's flags
+/// passed on, submit's own flags and the key left out, and paths quoted for the shell.
+#[test]
+fn a_dry_run_prints_both_scripts_without_secrets() {
+    let home = temp_home();
+    let out = rgd(home.path(), "http://127.0.0.1:9/v1")
+        .args([
+            "slurm",
+            "submit",
+            "--dataset",
+            "sample",
+            "--max-iters",
+            "3",
+            "--shards",
+            "3",
+            "--name",
+            "dry",
+        ])
+        .args([
+            "--partition",
+            "gpu",
+            "--time=2:00:00",
+            "--cpus-per-task",
+            "4",
+            "--sbatch-arg=--mem=8G",
+        ])
+        .args(["--api-key", "sk-very-secret", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "#SBATCH --job-name=rgd-dry",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=2:00:00",
+        "#SBATCH --mem=8G",
+        "#SBATCH --array=0-2",
+        "#SBATCH --cpus-per-task=4",
+        "#SBATCH --requeue",
+        "#SBATCH --job-name=rgd-dry-merge",
+        "# would run: sbatch --parsable --array=0-2 ",
+        "# then:      sbatch --parsable --dependency=afterany:<array job> ",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    let shard_line = text.lines().find(|l| l.starts_with("exec ") && l.contains(" sweep ")).unwrap();
+    assert!(
+        shard_line.contains("sweep --dataset sample --max-iters 3 --shard \"$SLURM_ARRAY_TASK_ID/3\" --run-id \"dry-s$SLURM_ARRAY_TASK_ID\" --memory-snapshot "),
+        "{shard_line}"
+    );
+    for gone in ["sk-very-secret", "--api-key", "--shards", "--partition gpu", "--dry-run", "--name"] {
+        assert!(!shard_line.contains(gone), "{gone} in {shard_line}");
+    }
+    assert!(text.contains("slurm merge dry"), "{text}");
+    // Nothing was written or recorded.
+    assert!(!home.path().join("slurm").exists());
+    // Flags that make no sense for a batch job are refused, naming the alternative.
+    let out = rgd(home.path(), "http://127.0.0.1:9/v1")
+        .args(["slurm", "submit", "--dataset", "sample", "--shards", "2", "--tui"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("rgd slurm submit does not take --tui"),
+        "{err}"
+    );
+}
