@@ -31,13 +31,7 @@ const FILES: [(&str, &str); 5] = [
 ];
 
 fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in FILES {
-        let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    support::project_with(&FILES)
 }
 
 fn rgd(home: &Path) -> std::process::Command {

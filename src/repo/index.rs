@@ -180,15 +180,20 @@ pub fn index_dir(home_root: &Path, project: &Path) -> anyhow::Result<PathBuf> {
     Ok(home_root.join("repos").join(&key[..16]))
 }
 
+/// Every file and directory of a project but version control, virtual environments, caches and
+/// build output, in a stable order.
+pub fn project_walk(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
+        let name = e.file_name().to_string_lossy();
+        !(e.file_type().is_dir() && e.depth() > 0 && (SKIPPED_DIRS.contains(&name.as_ref()) || name.ends_with(".egg-info")))
+    })
+}
+
 /// The project's Python files, relative and `/`-separated, sorted.
 pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
     anyhow::ensure!(root.is_dir(), "{}: not a directory", root.display());
     let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
-        let name = e.file_name().to_string_lossy();
-        !(e.file_type().is_dir() && e.depth() > 0 && (SKIPPED_DIRS.contains(&name.as_ref()) || name.ends_with(".egg-info")))
-    });
-    for entry in walker {
+    for entry in project_walk(root) {
         let entry = entry.with_context(|| format!("reading {}", root.display()))?;
         if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "py") {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());

@@ -10,6 +10,7 @@ pub mod index;
 pub mod llm;
 pub mod render;
 pub mod retrieve;
+pub mod testrun;
 
 pub use chunks::{Chunk, ChunkKind};
 pub use graph::{EdgeKind, Graph};

@@ -422,3 +422,14 @@ pub fn peak_rss_mb(rss: &std::path::Path) -> f64 {
     let text = std::fs::read_to_string(rss).expect("/usr/bin/time wrote the peak RSS");
     text.trim().lines().last().and_then(|l| l.trim().parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
 }
+
+/// A project directory holding these files (path, text).
+pub fn project_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("a file has a parent")).expect("creating the project's directories");
+        std::fs::write(p, text).expect("writing the project's file");
+    }
+    dir
+}

@@ -1,0 +1,312 @@
+//! A project's own tests (pytest), run in a throw-away copy of the project, never in place, with
+//! one file replaced by a candidate version. What the isolation is, precisely:
+//! - the copy lives in a fresh temporary directory, removed afterwards; the project is only read;
+//! - the run is in a network namespace of its own with no interface but loopback when
+//!   `unshare --net` is allowed (root, or unprivileged user namespaces: `--map-root-user`); where
+//!   it is not, the run says so and has the host's network;
+//! - rlimits: address space (`memory_mb`), CPU seconds (the timeout plus one), no core files; its
+//!   own process group, killed whole at the timeout;
+//! - it is NOT a sandbox for hostile code: the tests can read any file the user can read and write
+//!   to the copy and to the temporary directory. The wasm sandbox is the one for untrusted code.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+/// One test's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// pytest's node id: `tests/test_core.py::test_render`.
+    pub id: String,
+    /// passed, failed, error, skipped, or "not run" (the run ended before it).
+    pub status: String,
+    /// The failure's one-line summary (`AssertionError: assert 1 == 2`).
+    pub message: String,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.status == "passed"
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRun {
+    pub outcomes: Vec<Outcome>,
+    pub seconds: f64,
+    pub timed_out: bool,
+    /// Whether the run had a network namespace of its own.
+    pub network_isolated: bool,
+    /// The end of pytest's output, for a reader (and a Feedback agent).
+    pub output_tail: String,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct TestLimits {
+    pub timeout: Duration,
+    pub memory_mb: u64,
+}
+
+impl Default for TestLimits {
+    fn default() -> Self {
+        TestLimits {
+            timeout: Duration::from_secs(120),
+            memory_mb: 2048,
+        }
+    }
+}
+
+/// Runs a project's pytest suite with a given interpreter.
+pub struct ProjectTests {
+    python: PathBuf,
+}
+
+/// Copies the project (the files `python_files`' walk would read, and every other file: data the
+/// tests open) into `dest`, leaving out version control, virtual environments and caches.
+pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<()> {
+    for entry in super::index::project_walk(root) {
+        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        let to = dest.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to)?;
+        } else if entry.file_type().is_file() {
+            std::fs::copy(entry.path(), &to).with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Is `unshare --net` (as root, or mapping root in a user namespace) allowed here?
+fn unshare_prefix() -> Option<Vec<&'static str>> {
+    for args in [&["--net"][..], &["--net", "--map-root-user"][..]] {
+        let ok = Command::new("unshare")
+            .args(args)
+            .arg("true")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            let mut v = vec!["unshare"];
+            v.extend_from_slice(args);
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// `PASSED id`, `FAILED id - message`, `ERROR id - message`, `SKIPPED [1] file:line: reason`
+/// lines of pytest's `-rA` summary.
+fn parse_summary(output: &str) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let Some((word, rest)) = line.split_once(' ') else { continue };
+        let status = match word {
+            "PASSED" => "passed",
+            "FAILED" => "failed",
+            "ERROR" => "error",
+            "XFAIL" | "XPASS" | "SKIPPED" => "skipped",
+            _ => continue,
+        };
+        let (id, message) = match rest.split_once(" - ") {
+            Some((id, m)) => (id.trim(), m.trim()),
+            None => (rest.trim(), ""),
+        };
+        if id.contains("::") || status == "error" {
+            out.push(Outcome {
+                id: id.to_string(),
+                status: status.into(),
+                message: message.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// `No module named 'x'` in a collection error: the missing package.
+fn missing_module(output: &str) -> Option<String> {
+    let at = output.find("No module named '")? + "No module named '".len();
+    output[at..].split('\'').next().map(str::to_string)
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+impl ProjectTests {
+    /// With `python` (which must have pytest).
+    pub fn new(python: &Path) -> anyhow::Result<ProjectTests> {
+        let out = Command::new(python)
+            .args(["-m", "pytest", "--version"])
+            .output()
+            .with_context(|| format!("running {}", python.display()))?;
+        // An exit status alone would take `/bin/true` for a Python with pytest.
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() || !said.contains("pytest ") {
+            bail!(
+                "the project's tests run with pytest, which {} does not have: {} -m pip install pytest (or set RGD_PYTHON)",
+                python.display(),
+                python.display()
+            );
+        }
+        Ok(ProjectTests {
+            python: python.to_path_buf(),
+        })
+    }
+
+    /// The node ids `selectors` select (pytest's own selection: paths, node ids, `-k EXPR`);
+    /// an error names a selection of nothing, and packages the tests need but cannot import.
+    pub fn collect(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Vec<String>> {
+        let copy = tempfile::tempdir()?;
+        copy_project(root, copy.path())?;
+        let out = Command::new(&self.python)
+            .args(["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"])
+            .args(selectors)
+            .current_dir(copy.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        if let Some(m) = missing_module(&text) {
+            bail!(
+                "the project's tests need packages that are missing here: {m} (install it for {})",
+                self.python.display()
+            );
+        }
+        let ids: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("::") && !l.contains(' '))
+            .map(str::to_string)
+            .collect();
+        if ids.is_empty() {
+            bail!(
+                "the test selection {:?} selects no test in {}:\n{}",
+                selectors.join(" "),
+                root.display(),
+                tail(&text, 8)
+            );
+        }
+        Ok(ids)
+    }
+
+    /// Runs the tests `ids` in a copy of `root` in which `replace` (a path relative to the root,
+    /// and its new text) is put first.
+    pub fn run(&self, root: &Path, replace: Option<(&str, &str)>, ids: &[String], limits: TestLimits) -> anyhow::Result<TestRun> {
+        let copy = tempfile::tempdir()?;
+        copy_project(root, copy.path())?;
+        if let Some((file, text)) = replace {
+            let path = copy.path().join(file);
+            anyhow::ensure!(path.is_file(), "{file}: no such file in {}", root.display());
+            std::fs::write(&path, text)?;
+        }
+        let isolation = unshare_prefix();
+        let mut cmd = match &isolation {
+            Some(prefix) => {
+                let mut c = Command::new(prefix[0]);
+                c.args(&prefix[1..]).arg(&self.python);
+                c
+            }
+            None => Command::new(&self.python),
+        };
+        cmd.args(["-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "--no-header", "--color=no"])
+            .args(ids)
+            .current_dir(copy.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", copy.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONHASHSEED", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let (memory, cpu) = (limits.memory_mb << 20, limits.timeout.as_secs() + 1);
+        // SAFETY: between fork and exec only async-signal-safe calls (setsid, setrlimit).
+        unsafe {
+            cmd.pre_exec(move || {
+                use nix::sys::resource::{Resource, setrlimit};
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                setrlimit(Resource::RLIMIT_AS, memory, memory).map_err(std::io::Error::from)?;
+                setrlimit(Resource::RLIMIT_CPU, cpu, cpu).map_err(std::io::Error::from)?;
+                setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn().context("starting pytest")?;
+        let pid = child.id();
+        // Read both pipes on threads so a chatty test cannot block on a full pipe.
+        let mut stdout = child.stdout.take().context("pytest's stdout")?;
+        let mut stderr = child.stderr.take().context("pytest's stderr")?;
+        let out_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+            s
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+            s
+        });
+        let mut timed_out = false;
+        loop {
+            if child.try_wait()?.is_some() {
+                break;
+            }
+            if started.elapsed() > limits.timeout {
+                timed_out = true;
+                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let output = format!("{}{}", out_reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default());
+        let found = parse_summary(&output);
+        let outcomes = ids
+            .iter()
+            .map(|id| {
+                found.iter().find(|o| &o.id == id).cloned().unwrap_or_else(|| Outcome {
+                    id: id.clone(),
+                    status: "not run".into(),
+                    message: if timed_out {
+                        format!("the run timed out after {:?}", limits.timeout)
+                    } else {
+                        String::new()
+                    },
+                })
+            })
+            .collect();
+        Ok(TestRun {
+            outcomes,
+            seconds: started.elapsed().as_secs_f64(),
+            timed_out,
+            network_isolated: isolation.is_some(),
+            output_tail: tail(&output, 30),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pytest_summary_lines_become_outcomes() {
+        let text = "..F\n=== short test summary info ===\nPASSED tests/test_a.py::test_one\nFAILED tests/test_a.py::test_two - AssertionError: assert 1 == 2\nERROR tests/test_b.py - ModuleNotFoundError: No module named 'numpy'\n1 failed, 1 passed";
+        let got = parse_summary(text);
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            (got[0].id.as_str(), got[0].status.as_str()),
+            ("tests/test_a.py::test_one", "passed")
+        );
+        assert_eq!(got[1].message, "AssertionError: assert 1 == 2");
+        assert_eq!(got[2].status, "error");
+        assert_eq!(missing_module(text).as_deref(), Some("numpy"));
+    }
+}
