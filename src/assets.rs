@@ -135,9 +135,13 @@ pub fn extract_member(archive: &Path, member: &str, to: &Path) -> Result<(), Str
 
 /// The last lines of a tool's output, for error messages.
 pub fn tail(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().rev().take(12).collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+    last_lines(&String::from_utf8_lossy(bytes), 12)
+}
+
+/// The last `n` lines of `text`: what a reader of a tool's failure wants to see.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// A byte-count progress bar on stderr (hidden unless interactive).

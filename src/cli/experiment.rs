@@ -211,7 +211,7 @@ async fn drive(cx: &Where<'_>, mut record: ExperimentRecord) -> anyhow::Result<E
         }
         eprintln!("[{}/{total}] {}", i + 1, cell.label());
         let code = match &cell.run_id {
-            Some(id) if cx.home.run_dir(id).join("manifest.json").is_file() => resume_cell(cx, &cell, id).await?,
+            Some(id) if cx.home.has_run(id) => resume_cell(cx, &cell, id).await?,
             _ => {
                 let id = cell.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
                 record.cells[i].run_id = Some(id.clone());

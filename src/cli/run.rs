@@ -327,12 +327,10 @@ pub async fn sweep(
     };
     let (file, file_path) = FileConfig::load(config, &home.root)?;
     // A run id that exists already is resumed: a requeued or restarted cluster job goes on.
-    let resume_id = args.resume.clone().or_else(|| {
-        args.common
-            .run_id
-            .clone()
-            .filter(|id| home.run_dir(id).join("manifest.json").is_file())
-    });
+    let resume_id = args
+        .resume
+        .clone()
+        .or_else(|| args.common.run_id.clone().filter(|id| home.has_run(id)));
     if let Some(prefix) = &resume_id {
         let from = ResumeFrom {
             config: file,

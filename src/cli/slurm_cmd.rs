@@ -118,7 +118,7 @@ pub fn execute(home: &Home, cmd: SlurmCommand) -> anyhow::Result<ExitCode> {
             let sweep = SlurmSweep::load(home, &id)?;
             let runs: Vec<String> = (0..sweep.shards)
                 .map(|k| sweep.shard_run_id(k))
-                .filter(|r| home.run_dir(r).join("manifest.json").is_file())
+                .filter(|r| home.has_run(r))
                 .collect();
             anyhow::ensure!(
                 !runs.is_empty(),

@@ -72,6 +72,12 @@ fn quoted<'a>(words: impl IntoIterator<Item = &'a str>) -> anyhow::Result<String
     Ok(words.into_iter().map(quote).collect::<anyhow::Result<Vec<_>>>()?.join(" "))
 }
 
+/// The run of shard `k` of the sweep `sweep`: `<sweep>-s<k>` (`k` may be a shell variable in a
+/// script).
+pub fn shard_run_id(sweep: &str, k: impl std::fmt::Display) -> String {
+    format!("{sweep}-s{k}")
+}
+
 /// `0-3` for every index, `1,3` for some.
 pub fn array_range(indexes: &[u32], shards: u32) -> String {
     if shards > 0 && indexes.len() == shards as usize && indexes.iter().copied().eq(0..shards) {
@@ -82,10 +88,6 @@ pub fn array_range(indexes: &[u32], shards: u32) -> String {
 }
 
 impl ScriptSpec {
-    pub fn shard_run_id(&self, k: &str) -> String {
-        format!("{}-s{k}", self.id)
-    }
-
     fn header(&self, name: &str, output: &str) -> anyhow::Result<String> {
         let mut lines = vec![
             "#!/bin/bash".to_string(),
@@ -130,7 +132,7 @@ impl ScriptSpec {
         let mut sweep: Vec<&str> = vec!["sweep"];
         sweep.extend(self.sweep_args.iter().map(String::as_str));
         let shard = format!("$SLURM_ARRAY_TASK_ID/{}", self.shards);
-        let run_id = self.shard_run_id("$SLURM_ARRAY_TASK_ID");
+        let run_id = shard_run_id(&self.id, "$SLURM_ARRAY_TASK_ID");
         let mut tail = String::new();
         if let Some(s) = &self.snapshot {
             tail = format!(" --memory-snapshot {}", quote(&s.display().to_string())?);
@@ -218,7 +220,12 @@ impl SlurmSweep {
     }
 
     pub fn shard_run_id(&self, k: u32) -> String {
-        format!("{}-s{k}", self.id)
+        shard_run_id(&self.id, k)
+    }
+
+    /// Is `run_id` this sweep's merged run or one of its shards?
+    pub fn owns(&self, run_id: &str) -> bool {
+        run_id == self.id || (0..self.shards).any(|k| run_id == self.shard_run_id(k))
     }
 
     pub fn save(&self, home: &Home) -> anyhow::Result<()> {

@@ -240,25 +240,26 @@ impl RepoIndex {
     pub fn streams(&self, q: &Query) -> anyhow::Result<Vec<(Stream, Ranked)>> {
         let keep = |i: usize| i != q.target && self.graph.chunks[i].kind != ChunkKind::Module;
         let mut out = Vec::new();
-        let needs_vector = q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Description));
+        let needs_vector = q
+            .streams
+            .iter()
+            .any(|s| matches!(s, Stream::Graph | Stream::Code | Stream::Description));
         let query_vector = if needs_vector {
             Some(self.embedder.embed_one(&q.text)?)
         } else {
             None
         };
+        // Embedded once, for every stream that compares with it.
+        let qv: &[f32] = query_vector.as_deref().unwrap_or_default();
         let name = |i: usize| self.graph.chunks[i].name.clone();
         for &stream in &q.streams {
             let list: Ranked = match stream {
                 Stream::Graph => {
                     let cands = graph_candidates(self, q.target, q.body_known, &q.text);
-                    let qv = match &query_vector {
-                        Some(v) => v.clone(),
-                        None => self.embedder.embed_one(&q.text)?,
-                    };
                     let mut scored: Ranked = cands
                         .into_iter()
                         .map(|(i, (w, why))| {
-                            let like = crate::memory::embed::dot(&qv, &self.description_vectors[i]);
+                            let like = crate::memory::embed::dot(qv, &self.description_vectors[i]);
                             // Helpers many functions use are likely used once more.
                             let callers = self.graph.incoming(i).iter().filter(|(_, k)| *k == EdgeKind::Calls).count();
                             let used = 0.5 * (1.0 + callers as f32).ln();
@@ -282,8 +283,7 @@ impl RepoIndex {
                     .collect(),
                 Stream::Code | Stream::Description => {
                     let descriptions = stream == Stream::Description;
-                    let v = query_vector.as_ref().map_or(&[][..], Vec::as_slice);
-                    self.nearest(v, descriptions, q.depth + 2)
+                    self.nearest(qv, descriptions, q.depth + 2)
                         .into_iter()
                         .filter(|(i, _)| keep(*i))
                         .take(q.depth)

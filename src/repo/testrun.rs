@@ -135,11 +135,6 @@ fn missing_module(output: &str) -> Option<String> {
     output[at..].split('\'').next().map(str::to_string)
 }
 
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 impl ProjectTests {
     /// With `python` (which must have pytest).
     pub fn new(python: &Path) -> anyhow::Result<ProjectTests> {
@@ -189,7 +184,7 @@ impl ProjectTests {
                 "the test selection {:?} selects no test in {}:\n{}",
                 selectors.join(" "),
                 root.display(),
-                tail(&text, 8)
+                crate::assets::last_lines(&text, 8)
             );
         }
         Ok(ids)
@@ -287,7 +282,7 @@ impl ProjectTests {
             seconds: started.elapsed().as_secs_f64(),
             timed_out,
             network_isolated: isolation.is_some(),
-            output_tail: tail(&output, 30),
+            output_tail: crate::assets::last_lines(&output, 30),
         })
     }
 }

@@ -68,13 +68,18 @@ impl Home {
         self.runs_dir().join(run_id)
     }
 
+    /// A run is recorded once its manifest is written (a directory alone may be one being made).
+    pub fn has_run(&self, run_id: &str) -> bool {
+        self.run_dir(run_id).join("manifest.json").is_file()
+    }
+
     /// Run ids, newest first (ULIDs sort by creation time).
     pub fn run_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = std::fs::read_dir(self.runs_dir())
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.path().join("manifest.json").is_file())
+            .filter(|e| self.has_run(&e.file_name().to_string_lossy()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         ids.sort_unstable_by(|a, b| b.cmp(a));

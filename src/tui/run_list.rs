@@ -52,7 +52,7 @@ fn slurm_row(home: &Home, sweep: &SlurmSweep) -> RunRow {
     let shard_ids: Vec<String> = (0..sweep.shards).map(|k| sweep.shard_run_id(k)).collect();
     let opened = std::iter::once(&sweep.id)
         .chain(shard_ids.iter())
-        .find(|id| home.run_dir(id).join("manifest.json").is_file())
+        .find(|id| home.has_run(id))
         .cloned()
         .unwrap_or_else(|| sweep.id.clone());
     let manifest = home.read_manifest(&opened).ok();
@@ -93,15 +93,7 @@ impl RunRow {
 
 pub fn load_runs(home: &Home) -> Vec<RunRow> {
     let sweeps = SlurmSweep::list(home);
-    let in_sweep = |id: &str| {
-        sweeps.iter().any(|s| {
-            id == s.id
-                || id
-                    .strip_prefix(s.id.as_str())
-                    .and_then(|rest| rest.strip_prefix("-s"))
-                    .is_some_and(|k| k.parse::<u32>().is_ok())
-        })
-    };
+    let in_sweep = |id: &str| sweeps.iter().any(|s| s.owns(id));
     let mut rows: Vec<RunRow> = sweeps.iter().map(|s| slurm_row(home, s)).collect();
     let runs = home.run_ids().into_iter().filter(|id| !in_sweep(id)).filter_map(|id| {
         let m = home.read_manifest(&id).ok()?;
