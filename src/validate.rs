@@ -85,6 +85,15 @@ pub fn parse_name(s: &str) -> Result<String, String> {
     name(s)
 }
 
+/// clap parser: one word for an `#SBATCH` line (a partition, a time limit): a space or a line
+/// break would end the option, or start a command in the script.
+pub fn parse_sbatch_word(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{s:?}: one word, without spaces or line breaks"));
+    }
+    Ok(s.to_string())
+}
+
 /// A run id chosen by hand: it names a directory, so letters, digits, `-` and `_` only.
 pub fn parse_run_id(s: &str) -> Result<String, String> {
     let ok = !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');

@@ -194,6 +194,14 @@ fn bad_input_gets_a_clear_error() {
     );
     let err = context("pkg/core.py");
     assert!(err.contains("a target is path/to/mod.py::name"), "{err}");
+    // The rerank is a stage, not a stream: --rerank asks for it.
+    let err = fails(rgd(home.path()).args(["context", "--repo"]).arg(project.path()).args([
+        "--target",
+        "pkg/core.py::Report.render",
+        "--streams",
+        "graph,rerank",
+    ]));
+    assert!(err.contains("invalid value 'rerank'"), "{err}");
 }
 
 /// A model for the repository prompts: an expanded query naming the helper, a rerank choosing the

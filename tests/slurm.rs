@@ -387,5 +387,18 @@ fn a_dry_run_prints_both_scripts_without_secrets() {
     assert!(
         !out.status.success() && err.contains("rgd slurm submit does not take --tui"),
         "{err}"
-    );
+    ); // A value that would end an #SBATCH line, or start a command in the script, is refused.
+    for (flag, value, said) in [
+        ("--partition", "gpu\nrm -rf /tmp/x", "one word, without spaces or line breaks"),
+        ("--time", "1 2", "one word, without spaces or line breaks"),
+        ("--state-dir", "/tmp/a b", "cannot hold a path with spaces"),
+    ] {
+        let out = rgd(home.path(), "http://127.0.0.1:9/v1")
+            .args(["slurm", "submit", "--dataset", "sample", "--shards", "2", flag, value, "--dry-run"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(flag) && err.contains(said), "{flag}: {err}");
+        assert!(out.stdout.is_empty(), "no script printed for {flag}");
+    }
 }

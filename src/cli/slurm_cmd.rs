@@ -46,10 +46,10 @@ pub struct SubmitArgs {
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub shards: usize,
     /// Slurm partition
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_sbatch_word)]
     pub partition: Option<String>,
     /// Time limit of each shard (Slurm's format: MM, HH:MM:SS, D-HH)
-    #[arg(long)]
+    #[arg(long, value_parser = crate::validate::parse_sbatch_word)]
     pub time: Option<String>,
     /// CPUs each shard gets (Slurm's --cpus-per-task; --concurrency still sets tasks at once)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]

@@ -89,6 +89,14 @@ pub fn array_range(indexes: &[u32], shards: u32) -> String {
 
 impl ScriptSpec {
     fn header(&self, name: &str, output: &str) -> anyhow::Result<String> {
+        // `#SBATCH` lines are split at spaces: a path with one would be cut short.
+        for (what, path) in [("--state-dir", &self.state_dir), ("the working directory", &self.workdir)] {
+            let text = path.display().to_string();
+            anyhow::ensure!(
+                !text.chars().any(|c| c.is_whitespace() || c.is_control()),
+                "{what} {text:?}: Slurm's #SBATCH lines cannot hold a path with spaces; use another directory"
+            );
+        }
         let mut lines = vec![
             "#!/bin/bash".to_string(),
             format!("#SBATCH --job-name={name}"),

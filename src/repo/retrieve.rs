@@ -25,7 +25,9 @@ pub enum Stream {
     Code,
     Description,
     Augmented,
-    /// Not a stream of its own: the model's choice among the fused pieces (`--rerank`).
+    /// Not a stream of its own: the model's choice among the fused pieces (`--rerank`), so not
+    /// a value of `--streams`.
+    #[value(skip)]
     Rerank,
 }
 
