@@ -42,6 +42,7 @@ async fn main() {
         let started = Instant::now();
         let trace = executor
             .trace(TraceJob {
+                kind: &rgd::dataset::TaskKind::Function,
                 code: &code,
                 call: src,
                 mode: TraceMode::Block,

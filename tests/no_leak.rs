@@ -45,6 +45,7 @@ fn secrets(task: &Task) -> Vec<String> {
         TestCase::Assert { src } | TestCase::Check { src } => src.clone(),
         TestCase::Io { input, output } => format!("{input}\n{output}"),
         TestCase::Run { input } => input.clone(),
+        TestCase::Pytest { node, src } => format!("{node}\n{src}"),
     };
     let visible: String = task.visible.iter().map(raw).collect::<Vec<_>>().join("\n") + &task.prompt;
     let mut out = Vec::new();
@@ -57,6 +58,10 @@ fn secrets(task: &Task) -> Vec<String> {
                 out.push(output.trim().to_string());
             }
             TestCase::Run { input } => out.push(input.trim().to_string()),
+            TestCase::Pytest { node, src } => {
+                out.push(node.clone());
+                out.extend(src.lines().map(str::trim).filter(|l| l.starts_with("assert")).map(str::to_string));
+            }
         }
     }
     out.retain(|s| s.len() >= 12 && !visible.contains(s.as_str()));

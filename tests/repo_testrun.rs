@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use rgd::repo::testrun::{ProjectTests, TestLimits};
@@ -20,45 +20,16 @@ const FILES: [(&str, &str); 4] = [
     ("tests/test_slow.py", "import time\n\ndef test_sleeps():\n    time.sleep(30)\n"),
 ];
 
-fn python() -> Option<PathBuf> {
-    let candidates = [std::env::var("RGD_TEST_PYTHON").ok(), Some("python3".to_string())];
-    for c in candidates.into_iter().flatten() {
-        let ok = std::process::Command::new(&c)
-            .args(["-m", "pytest", "--version"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(PathBuf::from(c));
-        }
-    }
-    eprintln!(
-        "\n{0}\nSKIPPED: no interpreter with pytest (set RGD_TEST_PYTHON)\n{0}\n",
-        "!".repeat(70)
-    );
-    None
-}
-
 fn project() -> tempfile::TempDir {
     support::project_with(&FILES)
 }
 
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<_> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
     let project = project();
-    let before = snapshot(project.path());
+    let before = support::snapshot(project.path());
 
     let ids = runner.collect(project.path(), &["tests/test_core.py".into()]).unwrap();
     assert_eq!(ids, ["tests/test_core.py::test_two", "tests/test_core.py::test_zero"]);
@@ -73,8 +44,24 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     assert_eq!(bad.outcomes[0].status, "failed", "{bad:?}");
     assert!(bad.outcomes[0].message.contains("assert 3 == 2"), "{bad:?}");
     assert_eq!(bad.outcomes[1].status, "failed", "double(0) is 2 here: {bad:?}");
+    // pytest's report of the failure comes with it, with the copy's paths as the project's.
+    assert!(bad.outcomes[0].detail.contains("assert 3 == 2"), "{bad:?}");
+    assert!(!bad.outcomes[0].detail.contains("/tmp/"), "{bad:?}");
+    // A candidate that does not even import: every test is an error saying why.
+    let broken = runner
+        .run(
+            project.path(),
+            Some(("pkg/core.py", "def double(x):\n    return (x\n")),
+            &ids,
+            limits,
+        )
+        .unwrap();
+    for o in &broken.outcomes {
+        assert_eq!(o.status, "error", "{broken:?}");
+        assert!(o.message.contains("SyntaxError"), "{broken:?}");
+    }
     // The project itself never changes.
-    assert_eq!(snapshot(project.path()), before);
+    assert_eq!(support::snapshot(project.path()), before);
     // Root here: the run had a network namespace of its own.
     let unshare = std::process::Command::new("unshare")
         .args(["--net", "true"])
@@ -85,7 +72,7 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
 
 #[test]
 fn bad_selections_missing_packages_and_slow_tests_are_named() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
     let project = project();
     let err = runner

@@ -14,6 +14,7 @@ async fn trace(sandbox: SandboxKind, code: &str, call: &str, mode: TraceMode, se
     };
     executor
         .trace(TraceJob {
+            kind: &rgd::dataset::TaskKind::Function,
             code,
             call,
             mode,

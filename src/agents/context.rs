@@ -48,7 +48,7 @@ impl PromptTestResult {
             s
         });
         PromptTestResult {
-            test: test.label(),
+            test: test.prompt_text(),
             status: status.into(),
             expected: o.expected.clone().or_else(|| test.expected().map(str::to_string)),
             got: o.got.clone(),
@@ -115,7 +115,7 @@ impl TurnContext {
             question: view.prompt.to_string(),
             entry_point: view.entry_point.to_string(),
             call_based: *view.kind == TaskKind::CallBased,
-            visible_tests: view.visible.iter().map(TestCase::label).collect(),
+            visible_tests: view.visible.iter().map(TestCase::prompt_text).collect(),
             ..Default::default()
         }
     }

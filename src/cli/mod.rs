@@ -19,6 +19,7 @@ mod runs;
 mod sandbox_cmd;
 mod slurm_cmd;
 mod solve;
+mod solve_repo;
 mod tui_cmd;
 
 use std::path::PathBuf;
@@ -211,7 +212,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Solve(args) => {
             let llm = args.llm.over(&cli.llm);
-            solve::execute_solve(&home, cli.config.as_deref(), &llm, args).await
+            match args.repo {
+                Some(_) => solve_repo::execute(&home, cli.config.as_deref(), &llm, args).await,
+                None => solve::execute_solve(&home, cli.config.as_deref(), &llm, args).await,
+            }
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
         Command::Compare(args) => compare::execute(&home, args),

@@ -33,15 +33,46 @@ pub struct ContextArgs {
     /// The function: path/to/mod.py::name or path/to/mod.py::Class.method
     #[arg(long)]
     pub target: String,
-    /// How many pieces
-    #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
-    pub k: usize,
-    /// The streams to fuse (comma-separated; all but augmented by default)
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "graph,bm25,code,description")]
-    pub streams: Vec<Stream>,
     /// Treat the target's body as blank (what the agents see when they write it anew)
     #[arg(long)]
     pub blank: bool,
+    /// How many pieces
+    #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
+    pub k: usize,
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    /// Print the context block itself, as the agents get it, within --budget
+    #[arg(long)]
+    pub prompt: bool,
+    /// Print JSON (one object with the pieces)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rgd solve --repo`'s own flags (the rest are `rgd solve`'s).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "With --repo")]
+pub struct RepoSolveArgs {
+    /// Give the agents no repository context (the ablation: the function's file alone)
+    #[arg(long, requires = "repo")]
+    pub no_context: bool,
+    /// How many retrieved pieces the context may hold
+    #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
+    pub context_k: usize,
+    /// The interpreter that runs the project's tests: it needs pytest and the project's
+    /// dependencies [default: $RGD_PYTHON, else python3]
+    #[arg(long, requires = "repo")]
+    pub python: Option<PathBuf>,
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+}
+
+/// How the context of a target is retrieved (shared by `rgd context` and `rgd solve --repo`).
+#[derive(Debug, Clone, Args)]
+pub struct RetrievalArgs {
+    /// The streams to fuse (comma-separated; all but augmented by default)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "graph,bm25,code,description")]
+    pub streams: Vec<Stream>,
     /// Also search with the requirement as the Guide's model restates it, with a sketch
     /// implementation (RepoRift's query augmentation; one LLM call)
     #[arg(long)]
@@ -50,15 +81,9 @@ pub struct ContextArgs {
     /// they move to the front (qodo's second stage; one LLM call)
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = crate::validate::parse_count)]
     pub rerank: Option<usize>,
-    /// Print the context block itself, as the agents get it, within --budget
-    #[arg(long)]
-    pub prompt: bool,
     /// Tokens the context block may take (estimated as characters / 4)
     #[arg(long, default_value_t = 2000, value_parser = crate::validate::parse_count)]
     pub budget: usize,
-    /// Print JSON (one object with the pieces)
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,7 +105,7 @@ fn bar() -> ProgressBar {
     bar
 }
 
-fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
+pub(super) fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
     let embedder = embedder(&stderr_line)?;
     let bar = bar();
     let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| {
@@ -92,7 +117,7 @@ fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
     result
 }
 
-fn print_report(r: &IndexReport, dir: &Path) {
+pub(super) fn print_report(r: &IndexReport, dir: &Path) {
     eprintln!(
         "indexed {}: {} files ({} parsed again, {} unchanged), {} lines, {} chunks, {} edges; {} texts embedded; {:.1}s, {:.1} MB",
         dir.display(),
@@ -182,15 +207,28 @@ pub struct ModelFrom<'a> {
     pub llm: &'a crate::config::LlmArgs,
 }
 
-pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
-    let (index, report) = open(home, &args.repo)?;
-    if !args.json {
-        print_report(&report, &args.repo);
-    }
-    let target = index.target(&args.target)?;
+/// What is retrieved: for which chunk, whether its body counts as blank, how many pieces.
+pub(super) struct Wanted {
+    pub target: usize,
+    pub blank: bool,
+    pub k: usize,
+}
+
+/// The pieces retrieved as `want` and `args` ask (fused streams, then the LLM stages), best
+/// first, leaving out the chunks `exclude` refuses (a solve's test files: hidden tests must never
+/// reach a prompt).
+pub(super) async fn retrieve(
+    home: &Home,
+    index: &RepoIndex,
+    want: Wanted,
+    args: &RetrievalArgs,
+    from: &ModelFrom<'_>,
+    exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
+) -> anyhow::Result<Vec<crate::repo::Piece>> {
+    let Wanted { target, blank, k } = want;
     // The Guide's model, when a stage asks one.
     let model = if args.augment || args.rerank.is_some() {
-        Some(guide_model(home, &from)?)
+        Some(guide_model(home, from)?)
     } else {
         None
     };
@@ -200,39 +238,56 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
             if !streams.contains(&Stream::Augmented) {
                 streams.push(Stream::Augmented);
             }
-            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, &index, target).await?)
+            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, index, target).await?)
         }
         _ => None,
     };
     let query = Query {
         target,
         text: index.requirement(target),
-        body_known: !args.blank,
+        body_known: !blank,
         augmented,
         streams,
-        depth: args.k.max(30),
+        depth: k.max(30),
     };
     let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
     if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
-        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, &index, target, pieces, top).await?;
+        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
     }
+    Ok(pieces)
+}
+
+pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+    let (index, report) = open(home, &args.repo)?;
+    if !args.json {
+        print_report(&report, &args.repo);
+    }
+    let target = index.target(&args.target)?;
+    let k = args.k;
+    let want = Wanted {
+        target,
+        blank: args.blank,
+        k,
+    };
+    let pieces = retrieve(home, &index, want, &args.retrieval, &from, &|_| false).await?;
     let g = &index.graph;
     if args.prompt {
-        let (text, used) = crate::repo::render::render_context(&index, target, &pieces[..pieces.len().min(args.k)], args.budget);
+        let budget = args.retrieval.budget;
+        let (text, used) = crate::repo::render::render_context(&index, target, &pieces[..pieces.len().min(k)], budget);
         print!("{text}");
         eprintln!(
-            "{} of {} pieces in about {} of {} tokens",
+            "{} of {} pieces in about {} of {budget} tokens",
             used.len(),
-            args.k.min(pieces.len()),
+            k.min(pieces.len()),
             crate::repo::render::estimate_tokens(&text),
-            args.budget
         );
         return Ok(ExitCode::SUCCESS);
     }
     if args.json {
         let shown: Vec<serde_json::Value> = pieces
             .iter()
-            .take(args.k)
+            .take(k)
             .map(|p| {
                 let c = &g.chunks[p.chunk];
                 serde_json::json!({"id": c.id, "file": c.file, "start_line": c.start_line, "end_line": c.end_line,
@@ -243,7 +298,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
         return Ok(ExitCode::SUCCESS);
     }
     println!("context for {} ({}):", g.chunks[target].id, g.chunks[target].signature);
-    for (n, p) in pieces.iter().take(args.k).enumerate() {
+    for (n, p) in pieces.iter().take(k).enumerate() {
         let c = &g.chunks[p.chunk];
         println!(
             "{:>2}. {}:{}-{}  {:?} {}  (fused {:.4})",

@@ -99,6 +99,7 @@ pub async fn execute(cmd: SandboxCommand) -> anyhow::Result<ExitCode> {
             };
             let trace = executor
                 .trace(TraceJob {
+                    kind: &crate::dataset::TaskKind::Function,
                     code: &code,
                     call: &call,
                     mode,

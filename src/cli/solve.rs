@@ -1,5 +1,6 @@
 //! `rgd solve FILE.py --entry NAME --tests TESTS.py [--hidden HIDDEN.py] [--write]`: the agents
-//! work on a function of the user's own file. A stub is written from its docstring; code is taken
+//! work on a function of the user's own file (`--repo DIR --target FILE::NAME`: of a project, see
+//! `solve_repo.rs`). A stub is written from its docstring; code is taken
 //! as the first iteration's program and repaired. The result is shown as a diff; `--write` puts it
 //! in the file (keeping FILE.orig) once it passed.
 
@@ -14,37 +15,70 @@ use super::print::PrinterMode;
 use super::run::{CommonArgs, Front, execute};
 use super::stderr_line;
 use crate::config::{FileConfig, LlmArgs, Settings};
-use crate::dataset::user_task;
+use crate::dataset::{UserTask, user_task};
 use crate::launch::{load_dataset_named, new_run, select_tasks};
 use crate::store::{Home, RunStore};
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
-    /// The Python file holding the function
-    pub file: PathBuf,
+    /// The Python file holding the function (or --repo and --target)
+    #[arg(required_unless_present = "repo", conflicts_with = "repo")]
+    pub file: Option<PathBuf>,
     /// The function to write (a stub with a docstring) or repair (code)
-    #[arg(long)]
-    pub entry: String,
-    /// Visible tests: a file of assert lines or pytest-style test_* functions (no fixtures)
-    #[arg(long)]
-    pub tests: Option<PathBuf>,
+    #[arg(long, required_unless_present = "repo", conflicts_with = "repo")]
+    pub entry: Option<String>,
+    /// A Python project: work on its function --target, tested by the project's own tests
+    /// (pytest) in a throw-away copy, with context retrieved from the project
+    #[arg(long, requires = "target")]
+    pub repo: Option<PathBuf>,
+    /// With --repo: the function, as path/to/mod.py::name (top-level functions)
+    #[arg(long, requires = "repo")]
+    pub target: Option<String>,
+    /// Visible tests: a file of assert lines or pytest-style test_* functions (no fixtures); with
+    /// --repo a pytest selection as you would write it after `pytest` (paths, node ids, -k EXPR;
+    /// default -k NAME)
+    #[arg(long, allow_hyphen_values = true)]
+    pub tests: Option<String>,
     /// Hidden tests, in the same form: they decide success and no agent ever sees them
-    #[arg(long)]
-    pub hidden: Option<PathBuf>,
-    /// Put the result in FILE once it passed (the old file is kept as FILE.orig)
+    #[arg(long, allow_hyphen_values = true)]
+    pub hidden: Option<String>,
+    /// Put the result in the file once it passed (the old file is kept as FILE.orig)
     #[arg(long)]
     pub write: bool,
     /// Only print the outcome and the diff
     #[arg(long)]
     pub quiet: bool,
     #[command(flatten)]
+    pub repo_args: super::repo_cmd::RepoSolveArgs,
+    #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
 
-pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, mut args: SolveArgs) -> anyhow::Result<ExitCode> {
-    let task = user_task(&args.file, &args.entry, args.tests.as_deref(), args.hidden.as_deref())?;
+pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: SolveArgs) -> anyhow::Result<ExitCode> {
+    let (Some(file), Some(entry)) = (args.file.clone(), args.entry.clone()) else {
+        anyhow::bail!("give FILE and --entry NAME (or --repo DIR and --target path::name)");
+    };
+    let task = user_task(
+        &file,
+        &entry,
+        args.tests.as_deref().map(Path::new),
+        args.hidden.as_deref().map(Path::new),
+    )?;
+    solve_task(home, config, llm, args, task, &file).await
+}
+
+/// Runs the agents on `task` (one function of `file`), then shows the diff and, with --write,
+/// puts the program in `file` once it passed (keeping the old file as FILE.orig).
+pub(super) async fn solve_task(
+    home: &Home,
+    config: Option<&Path>,
+    llm: &LlmArgs,
+    mut args: SolveArgs,
+    task: UserTask,
+    file: &Path,
+) -> anyhow::Result<ExitCode> {
     // The task as a one-line dataset in the state directory, named by its content: a resume, a
     // replay or a fork finds it again, and the run's dataset hash says exactly what was asked.
     let record = task.record.to_string();
@@ -67,8 +101,8 @@ pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, mu
     }
     let dataset = load_dataset_named(&dataset_path.display().to_string(), None, args.common.split_seed, &stderr_line)?;
     let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None)?;
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
+    let (file_config, file_path) = FileConfig::load(config, &home.root)?;
+    let settings = Settings::resolve(file_config, file_path, llm, Some(1), args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common.plan(), dataset, tasks, &stderr_line).await?;
     let run_id = prepared.store.run_id.clone();
     let mode = match (args.common.json, args.quiet) {
@@ -92,7 +126,7 @@ pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, mu
         eprintln!("no hidden tests were used (--hidden): \"solved\" means the visible tests pass");
     }
     if result.completion.is_empty() || result.completion == task.module {
-        eprintln!("{:?}: no change to {}", result.status, args.file.display());
+        eprintln!("{:?}: no change to {}", result.status, file.display());
         return Ok(code);
     }
     let diff = crate::code::unified_diff(&task.module, &result.completion);
@@ -101,10 +135,10 @@ pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, mu
     }
     match (args.write, result.passed) {
         (true, true) => {
-            let backup = PathBuf::from(format!("{}.orig", args.file.display()));
-            std::fs::copy(&args.file, &backup).with_context(|| format!("keeping {}", backup.display()))?;
-            std::fs::write(&args.file, &result.completion).with_context(|| format!("writing {}", args.file.display()))?;
-            eprintln!("wrote {} (the old file is {})", args.file.display(), backup.display());
+            let backup = PathBuf::from(format!("{}.orig", file.display()));
+            std::fs::copy(file, &backup).with_context(|| format!("keeping {}", backup.display()))?;
+            std::fs::write(file, &result.completion).with_context(|| format!("writing {}", file.display()))?;
+            eprintln!("wrote {} (the old file is {})", file.display(), backup.display());
         }
         (true, false) => eprintln!("not written: the last program did not pass ({:?})", result.status),
         (false, _) => {}

@@ -186,6 +186,49 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// Where a project task's program and tests are (`rgd solve --repo` writes it).
+#[derive(Debug, Deserialize)]
+struct ProjectRecord {
+    root: String,
+    file: String,
+    python: String,
+    visible: Vec<PytestRecord>,
+    #[serde(default)]
+    hidden: Vec<PytestRecord>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PytestRecord {
+    node: String,
+    #[serde(default)]
+    src: String,
+}
+
+/// A task of a project (an LDB record with a `project` object): the tests are pytest node ids.
+fn project_task(r: &Record) -> Result<Task, String> {
+    let value = r.0.get("project").cloned().unwrap_or_default();
+    let p: ProjectRecord = serde_json::from_value(value).map_err(|e| format!("field \"project\": {e}"))?;
+    let tests =
+        |list: Vec<PytestRecord>| -> Vec<TestCase> { list.into_iter().map(|t| TestCase::Pytest { node: t.node, src: t.src }).collect() };
+    if p.visible.is_empty() && p.hidden.is_empty() {
+        return Err("field \"project\" has no tests".into());
+    }
+    Ok(Task {
+        id: r.str("task_id")?,
+        prompt: r.str("prompt")?,
+        entry_point: r.str("entry_point")?,
+        kind: TaskKind::Project {
+            root: p.root,
+            file: p.file,
+            python: p.python,
+        },
+        visible: tests(p.visible),
+        hidden: tests(p.hidden),
+        canonical: None,
+        module: r.opt_str("module"),
+    })
+}
+
 fn asserts(srcs: Vec<String>) -> Vec<TestCase> {
     srcs.into_iter().map(|src| TestCase::Assert { src }).collect()
 }
@@ -201,6 +244,7 @@ fn full_program(prompt: &str, solution: String, entry: &str) -> String {
 
 fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
     match fmt {
+        Format::Ldb if r.0.contains_key("project") => project_task(r),
         Format::Ldb => {
             let prompt = r.str("prompt")?;
             let entry_point = r.str("entry_point")?;

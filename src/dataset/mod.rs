@@ -28,6 +28,10 @@ pub enum TaskKind {
     Stdio,
     /// APPS tasks with starter code: the function is called with one argument per input line.
     CallBased,
+    /// One function of a Python project (`rgd solve --repo`): the program is the file `file`
+    /// (relative to `root`), and the tests are the project's own, run by pytest with `python` in a
+    /// throw-away copy of the project.
+    Project { root: String, file: String, python: String },
 }
 
 impl TaskKind {
@@ -36,6 +40,7 @@ impl TaskKind {
             TaskKind::Function => "function",
             TaskKind::Stdio => "stdio",
             TaskKind::CallBased => "call",
+            TaskKind::Project { .. } => "project",
         }
     }
 }
@@ -54,6 +59,9 @@ pub enum TestCase {
     /// A stdin/stdout program run with no expectation (`rgd sandbox run`): it passes when it ends
     /// without an exception, and its output is reported.
     Run { input: String },
+    /// One of a project's own tests: pytest's node id, and the test function's source (what an
+    /// agent reads of it).
+    Pytest { node: String, src: String },
 }
 
 impl TestCase {
@@ -63,6 +71,15 @@ impl TestCase {
             TestCase::Assert { src } => src.trim().to_string(),
             TestCase::Check { .. } => "check(candidate)".to_string(),
             TestCase::Io { input, .. } | TestCase::Run { input } => format!("input: {}", input.trim_end().replace('\n', "\\n")),
+            TestCase::Pytest { node, .. } => node.clone(),
+        }
+    }
+
+    /// The test as a prompt shows it: the label, or for a project's test its node id and source.
+    pub fn prompt_text(&self) -> String {
+        match self {
+            TestCase::Pytest { node, src } if !src.is_empty() => format!("# {node}\n{}", src.trim_end()),
+            _ => self.label(),
         }
     }
 

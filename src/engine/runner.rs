@@ -202,6 +202,7 @@ impl TaskRunner {
             Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code, recorded).await,
             Effect::TraceTest { code, test, mode } => {
                 let job = crate::sandbox::TraceJob {
+                    kind: &task.kind,
                     code: &code,
                     call: &test,
                     mode,

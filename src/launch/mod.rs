@@ -119,7 +119,7 @@ pub async fn new_run(
             sweep_tasks.len()
         );
     }
-    let mut parts = parts::Parts::build(settings, plan, report)?;
+    let mut parts = parts::Parts::build(settings, plan, &tasks, report)?;
     let mut limits = settings.limits.clone();
     if let Some(secs) = plan.test_timeout {
         limits.per_test = std::time::Duration::from_secs_f64(secs);
@@ -236,7 +236,7 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
         .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
         .collect();
     settings.limits = manifest.limits.clone();
-    let mut parts = parts::Parts::build(&settings, plan, report)?;
+    let mut parts = parts::Parts::build(&settings, plan, &tasks, report)?;
     // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
     // the state the run started with).
     // Runs recorded before the threshold was kept used 0.5.

@@ -9,10 +9,12 @@ use anyhow::{Context, bail};
 use super::RunPlan;
 use crate::agents::Prompts;
 use crate::config::Settings;
+use crate::dataset::{Task, TaskKind};
 use crate::engine::{MemoryInfo, MemoryLookup};
 use crate::llm::local::LocalChat;
 use crate::llm::{ChatModel, EndpointInfo, OpenAiChat};
 use crate::memory::{PoolMemory, SearchOptions, SharedPool};
+use crate::repo::executor::ProjectExecutor;
 use crate::sandbox::{Executor, make_executor};
 use crate::store::Home;
 
@@ -24,10 +26,16 @@ pub(super) struct Parts {
 }
 
 impl Parts {
-    /// Everything but the memory pool (which needs the run id).
-    pub fn build(settings: &Settings, plan: &RunPlan, report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
+    /// Everything but the memory pool (which needs the run id). A project's tasks (`rgd solve
+    /// --repo`) run with the project's own tests, whatever the plan's sandbox; this is decided by
+    /// the tasks, so a resumed or replayed run gets the same executor.
+    pub fn build(settings: &Settings, plan: &RunPlan, tasks: &[Task], report: &dyn Fn(&str)) -> anyhow::Result<Parts> {
         let model = chat_model(settings, report)?;
-        let executor = make_executor(plan.sandbox, report)?;
+        let executor: Arc<dyn Executor> = if tasks.iter().any(|t| matches!(t.kind, TaskKind::Project { .. })) {
+            Arc::new(ProjectExecutor::default())
+        } else {
+            make_executor(plan.sandbox, report)?
+        };
         let prompts = Arc::new(match &plan.prompts {
             Some(dir) => Prompts::from_dir(dir)?,
             None => Prompts::builtin(),

@@ -5,11 +5,13 @@
 
 pub mod bench;
 pub mod chunks;
+pub mod executor;
 pub mod graph;
 pub mod index;
 pub mod llm;
 pub mod render;
 pub mod retrieve;
+pub mod task;
 pub mod testrun;
 
 pub use chunks::{Chunk, ChunkKind};

@@ -26,6 +26,9 @@ pub struct Outcome {
     pub status: String,
     /// The failure's one-line summary (`AssertionError: assert 1 == 2`).
     pub message: String,
+    /// pytest's report of the failure (`--tb=short`), when it failed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 impl Outcome {
@@ -123,6 +126,7 @@ fn parse_summary(output: &str) -> Vec<Outcome> {
                 id: id.to_string(),
                 status: status.into(),
                 message: message.to_string(),
+                detail: String::new(),
             });
         }
     }
@@ -193,13 +197,119 @@ impl ProjectTests {
     /// Runs the tests `ids` in a copy of `root` in which `replace` (a path relative to the root,
     /// and its new text) is put first.
     pub fn run(&self, root: &Path, replace: Option<(&str, &str)>, ids: &[String], limits: TestLimits) -> anyhow::Result<TestRun> {
-        let copy = tempfile::tempdir()?;
-        copy_project(root, copy.path())?;
-        if let Some((file, text)) = replace {
-            let path = copy.path().join(file);
-            anyhow::ensure!(path.is_file(), "{file}: no such file in {}", root.display());
-            std::fs::write(&path, text)?;
+        let copy = prepared_copy(root, replace)?;
+        let mut args: Vec<String> = [
+            "-m",
+            "pytest",
+            "-q",
+            "-rA",
+            "--tb=short",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "--color=no",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        args.extend(ids.iter().cloned());
+        let ended = self.limited(copy.path(), &args, limits)?;
+        // Paths in the copy, as the project's own (a prompt should not change with a temp dir).
+        let output = ended.output.replace(&format!("{}/", copy.path().display()), "");
+        let found = parse_summary(&output);
+        let details = failure_sections(&output);
+        let outcomes = ids
+            .iter()
+            .map(|id| {
+                let mut o = found
+                    .iter()
+                    .find(|o| &o.id == id)
+                    // A file that failed to import is one error for all its tests.
+                    .or_else(|| {
+                        found
+                            .iter()
+                            .find(|o| o.status == "error" && id.split("::").next() == Some(o.id.as_str()))
+                    })
+                    .cloned()
+                    .map(|o| Outcome { id: id.clone(), ..o })
+                    .unwrap_or_else(|| Outcome {
+                        id: id.clone(),
+                        status: "not run".into(),
+                        message: if ended.timed_out {
+                            format!("the run timed out after {:?}", limits.timeout)
+                        } else {
+                            String::new()
+                        },
+                        detail: String::new(),
+                    });
+                let file = id.split("::").next().unwrap_or(id);
+                if let Some(d) = details
+                    .get(&section_name(id))
+                    .or_else(|| details.get(&format!("ERROR collecting {file}")))
+                {
+                    o.detail = d.clone();
+                }
+                // pytest names no message for a file it could not import: the report's last
+                // `E` line says why (`SyntaxError: ...`).
+                if o.message.is_empty() && !o.passed() {
+                    o.message = o
+                        .detail
+                        .lines()
+                        .rev()
+                        .find_map(|l| l.strip_prefix("E "))
+                        .map(|l| l.trim().to_string())
+                        .unwrap_or_default();
+                }
+                o
+            })
+            .collect();
+        Ok(TestRun {
+            outcomes,
+            seconds: ended.seconds,
+            timed_out: ended.timed_out,
+            network_isolated: ended.network_isolated,
+            output_tail: crate::assets::last_lines(&output, 30),
+        })
+    }
+
+    /// The call tree of one test (`id`) across the project's own files, with the source of the
+    /// functions it entered (`sandbox/project_trace.py`), in a copy of `root` with `replace` put
+    /// first. Information for a model, never a verdict.
+    pub fn trace(
+        &self,
+        root: &Path,
+        replace: Option<(&str, &str)>,
+        id: &str,
+        max_events: usize,
+        limits: TestLimits,
+    ) -> anyhow::Result<crate::sandbox::Trace> {
+        let copy = prepared_copy(root, replace)?;
+        let tools = tempfile::tempdir()?;
+        std::fs::write(tools.path().join("tracer.py"), crate::sandbox::TRACER_PY)?;
+        let driver = tools.path().join("project_trace.py");
+        std::fs::write(&driver, PROJECT_TRACE_PY)?;
+        let records = tools.path().join("records.jsonl");
+        let args = [
+            driver.display().to_string(),
+            records.display().to_string(),
+            max_events.to_string(),
+            id.to_string(),
+        ];
+        let ended = self.limited(copy.path(), &args, limits)?;
+        let text = std::fs::read_to_string(&records).unwrap_or_default();
+        let mut trace = crate::sandbox::Trace::from_records("calls", &text);
+        if trace.end.is_none() {
+            trace.stopped = Some(if ended.timed_out {
+                format!("the test ran past {:?}", limits.timeout)
+            } else {
+                format!("the tracer ended early: {}", crate::assets::last_lines(&ended.output, 5))
+            });
         }
+        Ok(trace)
+    }
+
+    /// Runs `python ARGS` in `dir`: no network where `unshare` allows, rlimits, its own process
+    /// group killed whole at the timeout.
+    fn limited(&self, dir: &Path, args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
         let isolation = unshare_prefix();
         let mut cmd = match &isolation {
             Some(prefix) => {
@@ -209,12 +319,11 @@ impl ProjectTests {
             }
             None => Command::new(&self.python),
         };
-        cmd.args(["-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "--no-header", "--color=no"])
-            .args(ids)
-            .current_dir(copy.path())
+        cmd.args(args)
+            .current_dir(dir)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", copy.path())
+            .env("HOME", dir)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("PYTHONHASHSEED", "0")
             .stdin(Stdio::null())
@@ -261,30 +370,70 @@ impl ProjectTests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let output = format!("{}{}", out_reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default());
-        let found = parse_summary(&output);
-        let outcomes = ids
-            .iter()
-            .map(|id| {
-                found.iter().find(|o| &o.id == id).cloned().unwrap_or_else(|| Outcome {
-                    id: id.clone(),
-                    status: "not run".into(),
-                    message: if timed_out {
-                        format!("the run timed out after {:?}", limits.timeout)
-                    } else {
-                        String::new()
-                    },
-                })
-            })
-            .collect();
-        Ok(TestRun {
-            outcomes,
+        Ok(Ended {
+            output: format!("{}{}", out_reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default()),
             seconds: started.elapsed().as_secs_f64(),
             timed_out,
             network_isolated: isolation.is_some(),
-            output_tail: crate::assets::last_lines(&output, 30),
         })
     }
+}
+
+/// The driver that traces one test (see its docstring).
+const PROJECT_TRACE_PY: &str = include_str!("../../sandbox/project_trace.py");
+
+/// How a limited run ended.
+struct Ended {
+    output: String,
+    seconds: f64,
+    timed_out: bool,
+    network_isolated: bool,
+}
+
+/// A fresh copy of `root` with `replace` (a path relative to the root, and its new text) in it.
+fn prepared_copy(root: &Path, replace: Option<(&str, &str)>) -> anyhow::Result<tempfile::TempDir> {
+    let copy = tempfile::tempdir()?;
+    copy_project(root, copy.path())?;
+    if let Some((file, text)) = replace {
+        let path = copy.path().join(file);
+        anyhow::ensure!(path.is_file(), "{file}: no such file in {}", root.display());
+        std::fs::write(&path, text)?;
+    }
+    Ok(copy)
+}
+
+/// The name pytest heads a test's failure section with: `test_x[1]`, `TestC.test_m`.
+fn section_name(id: &str) -> String {
+    id.split("::").skip(1).collect::<Vec<_>>().join(".")
+}
+
+/// The `____ name ____` sections of pytest's failure and error reports, by name.
+fn failure_sections(output: &str) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let mut current: Option<(String, Vec<&str>)> = None;
+    let mut finish = |current: &mut Option<(String, Vec<&str>)>| {
+        if let Some((name, lines)) = current.take() {
+            out.entry(name).or_insert_with(|| crate::assets::last_lines(&lines.join("\n"), 40));
+        }
+    };
+    for line in output.lines() {
+        let header = line
+            .strip_prefix("___")
+            .and_then(|l| l.strip_suffix("___"))
+            .map(|l| l.trim_matches('_').trim());
+        if let Some(name) = header.filter(|n| !n.is_empty()) {
+            finish(&mut current);
+            // Errors at setup are headed `ERROR at setup of test_x`.
+            let name = name.rsplit(" of ").next().unwrap_or(name);
+            current = Some((name.to_string(), Vec::new()));
+        } else if line.starts_with("====") {
+            finish(&mut current);
+        } else if let Some((_, lines)) = current.as_mut() {
+            lines.push(line);
+        }
+    }
+    finish(&mut current);
+    out
 }
 
 #[cfg(test)]
@@ -303,5 +452,15 @@ mod tests {
         assert_eq!(got[1].message, "AssertionError: assert 1 == 2");
         assert_eq!(got[2].status, "error");
         assert_eq!(missing_module(text).as_deref(), Some("numpy"));
+    }
+
+    #[test]
+    fn failure_sections_are_found_by_the_name_pytest_heads_them_with() {
+        let text = "F.\n=================================== FAILURES ===================================\n______________________________ TestCart.test_sum _______________________________\ntests/test_a.py:5: in test_sum\n    assert total([1]) == 2\nE   assert 1 == 2\n____________________________ test_param[0.125] _____________________________\nE   assert 0.12 == 0.13\n=========================== short test summary info ============================\nFAILED tests/test_a.py::TestCart::test_sum - assert 1 == 2\n";
+        let sections = failure_sections(text);
+        assert_eq!(section_name("tests/test_a.py::TestCart::test_sum"), "TestCart.test_sum");
+        let sum = &sections["TestCart.test_sum"];
+        assert!(sum.contains("E   assert 1 == 2") && !sum.contains("0.13"), "{sum}");
+        assert_eq!(sections["test_param[0.125]"], "E   assert 0.12 == 0.13");
     }
 }

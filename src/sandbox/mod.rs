@@ -9,7 +9,9 @@ mod verdict;
 pub mod wasm;
 
 pub use native::NativeExecutor;
-pub use trace::{Trace, TraceEnd, TraceJob, TraceMode, TraceRecord, TracedException, render_trace, render_trace_window};
+pub use trace::{
+    TRACER_PY, Trace, TraceEnd, TraceJob, TraceMode, TraceRecord, TracedException, TracedSource, render_trace, render_trace_window,
+};
 pub use verdict::{RunReport, SetupStatus, TestOutcome, TestStatus};
 pub use wasm::WasmExecutor;
 

@@ -18,7 +18,7 @@ use super::{Limits, SandboxError};
 
 /// The tracer's source, sent with each job (so the native executor's `python3 -c runner` and the
 /// wasm component run the same file without a module of their own).
-const TRACER_PY: &str = include_str!("../../sandbox/tracer.py");
+pub const TRACER_PY: &str = include_str!("../../sandbox/tracer.py");
 /// Longest record line read.
 const LINE_CAP: usize = 1 << 20;
 
@@ -49,6 +49,8 @@ impl TraceMode {
 #[derive(Debug, Clone)]
 pub struct TraceJob<'a> {
     pub code: &'a str,
+    /// The task's kind: a project's test is traced by the project executor.
+    pub kind: &'a crate::dataset::TaskKind,
     /// The expression to evaluate under the tracer, e.g. `f(1, 2)`.
     pub call: &'a str,
     pub mode: TraceMode,
@@ -115,6 +117,59 @@ pub struct Trace {
     pub end: Option<TraceEnd>,
     /// Why the interpreter was stopped, if it was (the time limit, memory...).
     pub stopped: Option<String>,
+    /// The source of the functions the run entered, in order of first entry (a project's test:
+    /// Kamiya's execution-trace context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<TracedSource>,
+}
+
+/// One function a traced run entered, with its code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TracedSource {
+    pub function: String,
+    pub line: u32,
+    pub code: String,
+}
+
+impl Trace {
+    /// Takes one tracer line (without its nonce): a record, the end, or a function's source.
+    fn take_line(&mut self, line: &str) {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            return;
+        };
+        if value["kind"] == "end" {
+            self.end = serde_json::from_value(value).ok();
+        } else if value["kind"] == "source" {
+            if let Ok(s) = serde_json::from_value::<TracedSource>(value) {
+                self.sources.push(s);
+            }
+        } else if let Ok(r) = serde_json::from_value::<TraceRecord>(value) {
+            self.records.push(r);
+        }
+    }
+
+    /// Call records in the order the calls started (they are written as calls end).
+    fn order_calls(&mut self) {
+        if let Some(TraceRecord::Call { .. }) = self.records.first() {
+            self.records.sort_by_key(|r| match r {
+                TraceRecord::Call { order, .. } => *order,
+                TraceRecord::Block { .. } => 0,
+            });
+        }
+    }
+
+    /// A trace from a file of tracer lines (no nonce: a file only the tracer writes).
+    pub fn from_records(mode: &str, text: &str) -> Trace {
+        let mut trace = Trace {
+            mode: mode.into(),
+            ..Trace::default()
+        };
+        for line in text.lines() {
+            trace.take_line(line);
+        }
+        trace.order_calls();
+        trace
+    }
 }
 
 /// Runs one traced call in an interpreter of `interpreters`.
@@ -149,15 +204,7 @@ pub(crate) async fn trace_with(interpreters: &dyn Interpreters, job: &TraceJob<'
         while let Some(line) = lines.next().await {
             let Ok(line) = line else { continue };
             let Some(record) = line.strip_prefix(&prefix) else { continue };
-            let value: serde_json::Value = match serde_json::from_str(record) {
-                Ok(v) => v,
-                Err(_) => continue,
-            };
-            if value["kind"] == "end" {
-                trace.end = serde_json::from_value(value).ok();
-            } else if let Ok(r) = serde_json::from_value::<TraceRecord>(value) {
-                trace.records.push(r);
-            }
+            trace.take_line(record);
         }
     };
     // The interpreter's clock stops it at the limit; this is the host's backstop (dropping the
@@ -170,12 +217,7 @@ pub(crate) async fn trace_with(interpreters: &dyn Interpreters, job: &TraceJob<'
     {
         trace.stopped = Some(why.describe());
     }
-    if let Some(TraceRecord::Call { .. }) = trace.records.first() {
-        trace.records.sort_by_key(|r| match r {
-            TraceRecord::Call { order, .. } => *order,
-            TraceRecord::Block { .. } => 0,
-        });
-    }
+    trace.order_calls();
     Ok(trace)
 }
 
@@ -253,6 +295,12 @@ pub fn render_trace_window(trace: &Trace, head: usize, tail: usize) -> String {
         }
         (None, Some(why)) => out.push_str(&format!("(stopped: {why}; the trace above is what ran before)\n")),
         (None, None) => out.push_str("(the tracer reported no end)\n"),
+    }
+    if !trace.sources.is_empty() {
+        out.push_str("\nSource of the functions the test entered:\n");
+        for s in &trace.sources {
+            out.push_str(&format!("\n# {} (line {})\n{}\n", s.function, s.line, s.code.trim_end()));
+        }
     }
     out
 }

@@ -433,3 +433,36 @@ pub fn project_with(files: &[(&str, &str)]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// An interpreter with pytest: $RGD_TEST_PYTHON (`.ci/test` installs pytest into its venv), else
+/// python3 if it has pytest; without one, a loud SKIPPED line and `None` (the caller checks
+/// nothing).
+pub fn pytest_python() -> Option<std::path::PathBuf> {
+    let candidates = [std::env::var("RGD_TEST_PYTHON").ok(), Some("python3".to_string())];
+    for c in candidates.into_iter().flatten() {
+        let ok = std::process::Command::new(&c)
+            .args(["-m", "pytest", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(std::path::PathBuf::from(c));
+        }
+    }
+    eprintln!(
+        "\n{0}\nSKIPPED: no interpreter with pytest (set RGD_TEST_PYTHON)\n{0}\n",
+        "!".repeat(70)
+    );
+    None
+}
+
+/// Every file under `dir` with its bytes, sorted: equal snapshots mean nothing changed.
+pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).expect("reading a project file")))
+        .collect();
+    v.sort();
+    v
+}

@@ -49,6 +49,8 @@ impl TaskMachine {
             .filter_map(|t| match t {
                 TestCase::Assert { src } => Some((t.label(), src.clone())),
                 TestCase::Check { src } => Some((t.label(), format!("{src}\ncheck({})", self.task.entry_point))),
+                // A project's test is traced by its node id (the project executor runs it).
+                TestCase::Pytest { node, .. } => Some((t.label(), node.clone())),
                 TestCase::Io { .. } | TestCase::Run { .. } => None,
             })
             .collect();

@@ -1,0 +1,130 @@
+//! `rgd solve --repo DIR --target path/to/mod.py::name [--tests SEL] [--hidden SEL] [--write]`: the
+//! agents work on one function of a Python project. The project is indexed (incrementally), the
+//! context for the function retrieved (leaving out every test file: hidden tests must never reach a
+//! prompt) and put in the question; the visible and hidden tests are the project's own, selected
+//! by pytest; they run in a throw-away copy (`repo/testrun.rs`), never in the project.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use super::repo_cmd::{ModelFrom, Wanted, open, print_report, retrieve};
+use super::solve::{SolveArgs, solve_task};
+use crate::config::LlmArgs;
+use crate::repo::render::{estimate_tokens, render_context};
+use crate::repo::task::{RepoTaskSpec, is_test_file, repo_task};
+use crate::repo::testrun::ProjectTests;
+use crate::store::Home;
+
+/// A pytest selection as the user wrote it, split like a shell would.
+fn selection(flag: &str, text: &str) -> anyhow::Result<Vec<String>> {
+    let words = shlex::split(text).with_context(|| format!("{flag} {text:?}: unbalanced quotes"))?;
+    if words.is_empty() {
+        bail!("{flag} is empty: give test paths, node ids or -k EXPR");
+    }
+    Ok(words)
+}
+
+pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: SolveArgs) -> anyhow::Result<ExitCode> {
+    let (Some(repo), Some(target)) = (args.repo.clone(), args.target.clone()) else {
+        bail!("--repo DIR needs --target path/to/mod.py::name");
+    };
+    let root = repo
+        .canonicalize()
+        .with_context(|| format!("--repo {}: no such directory", repo.display()))?;
+    if !root.is_dir() {
+        bail!("--repo {}: not a directory", repo.display());
+    }
+    let python = args
+        .repo_args
+        .python
+        .clone()
+        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let runner = ProjectTests::new(&python)?;
+    let (index, report) = open(home, &root)?;
+    if !args.common.json {
+        print_report(&report, &root);
+    }
+    let chunk = index.target(&target)?;
+    let (file, name) = target.split_once("::").unwrap_or((&target, ""));
+    if is_test_file(file) {
+        bail!("{target}: a test file's function is not a target (its tests are what judge the target)");
+    }
+
+    let visible_sel = match &args.tests {
+        Some(text) => selection("--tests", text)?,
+        None => vec!["-k".to_string(), name.to_string()],
+    };
+    let visible = runner.collect(&root, &visible_sel).with_context(|| {
+        format!(
+            "visible tests ({})",
+            if args.tests.is_some() {
+                "--tests"
+            } else {
+                "the default: -k NAME; give --tests"
+            }
+        )
+    })?;
+    let hidden = match &args.hidden {
+        Some(text) => runner
+            .collect(&root, &selection("--hidden", text)?)
+            .context("hidden tests (--hidden)")?,
+        None => Vec::new(),
+    };
+    let both: Vec<&String> = hidden.iter().filter(|h| visible.contains(h)).collect();
+    if !both.is_empty() {
+        bail!(
+            "{} test(s) are both visible and hidden (e.g. {}): a hidden test must not be shown to the agents",
+            both.len(),
+            both[0]
+        );
+    }
+    eprintln!(
+        "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {})",
+        visible.len(),
+        hidden.len(),
+        python.display(),
+        root.display()
+    );
+
+    let context = if args.repo_args.no_context {
+        eprintln!("context: none (--no-context)");
+        None
+    } else {
+        let module = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+        let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
+        let hidden_files: HashSet<&str> = hidden.iter().filter_map(|h| h.split("::").next()).collect();
+        let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
+        let from = ModelFrom { config, llm };
+        let k = args.repo_args.context_k;
+        let r = &args.repo_args.retrieval;
+        let want = Wanted { target: chunk, blank, k };
+        let pieces = retrieve(home, &index, want, r, &from, &exclude).await?;
+        let (text, used) = render_context(&index, chunk, &pieces[..pieces.len().min(k)], r.budget);
+        let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
+        eprintln!(
+            "context: {} pieces in about {} of {} tokens: {}",
+            used.len(),
+            estimate_tokens(&text),
+            r.budget,
+            names.join(", ")
+        );
+        Some(text)
+    };
+    let task = repo_task(
+        &index,
+        &RepoTaskSpec {
+            root: &root,
+            target: &target,
+            python: &python,
+            visible: &visible,
+            hidden: &hidden,
+            context: context.as_deref(),
+        },
+    )?;
+    let path = root.join(file);
+    solve_task(home, config, llm, args, task, &path).await
+}

@@ -1,0 +1,133 @@
+//! One function of a project as a task (`rgd solve --repo`): the target file is the program (the
+//! agents' function is spliced into it), the visible tests are pytest node ids with their source,
+//! the hidden ones node ids the agents never see, and the question is the function's spec under
+//! the repository context retrieved for it. Written out as a one-line LDB dataset with a
+//! `project` object, so the run resumes, replays and forks like any other.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::index::RepoIndex;
+use crate::code::{find_function, stubbed};
+use crate::dataset::UserTask;
+
+/// A module this size (estimated tokens) or smaller is shown whole, its function stubbed; a
+/// larger one shows only its imports (in the context block) and the function's spec.
+const WHOLE_MODULE_TOKENS: usize = 1500;
+
+/// Is `path` (relative to the root) a test file or test helper? Its chunks never go into a
+/// solve's context: hidden tests live there, and the visible ones are shown on their own.
+pub fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').any(|part| part == "tests" || part == "test" || part == "testing")
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+}
+
+/// The source of the test a node id names (`tests/t.py::TestC::test_m[1]`), from the index; empty
+/// when the index does not have it (a generated test).
+pub fn test_source(index: &RepoIndex, node: &str) -> String {
+    let node = node.split('[').next().unwrap_or(node);
+    let Some((file, rest)) = node.split_once("::") else {
+        return String::new();
+    };
+    let id = format!("{file}::{}", rest.replace("::", "."));
+    index
+        .graph
+        .index_of(&id)
+        .map(|i| index.graph.chunks[i].code.clone())
+        .unwrap_or_default()
+}
+
+/// What `repo_task` needs.
+pub struct RepoTaskSpec<'a> {
+    pub root: &'a Path,
+    /// `path/to/mod.py::name`.
+    pub target: &'a str,
+    pub python: &'a Path,
+    pub visible: &'a [String],
+    pub hidden: &'a [String],
+    /// The rendered context block (`render_context`), if the agents get one.
+    pub context: Option<&'a str>,
+}
+
+pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<UserTask> {
+    let (file, name) = spec
+        .target
+        .split_once("::")
+        .ok_or_else(|| anyhow::anyhow!("{:?}: a target is path/to/mod.py::name", spec.target))?;
+    if name.contains('.') {
+        anyhow::bail!(
+            "{}: solve --repo works on top-level functions; a method ({name}) cannot be spliced back into its class yet",
+            spec.target
+        );
+    }
+    let path = spec.root.join(file);
+    let module = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+    let site = find_function(&module, name).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    let shown = stubbed(&module, &site);
+    let function = if super::render::estimate_tokens(&shown) <= WHOLE_MODULE_TOKENS {
+        format!("# {file}\n```python\n{}\n```", shown.trim_end())
+    } else {
+        format!(
+            "# {file} (its other definitions are not shown)\n```python\n{}\n```",
+            site.spec.trim_end()
+        )
+    };
+    let mut prompt = String::new();
+    if let Some(context) = spec.context {
+        prompt.push_str(context.trim_end());
+        prompt.push_str("\n\n");
+    }
+    prompt.push_str(&format!(
+        "{function}\n\n(From the repository's file {file}: write the function `{name}`; the rest of the file stays as it is. Import what you use from the project's other modules.)\n"
+    ));
+    let tests =
+        |ids: &[String]| -> Vec<serde_json::Value> { ids.iter().map(|id| json!({"node": id, "src": test_source(index, id)})).collect() };
+    // The hidden tests' sources are not written: they are never needed, so they cannot leak.
+    let hidden: Vec<serde_json::Value> = spec.hidden.iter().map(|id| json!({"node": id})).collect();
+    Ok(UserTask {
+        record: json!({
+            "task_id": spec.target,
+            "entry_point": name,
+            "prompt": prompt,
+            "given_tests": spec.visible,
+            "test": "",
+            "module": module,
+            "project": {
+                "root": spec.root.display().to_string(),
+                "file": file,
+                "python": spec.python.display().to_string(),
+                "visible": tests(spec.visible),
+                "hidden": hidden,
+            },
+        }),
+        task_id: spec.target.to_string(),
+        is_stub: site.is_stub,
+        module,
+        has_hidden: !spec.hidden.is_empty(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_are_recognised() {
+        for p in [
+            "tests/test_a.py",
+            "pkg/tests/helpers.py",
+            "test_x.py",
+            "pkg/x_test.py",
+            "conftest.py",
+        ] {
+            assert!(is_test_file(p), "{p}");
+        }
+        for p in ["pkg/core.py", "pkg/testament.py", "contest.py"] {
+            assert!(!is_test_file(p), "{p}");
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `rgd solve --repo`: a function of a project whose right answer needs a helper from another
+//! module is solved when retrieval put the helper in the agents' context, and not when the agents
+//! got no context (the scripted model writes what its prompt makes possible, as a real one would).
+//! The project's own pytest tests judge, in a throw-away copy; the hidden ones never reach a
+//! prompt; only `--write` changes the project, and then only the target file, with a backup. With
+//! `--trace calls`, the Feedback agent reads the failing test's call tree across the project's
+//! modules, with the source of the functions it entered. Needs an interpreter with pytest (see
+//! `support::pytest_python`).
+
+mod support;
+
+use std::path::Path;
+
+use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+
+const FILES: [(&str, &str); 6] = [
+    ("pkg/__init__.py", ""),
+    (
+        "pkg/money.py",
+        "from decimal import ROUND_HALF_UP, Decimal\n\n\ndef round_cents(amount):\n    \"\"\"Round an amount of money to whole cents, halves away from zero (not to even).\"\"\"\n    return float(Decimal(str(amount)).quantize(Decimal(\"0.01\"), rounding=ROUND_HALF_UP))\n",
+    ),
+    (
+        "pkg/cart.py",
+        "\"\"\"A shopping cart.\"\"\"\n\n\ndef total(prices, tax_rate):\n    \"\"\"The total of `prices` with tax at `tax_rate`, rounded to cents the way the project rounds money.\"\"\"\n    ...\n\n\ndef count(prices):\n    return len(prices)\n",
+    ),
+    (
+        "tests/test_cart.py",
+        "from pkg.cart import total\n\n\ndef test_total_simple():\n    assert total([1.0, 2.0], 0.0) == 3.0\n\n\ndef test_total_rounds_half_up():\n    assert total([0.125], 0.0) == 0.13\n",
+    ),
+    (
+        "tests/test_cart_hidden.py",
+        "from pkg.cart import total\n\n\ndef test_total_secret_case():\n    assert total([2.675], 0.0) == 2.68\n",
+    ),
+    ("tests/__init__.py", ""),
+];
+
+const WITH_HELPER: &str =
+    "from .money import round_cents\n\n\ndef total(prices, tax_rate):\n    return round_cents(sum(prices) * (1 + tax_rate))\n";
+const NAIVE: &str = "def total(prices, tax_rate):\n    return round(sum(prices) * (1 + tax_rate), 2)\n";
+
+/// A model that uses the project's helper only when its prompt shows it.
+fn server() -> support::Script {
+    std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "debug_init" | "debug_fix" if req.user.contains("def round_cents") => Reply::Text(fenced(WITH_HELPER)),
+        "debug_init" | "debug_fix" => Reply::Text(fenced(NAIVE)),
+        "feedback" => Reply::Text("The rounding of halves is wrong.".into()),
+        _ => Reply::Text("1. Sum the prices.\n2. Add the tax.\n3. Round to cents.".into()),
+    })
+}
+
+struct Solved {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+    requests: Vec<support::Request>,
+}
+
+async fn solve(home: &Path, project: &Path, python: &Path, extra: &[&str]) -> Solved {
+    let server = ScriptedServer::start(server()).await;
+    let mut cmd = rgd(home, &server.base_url());
+    cmd.arg("solve")
+        .arg("--repo")
+        .arg(project)
+        .args(["--target", "pkg/cart.py::total", "--tests", "tests/test_cart.py"])
+        .args(["--hidden", "tests/test_cart_hidden.py", "--no-memory", "--max-iters", "2"])
+        .arg("--python")
+        .arg(python)
+        .args(extra);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    Solved {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        requests: server.requests(),
+    }
+}
+
+fn no_hidden_test_in(requests: &[support::Request]) {
+    assert!(!requests.is_empty());
+    for r in requests {
+        for secret in ["test_total_secret_case", "2.675", "test_cart_hidden"] {
+            assert!(!r.user.contains(secret), "{secret} reached a {} prompt:\n{}", r.purpose, r.user);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_needing_another_modules_helper_is_solved_only_with_that_helper_retrieved() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let project = support::project_with(&FILES);
+    let before = support::snapshot(project.path());
+
+    // No context: the model cannot know the project's rounding; the visible half-up test fails
+    // however often it tries, and nothing in the project changes (no --write anyway).
+    let bare = solve(home.path(), project.path(), &python, &["--no-context", "--trace", "calls"]).await;
+    assert!(bare.stderr.contains("context: none"), "{}", bare.stderr);
+    assert!(bare.stderr.contains("tests: 2 visible, 1 hidden"), "{}", bare.stderr);
+    assert!(!bare.stdout.contains("solved at"), "{}\n{}", bare.stdout, bare.stderr);
+    let debug = bare.requests.iter().find(|r| r.purpose == "debug_init").unwrap();
+    assert!(!debug.user.contains("round_cents"), "{}", debug.user);
+    // The visible tests are shown with their source.
+    assert!(debug.user.contains("def test_total_rounds_half_up():"), "{}", debug.user);
+    // Kamiya: the Feedback agent read the failing test's call tree across the project's modules
+    // (the test, then the function under test) with the source of the functions entered.
+    let feedback = bare.requests.iter().find(|r| r.purpose == "feedback").unwrap();
+    assert!(
+        feedback.user.contains("tests/test_cart.py::test_total_rounds_half_up("),
+        "{}",
+        feedback.user
+    );
+    assert!(
+        feedback.user.contains("pkg/cart.py::total(prices=[0.125], tax_rate=0.0) -> 0.12"),
+        "{}",
+        feedback.user
+    );
+    assert!(
+        feedback.user.contains("Source of the functions the test entered"),
+        "{}",
+        feedback.user
+    );
+    no_hidden_test_in(&bare.requests);
+    assert_eq!(support::snapshot(project.path()), before, "the project changed without --write");
+
+    // With context: the graph and the embeddings bring pkg/money.py's helper (with why), the model
+    // uses it, the visible and the hidden tests pass, and --write puts it in pkg/cart.py alone.
+    let with = solve(home.path(), project.path(), &python, &["--write"]).await;
+    assert!(with.ok, "{}\n{}", with.stdout, with.stderr);
+    assert!(with.stdout.contains("solved at iteration 1"), "{}\n{}", with.stdout, with.stderr);
+    assert!(with.stderr.contains("pkg/money.py::round_cents"), "{}", with.stderr);
+    let debug = with.requests.iter().find(|r| r.purpose == "debug_init").unwrap();
+    assert!(debug.user.contains("## pkg/money.py:4-6 round_cents ("), "{}", debug.user);
+    // Test files never go into the context (the hidden tests live there).
+    assert!(!debug.user.contains("## tests/"), "{}", debug.user);
+    no_hidden_test_in(&with.requests);
+    let written = std::fs::read_to_string(project.path().join("pkg/cart.py")).unwrap();
+    assert!(
+        written.contains("from .money import round_cents") && written.contains("def count(prices):"),
+        "{written}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("pkg/cart.py.orig")).unwrap(),
+        FILES[2].1
+    );
+    let after: Vec<_> = support::snapshot(project.path())
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("pkg/cart.py") && !p.ends_with("pkg/cart.py.orig"))
+        .collect();
+    let untouched: Vec<_> = before.into_iter().filter(|(p, _)| !p.ends_with("pkg/cart.py")).collect();
+    assert_eq!(after, untouched, "--write changed more than the target file");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_repo_input_is_named() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let project = support::project_with(&FILES);
+    let run = |args: Vec<String>| {
+        let out = rgd(home.path(), "http://127.0.0.1:9")
+            .arg("solve")
+            .args(args)
+            .arg("--python")
+            .arg(&python)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let repo = project.path().display().to_string();
+    let args = |rest: &[&str]| -> Vec<String> { ["--repo", repo.as_str()].iter().chain(rest).map(|s| s.to_string()).collect() };
+    let err = run(args(&["--target", "pkg/cart.py::grand_total"]));
+    assert!(err.contains("pkg/cart.py defines no `grand_total` (it defines: "), "{err}");
+    let err = run(args(&["--target", "pkg/nothing.py::f"]));
+    assert!(err.contains("pkg/nothing.py: no such Python file"), "{err}");
+    let err = run(args(&[
+        "--target",
+        "pkg/cart.py::total",
+        "--tests",
+        "tests/test_cart.py -k nothing_like_this",
+    ]));
+    assert!(err.contains("selects no test"), "{err}");
+    let err = run(args(&[
+        "--target",
+        "pkg/cart.py::total",
+        "--tests",
+        "tests/test_cart.py",
+        "--hidden",
+        "tests/test_cart.py::test_total_simple",
+    ]));
+    assert!(err.contains("both visible and hidden"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("notes.txt"), "no python here").unwrap();
+    let err = run(vec![
+        "--repo".into(),
+        empty.path().display().to_string(),
+        "--target".into(),
+        "a.py::f".into(),
+    ]);
+    assert!(err.contains("Python"), "{err}");
+    // Nothing was written anywhere in the project.
+    assert!(!project.path().join("pkg/cart.py.orig").exists());
+}
