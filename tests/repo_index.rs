@@ -351,9 +351,12 @@ async fn the_model_describes_each_chunk_once_and_the_context_block_keeps_to_its_
         "{block}"
     );
     assert!(
-        block.contains("## pkg/core.py:8-10 Report.heading (graph: same class (Report)"),
+        block.contains("## pkg/core.py:8-10 Report.heading (graph #2: same class (Report)"),
         "{block}"
     );
+    // Every stream that found a piece is named with its rank (what the TUI shows too).
+    let heading = block.lines().find(|l| l.contains("Report.heading (")).unwrap_or_default();
+    assert!(heading.contains("; also bm25 #") && heading.contains("description #"), "{heading}");
     assert!(
         block.contains("class Report:\n    ...\n    def heading(self):"),
         "a method comes with its class: {block}"

@@ -1,6 +1,6 @@
 //! The context block the agents are given: the target module's imports, then each retrieved
 //! piece's code (a method with its class header) under a line that says where it is from and
-//! why it was chosen, best first, as long as it fits the token budget.
+//! why it was chosen (every stream that found it), best first, as long as it fits the token budget.
 
 use super::chunks::ChunkKind;
 use super::index::RepoIndex;
@@ -24,10 +24,20 @@ pub fn render_context(index: &RepoIndex, target: usize, pieces: &[Piece], budget
     let mut used = Vec::new();
     for p in pieces {
         let c = &g.chunks[p.chunk];
-        let why = p
-            .found_by
-            .first()
-            .map_or(String::new(), |f| format!(" ({}: {})", f.stream.name(), f.reason));
+        // Why it was chosen: the best stream's reason (a graph edge, a score), then the other
+        // streams that found it and at which rank.
+        let why = match p.found_by.split_first() {
+            Some((best, others)) => {
+                let also: Vec<String> = others.iter().map(|f| format!("{} #{}", f.stream.name(), f.rank)).collect();
+                let also = if also.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also {}", also.join(", "))
+                };
+                format!(" ({} #{}: {}{also})", best.stream.name(), best.rank, best.reason)
+            }
+            None => String::new(),
+        };
         let mut code = String::new();
         if c.kind == ChunkKind::Method
             && let Some(h) = &c.class_header
