@@ -246,7 +246,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             repo_cmd::context(&home, args, from).await
         }
-        Command::Bench(cmd) => repo_cmd::bench(&home, cmd),
+        Command::Bench(cmd) => {
+            let from = repo_cmd::ModelFrom {
+                config: cli.config.as_deref(),
+                llm: &cli.llm,
+            };
+            repo_cmd::bench(&home, cmd, from).await
+        }
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
         Command::Demo(args) => {

@@ -96,6 +96,13 @@ pub enum BenchCommand {
         warm: bool,
         #[arg(long)]
         json: bool,
+        /// Measure the stages that ask the Guide's model instead (--augment, --rerank, both), on
+        /// --sample targets spread over all of them
+        #[arg(long)]
+        with_model: bool,
+        /// Targets the model stages are measured on
+        #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "with_model")]
+        sample: usize,
     },
 }
 
@@ -317,10 +324,35 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn bench(home: &Home, cmd: BenchCommand) -> anyhow::Result<ExitCode> {
-    let BenchCommand::Repo { warm, json } = cmd;
+pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+    let BenchCommand::Repo {
+        warm,
+        json,
+        with_model,
+        sample,
+    } = cmd;
     let embedder = embedder(&stderr_line)?;
     let cache = home.root.join("bench").join("repo");
+    if with_model {
+        let (model, params, prompts) = guide_model(home, &from)?;
+        let stages = crate::repo::bench::ModelStages {
+            model: model.as_ref(),
+            params: &params,
+            prompts: &prompts,
+            sample,
+        };
+        let r = crate::repo::bench::run_model_stages(&home.root, &cache, embedder, stages, &stderr_line).await?;
+        if json {
+            println!("{}", serde_json::to_string(&r)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!(
+            "{} targets; the Guide's model {}: {} calls, {} failed or unusable, {:.1} s a call\n",
+            r.sample, r.model, r.calls, r.failed, r.seconds_per_call
+        );
+        print_rows(&r.rows);
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = crate::repo::bench::run(&home.root, &cache, embedder, warm, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
@@ -345,17 +377,21 @@ pub fn bench(home: &Home, cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         "\n{} targets (function bodies blanked; gold: the project names each body used)\n",
         report.targets
     );
-    println!("| retrieval | recall@5 | recall@10 | recall@30 |");
-    println!("| --- | --- | --- | --- |");
-    for r in &report.rows {
-        println!(
-            "| {} | {:.3} | {:.3} | {:.3} |",
-            r.name, r.recall_at_5, r.recall_at_10, r.recall_at_30
-        );
-    }
+    print_rows(&report.rows);
     println!(
         "\nindex: {:.1} s and {:.1} MB per 10k lines (cold, embeddings included); query (graph x3 + ensemble): median {:.1} ms, p95 {:.1} ms",
         report.index_seconds_per_10k_lines, report.index_mb_per_10k_lines, report.query_ms_median, report.query_ms_p95
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_rows(rows: &[crate::repo::bench::Row]) {
+    println!("| retrieval | recall@5 | recall@10 | recall@30 |");
+    println!("| --- | --- | --- | --- |");
+    for r in rows {
+        println!(
+            "| {} | {:.3} | {:.3} | {:.3} |",
+            r.name, r.recall_at_5, r.recall_at_10, r.recall_at_30
+        );
+    }
 }

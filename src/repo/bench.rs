@@ -285,3 +285,136 @@ pub fn run(home_root: &Path, cache: &Path, embedder: Arc<Embedder>, warm: bool, 
         query_ms_p95: pct(0.95),
     })
 }
+
+/// The model that the LLM stages ask, and how many targets they are measured on.
+pub struct ModelStages<'a> {
+    pub model: &'a dyn crate::llm::ChatModel,
+    pub params: &'a crate::llm::CallParams,
+    pub prompts: &'a crate::agents::Prompts,
+    pub sample: usize,
+}
+
+/// The stages that ask a model, on a sample of the targets (spread evenly over all of them, in
+/// project order): RepoRift's augmentation, qodo's rerank of the first 20, and both, against graph
+/// x3 + ensemble on the same sample. A stage whose call fails leaves that target's pieces as
+/// they were (counted in `failed`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StagesReport {
+    pub model: String,
+    pub sample: usize,
+    pub rows: Vec<Row>,
+    /// Calls that failed or answered nothing usable, of `calls`.
+    pub failed: usize,
+    pub calls: usize,
+    pub seconds_per_call: f64,
+}
+
+pub async fn run_model_stages(
+    home_root: &Path,
+    cache: &Path,
+    embedder: Arc<Embedder>,
+    m: ModelStages<'_>,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<StagesReport> {
+    use super::retrieve::GRAPH_WEIGHT;
+    let projects = fetch(cache, report)?;
+    let mut indexes = Vec::new();
+    for (project, dir) in projects {
+        report(&format!("indexing {} {} (incremental)", project.name, project.version));
+        let (index, _) = RepoIndex::build(home_root, &dir, embedder.clone(), &|_, _, _| {})?;
+        let found = targets(&index);
+        indexes.push((index, found));
+    }
+    let all: Vec<(usize, usize)> = indexes
+        .iter()
+        .enumerate()
+        .flat_map(|(p, (_, found))| (0..found.len()).map(move |t| (p, t)))
+        .collect();
+    let step = (all.len() / m.sample.max(1)).max(1);
+    let picked: Vec<(usize, usize)> = all.iter().step_by(step).take(m.sample).copied().collect();
+    let names = [
+        "graph x3 + ensemble",
+        "+ augmented (RepoRift)",
+        "+ rerank of the first 20 (qodo)",
+        "+ augmented + rerank",
+    ];
+    let mut hits5 = [0.0f64; 4];
+    let mut hits10 = [0.0f64; 4];
+    let mut hits30 = [0.0f64; 4];
+    let (mut calls, mut failed, mut call_seconds) = (0usize, 0usize, 0.0f64);
+    for (n, &(p, t)) in picked.iter().enumerate() {
+        let (index, found) = &indexes[p];
+        let (target, gold) = &found[t];
+        report(&format!("[{}/{}] {}", n + 1, picked.len(), index.graph.chunks[*target].id));
+        let mut q = Query {
+            target: *target,
+            text: index.requirement(*target),
+            body_known: false,
+            augmented: None,
+            streams: vec![Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description],
+            depth: 30,
+        };
+        let base = index.retrieve(&q, GRAPH_WEIGHT)?;
+        let started = Instant::now();
+        calls += 1;
+        let augmented = match super::llm::augment(m.model, m.params, m.prompts, index, *target).await {
+            Ok(text) => {
+                q.augmented = Some(text);
+                q.streams.push(Stream::Augmented);
+                index.retrieve(&q, GRAPH_WEIGHT)?
+            }
+            Err(e) => {
+                report(&format!("  augment failed: {e:#}"));
+                failed += 1;
+                base.clone()
+            }
+        };
+        let mut reranked = Vec::new();
+        for pieces in [&base, &augmented] {
+            calls += 1;
+            reranked.push(
+                match super::llm::rerank(m.model, m.params, m.prompts, index, *target, pieces.clone(), 20).await {
+                    Ok(r) => {
+                        // A rerank that picked nothing left the order as it was: no answer to use.
+                        if r.iter().all(|p| !p.found_by.iter().any(|f| f.stream == Stream::Rerank)) {
+                            failed += 1;
+                        }
+                        r
+                    }
+                    Err(e) => {
+                        report(&format!("  rerank failed: {e:#}"));
+                        failed += 1;
+                        pieces.clone()
+                    }
+                },
+            );
+        }
+        call_seconds += started.elapsed().as_secs_f64();
+        let both = reranked.pop().unwrap_or_default();
+        let rerank = reranked.pop().unwrap_or_default();
+        for (i, pieces) in [&base, &augmented, &rerank, &both].into_iter().enumerate() {
+            let recall = |k: usize| pieces.iter().take(k).filter(|p| gold.contains(&p.chunk)).count() as f64 / gold.len() as f64;
+            hits5[i] += recall(5);
+            hits10[i] += recall(10);
+            hits30[i] += recall(30);
+        }
+    }
+    let n = picked.len().max(1) as f64;
+    Ok(StagesReport {
+        model: m.params.model.clone(),
+        sample: picked.len(),
+        rows: names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Row {
+                name: name.to_string(),
+                recall_at_5: hits5[i] / n,
+                recall_at_10: hits10[i] / n,
+                recall_at_30: hits30[i] / n,
+            })
+            .collect(),
+        failed,
+        calls,
+        seconds_per_call: call_seconds / calls.max(1) as f64,
+    })
+}
