@@ -82,10 +82,17 @@ pub struct Query {
     pub streams: Vec<Stream>,
     /// How many each stream returns before fusion.
     pub depth: usize,
+    /// How many functions with the most similar requirements lend the graph their callees
+    /// (`SIMILAR`; 0 for the ablation).
+    pub similar: usize,
 }
 
+/// How many functions with the most similar requirements lend the graph their callees.
+pub const SIMILAR: usize = 5;
+
 /// Graph edges and how much each says about relevance; the requirement's likeness adds up to 1.
-fn graph_candidates(index: &RepoIndex, target: usize, body_known: bool, requirement: &str) -> HashMap<usize, (f32, String)> {
+fn graph_candidates(index: &RepoIndex, q: &Query, qv: &[f32]) -> HashMap<usize, (f32, String)> {
+    let (target, body_known, requirement) = (q.target, q.body_known, q.text.as_str());
     let g = &index.graph;
     let t = &g.chunks[target];
     let mut found: HashMap<usize, (f32, String)> = HashMap::new();
@@ -144,6 +151,23 @@ fn graph_candidates(index: &RepoIndex, target: usize, body_known: bool, requirem
     for &(c, k) in g.incoming(target) {
         if k == EdgeKind::Calls {
             add(c, 0.5, "calls the target".into());
+        }
+    }
+    // Similar requirements (CodeRAG's requirement graph mapped onto the code graph): what the
+    // functions whose descriptions are most like the target's call, the target likely calls too.
+    for (s, like) in index
+        .nearest(qv, true, q.similar + 1)
+        .into_iter()
+        .filter(|&(s, _)| s != target)
+        .take(q.similar)
+    {
+        let name = &g.chunks[s].name;
+        for c in g.callees(s) {
+            add(
+                c,
+                3.5 * like,
+                format!("called by {name}, whose requirement is like this one (cosine {like:.2})"),
+            );
         }
     }
     // Definitions the requirement names as code (`windowed`, :func:`take`, `peekable()`,
@@ -257,7 +281,7 @@ impl RepoIndex {
         for &stream in &q.streams {
             let list: Ranked = match stream {
                 Stream::Graph => {
-                    let cands = graph_candidates(self, q.target, q.body_known, &q.text);
+                    let cands = graph_candidates(self, q, qv);
                     let mut scored: Ranked = cands
                         .into_iter()
                         .map(|(i, (w, why))| {
