@@ -50,8 +50,10 @@ class CallTree:
     def ours(self, filename):
         known = self.own.get(filename)
         if known is None:
+            # "<frozen os>", "<string>": no file, and realpath would put it under the root.
             real = os.path.realpath(filename)
-            known = real.startswith(ROOT) and os.path.basename(real) != "conftest.py"
+            known = (not filename.startswith("<") and os.path.isfile(real) and real.startswith(ROOT)
+                     and os.path.basename(real) != "conftest.py")
             self.own[filename] = known
         return known
 

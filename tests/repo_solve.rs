@@ -119,6 +119,12 @@ async fn a_function_needing_another_modules_helper_is_solved_only_with_that_help
         "{}",
         feedback.user
     );
+    // Only the project's own files: no standard library, no pytest, no frozen modules.
+    for foreign in ["<frozen", "_pytest", "site-packages"] {
+        assert!(!feedback.user.contains(foreign), "{foreign} in the call tree:\n{}", feedback.user);
+    }
+    // pytest's message in full, not cut to a terminal's width.
+    assert!(feedback.user.contains("assert 0.12 == 0.13"), "{}", feedback.user);
     no_hidden_test_in(&bare.requests);
     assert_eq!(support::snapshot(project.path()), before, "the project changed without --write");
 

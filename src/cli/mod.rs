@@ -61,7 +61,8 @@ pub enum Command {
     /// Go on with one task of a recorded run from the start of an iteration, under other settings
     /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
     Fork(run::ForkArgs),
-    /// Let the agents write or repair a function of your own file, against your tests
+    /// Let the agents write or repair a function of your own file, against your tests (or of a
+    /// Python project, against its own tests: --repo)
     Solve(solve::SolveArgs),
     /// Recorded runs
     #[command(subcommand)]

@@ -326,6 +326,8 @@ impl ProjectTests {
             .env("HOME", dir)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("PYTHONHASHSEED", "0")
+            // pytest cuts its summary lines to the terminal's width (80 without one).
+            .env("COLUMNS", "400")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
