@@ -48,7 +48,7 @@ impl PromptTestResult {
             s
         });
         PromptTestResult {
-            test: test.prompt_text(),
+            test: test.label(),
             status: status.into(),
             expected: o.expected.clone().or_else(|| test.expected().map(str::to_string)),
             got: o.got.clone(),

@@ -175,3 +175,59 @@ fn tidy(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::Purpose;
+    use crate::agents::context::{PromptTestResult, TurnContext};
+
+    fn result(test: &str, error: &str) -> PromptTestResult {
+        PromptTestResult {
+            test: test.into(),
+            status: "failed".into(),
+            expected: None,
+            got: Some("1".into()),
+            error: Some(error.into()),
+            stdout: None,
+        }
+    }
+
+    /// trim_blocks eats the newline after a block tag: every test result must still start a line
+    /// of its own, in every template that lists them (they were once glued into one line).
+    #[test]
+    fn test_results_are_one_a_line_in_every_template() {
+        let prompts = Prompts::builtin();
+        let ctx = TurnContext {
+            question: "Q".into(),
+            entry_point: "f".into(),
+            code: "def f(): return 1".into(),
+            results: vec![
+                result("assert f() == 2", "AssertionError"),
+                result("assert f() == 3", "AssertionError"),
+            ],
+            trace: "f() -> 1".into(),
+            trace_test: "assert f() == 2".into(),
+            trace_outcome: "it failed".into(),
+            ..Default::default()
+        };
+        for purpose in [Purpose::Feedback, Purpose::DebugFix, Purpose::GuideRefine, Purpose::SelfDebugFix] {
+            let text: String = prompts
+                .render(purpose, &ctx)
+                .unwrap()
+                .into_iter()
+                .map(|m| m.content)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let lines: Vec<&str> = text.lines().filter(|l| l.contains("assert f() == 3")).collect();
+            assert!(!lines.is_empty(), "{purpose:?}: {text}");
+            for l in lines {
+                assert!(!l.contains("assert f() == 2"), "{purpose:?} glued two results: {l}");
+            }
+            assert!(
+                !text.contains("AssertionError##") && !text.contains("AssertionError- "),
+                "{purpose:?}: {text}"
+            );
+        }
+    }
+}
