@@ -8,6 +8,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
+use rgd::repo::confine::Confinement;
 use rgd::repo::testrun::{ProjectTests, TestLimits};
 
 const FILES: [(&str, &str); 4] = [
@@ -62,12 +63,54 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     }
     // The project itself never changes.
     assert_eq!(support::snapshot(project.path()), before);
-    // Root here: the run had a network namespace of its own.
-    let unshare = std::process::Command::new("unshare")
-        .args(["--net", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert_eq!(good.network_isolated, unshare);
+    assert_eq!(good.confinement, runner.confinement());
+}
+
+/// What a test can reach is what the run says its confinement is: under bubblewrap, no file of
+/// the user's (a secret beside the build, the project itself) and no network but loopback; with
+/// `unshare` only, no network but the files; with neither, both. `.ci/test` installs bubblewrap,
+/// so CI must get the strongest level.
+#[test]
+fn the_tests_reach_only_what_the_reported_confinement_allows() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let level = runner.confinement();
+    if std::env::var_os("CI").is_some() {
+        assert_eq!(level, Confinement::Bubblewrap, "CI installs bubblewrap: {}", level.describe());
+    }
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "private").unwrap();
+    let project = project();
+    let probe = format!(
+        "import json, os, socket\n\ndef test_probe():\n    seen = {{'secret': os.path.exists({secret:?}), \
+         'project': os.path.exists({project:?}), 'interfaces': sorted(n for _, n in socket.if_nameindex())}}\n    \
+         assert False, 'SEEN' + json.dumps(seen)\n",
+        secret = secret.display().to_string(),
+        project = project.path().join("pkg/core.py").display().to_string(),
+    );
+    std::fs::write(project.path().join("tests/test_probe.py"), probe).unwrap();
+    let ids = vec!["tests/test_probe.py::test_probe".to_string()];
+    let run = runner.run(project.path(), None, &ids, TestLimits::default()).unwrap();
+    assert_eq!(run.confinement, level);
+    let message = &run.outcomes[0].message;
+    let seen: serde_json::Value =
+        serde_json::from_str(message.split_once("SEEN").expect("the probe's report").1).unwrap_or_else(|e| panic!("{e}: {message}"));
+    let only_loopback = seen["interfaces"] == serde_json::json!(["lo"]);
+    match level {
+        Confinement::Bubblewrap => {
+            assert_eq!(seen["secret"], false, "{message}");
+            assert_eq!(seen["project"], false, "{message}");
+            assert!(only_loopback, "{message}");
+        }
+        Confinement::Unshare => {
+            assert_eq!(seen["secret"], true, "{message}");
+            assert!(only_loopback, "{message}");
+        }
+        Confinement::None => assert_eq!(seen["secret"], true, "{message}"),
+    }
+    // Both ways: the file is there for anyone outside the jail.
+    assert!(secret.is_file());
 }
 
 #[test]

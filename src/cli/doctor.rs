@@ -75,6 +75,7 @@ pub async fn doctor(
     checks.push(local_model(&settings, fix, &report).await);
     checks.push(sandbox(fix, &report).await);
     checks.push(embedding(fix, &report));
+    checks.push(project_tests());
 
     let mut failed = 0;
     for c in &checks {
@@ -146,6 +147,20 @@ fn python() -> Check {
             format!("{python} -m pip does not run (needed once, to fetch pinned wheels)"),
             "Debian: apt-get install python3 python3-pip (or set RGD_PYTHON)",
         ),
+    }
+}
+
+/// How `rgd solve --repo` would confine a project's tests here (`repo/confine.rs`).
+fn project_tests() -> Check {
+    use crate::repo::confine::{Confinement, Jail};
+    let python = std::env::var_os("RGD_PYTHON").unwrap_or_else(|| "python3".into());
+    match Jail::from_env(std::path::Path::new(&python)).map(|j| j.level) {
+        Ok(level @ Confinement::Bubblewrap) => ok("project tests", level.describe()),
+        Ok(level) => note(
+            "project tests",
+            format!("{} (Debian: apt-get install bubblewrap)", level.describe()),
+        ),
+        Err(e) => fail("project tests", format!("{e:#}"), "unset RGD_CONFINE, or make that level work"),
     }
 }
 

@@ -83,11 +83,12 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         );
     }
     eprintln!(
-        "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {})",
+        "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
         visible.len(),
         hidden.len(),
         python.display(),
-        root.display()
+        root.display(),
+        runner.confinement().describe()
     );
 
     let context = if args.repo_args.no_context {

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod chunks;
+pub mod confine;
 pub mod executor;
 pub mod graph;
 pub mod index;

@@ -1,13 +1,11 @@
 //! A project's own tests (pytest), run in a throw-away copy of the project, never in place, with
 //! one file replaced by a candidate version. What the isolation is, precisely:
 //! - the copy lives in a fresh temporary directory, removed afterwards; the project is only read;
-//! - the run is in a network namespace of its own with no interface but loopback when
-//!   `unshare --net` is allowed (root, or unprivileged user namespaces: `--map-root-user`); where
-//!   it is not, the run says so and has the host's network;
+//! - it is confined at the strongest level this machine allows (`confine.rs`): with bubblewrap,
+//!   namespaces of its own in which only the system's files, the interpreter's and the copy exist
+//!   and the network is loopback; else a network namespace only; the run reports which;
 //! - rlimits: address space (`memory_mb`), CPU seconds (the timeout plus one), no core files; its
-//!   own process group, killed whole at the timeout;
-//! - it is NOT a sandbox for hostile code: the tests can read any file the user can read and write
-//!   to the copy and to the temporary directory. The wasm sandbox is the one for untrusted code.
+//!   own process group, killed whole at the timeout.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -16,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde::Serialize;
+
+use super::confine::{Confinement, Jail};
 
 /// One test's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,8 +43,8 @@ pub struct TestRun {
     pub outcomes: Vec<Outcome>,
     pub seconds: f64,
     pub timed_out: bool,
-    /// Whether the run had a network namespace of its own.
-    pub network_isolated: bool,
+    /// How the run was confined.
+    pub confinement: Confinement,
     /// The end of pytest's output, for a reader (and a Feedback agent).
     pub output_tail: String,
 }
@@ -67,6 +67,7 @@ impl Default for TestLimits {
 /// Runs a project's pytest suite with a given interpreter.
 pub struct ProjectTests {
     python: PathBuf,
+    jail: Jail,
 }
 
 /// Copies the project (the files `python_files`' walk would read, and every other file: data the
@@ -83,25 +84,6 @@ pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Is `unshare --net` (as root, or mapping root in a user namespace) allowed here?
-fn unshare_prefix() -> Option<Vec<&'static str>> {
-    for args in [&["--net"][..], &["--net", "--map-root-user"][..]] {
-        let ok = Command::new("unshare")
-            .args(args)
-            .arg("true")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            let mut v = vec!["unshare"];
-            v.extend_from_slice(args);
-            return Some(v);
-        }
-    }
-    None
 }
 
 /// `PASSED id`, `FAILED id - message`, `ERROR id - message`, `SKIPPED [1] file:line: reason`
@@ -140,7 +122,8 @@ fn missing_module(output: &str) -> Option<String> {
 }
 
 impl ProjectTests {
-    /// With `python` (which must have pytest).
+    /// With `python` (which must have pytest), confined as `$RGD_CONFINE` asks, else at the
+    /// strongest level that works here.
     pub fn new(python: &Path) -> anyhow::Result<ProjectTests> {
         let out = Command::new(python)
             .args(["-m", "pytest", "--version"])
@@ -157,21 +140,25 @@ impl ProjectTests {
         }
         Ok(ProjectTests {
             python: python.to_path_buf(),
+            jail: Jail::from_env(python)?,
         })
     }
 
     /// The node ids `selectors` select (pytest's own selection: paths, node ids, `-k EXPR`);
     /// an error names a selection of nothing, and packages the tests need but cannot import.
     pub fn collect(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Vec<String>> {
-        let copy = tempfile::tempdir()?;
-        copy_project(root, copy.path())?;
-        let out = Command::new(&self.python)
-            .args(["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"])
-            .args(selectors)
-            .current_dir(copy.path())
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .output()?;
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let copy = prepared_copy(root, None)?;
+        let mut args: Vec<String> = ["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+            .map(str::to_string)
+            .to_vec();
+        args.extend(selectors.iter().cloned());
+        // Collecting imports the tests and the project: confined and timed like a run.
+        let limits = TestLimits::default();
+        let ended = self.limited(copy.path(), &[], &args, limits)?;
+        if ended.timed_out {
+            bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
+        }
+        let text = ended.output.replace(&format!("{}/", copy.path().display()), "");
         if let Some(m) = missing_module(&text) {
             bail!(
                 "the project's tests need packages that are missing here: {m} (install it for {})",
@@ -212,7 +199,7 @@ impl ProjectTests {
         .map(str::to_string)
         .to_vec();
         args.extend(ids.iter().cloned());
-        let ended = self.limited(copy.path(), &args, limits)?;
+        let ended = self.limited(copy.path(), &[], &args, limits)?;
         // Paths in the copy, as the project's own (a prompt should not change with a temp dir).
         let output = ended.output.replace(&format!("{}/", copy.path().display()), "");
         let found = parse_summary(&output);
@@ -266,7 +253,7 @@ impl ProjectTests {
             outcomes,
             seconds: ended.seconds,
             timed_out: ended.timed_out,
-            network_isolated: ended.network_isolated,
+            confinement: self.jail.level,
             output_tail: crate::assets::last_lines(&output, 30),
         })
     }
@@ -294,7 +281,7 @@ impl ProjectTests {
             max_events.to_string(),
             id.to_string(),
         ];
-        let ended = self.limited(copy.path(), &args, limits)?;
+        let ended = self.limited(copy.path(), &[tools.path()], &args, limits)?;
         let text = std::fs::read_to_string(&records).unwrap_or_default();
         let mut trace = crate::sandbox::Trace::from_records("calls", &text);
         if trace.end.is_none() {
@@ -307,18 +294,23 @@ impl ProjectTests {
         Ok(trace)
     }
 
-    /// Runs `python ARGS` in `dir`: no network where `unshare` allows, rlimits, its own process
-    /// group killed whole at the timeout.
-    fn limited(&self, dir: &Path, args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
-        let isolation = unshare_prefix();
-        let mut cmd = match &isolation {
-            Some(prefix) => {
-                let mut c = Command::new(prefix[0]);
-                c.args(&prefix[1..]).arg(&self.python);
-                c
-            }
-            None => Command::new(&self.python),
-        };
+    /// How this machine confines the tests (the same for every run of this interpreter).
+    pub fn confinement(&self) -> Confinement {
+        self.jail.level
+    }
+
+    /// The same interpreter at another level of confinement (an error where it does not work).
+    pub fn confined(&self, level: Confinement) -> anyhow::Result<ProjectTests> {
+        Ok(ProjectTests {
+            python: self.python.clone(),
+            jail: Jail::at(&self.python, level)?,
+        })
+    }
+
+    /// Runs `python ARGS` in `dir` (and may write `writable` besides): confined (`confine.rs`),
+    /// rlimits, its own process group killed whole at the timeout.
+    fn limited(&self, dir: &Path, writable: &[&Path], args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
+        let mut cmd = self.jail.command(dir, writable);
         cmd.args(args)
             .current_dir(dir)
             .env_clear()
@@ -376,7 +368,6 @@ impl ProjectTests {
             output: format!("{}{}", out_reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default()),
             seconds: started.elapsed().as_secs_f64(),
             timed_out,
-            network_isolated: isolation.is_some(),
         })
     }
 }
@@ -389,7 +380,6 @@ struct Ended {
     output: String,
     seconds: f64,
     timed_out: bool,
-    network_isolated: bool,
 }
 
 /// A fresh copy of `root` with `replace` (a path relative to the root, and its new text) in it.

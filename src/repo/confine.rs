@@ -1,0 +1,294 @@
+//! How a project's tests are confined (`rgd solve --repo`, `repo/testrun.rs`): the strongest of
+//! three levels this machine allows, found once per process by trying it (`$RGD_CONFINE` names one
+//! instead: then a level that does not work is an error, never a weaker one).
+//! - `bubblewrap` (Debian's `bubblewrap`, `bwrap`): new mount, network, PID, IPC and UTS
+//!   namespaces. The process sees a fresh file tree holding only `/usr` and the system library
+//!   links, a few files of `/etc` that hold no secret (time zone, hosts, passwd, the linker
+//!   cache), the interpreter's own directories (its prefixes and `sys.path`), all read-only; the
+//!   throw-away copy (read-write); and an empty `/tmp`. The user's home, the project itself and
+//!   every other file are absent; the network is loopback only; it dies with rgd.
+//! - `unshare` (`unshare --net`, as root or with `--map-root-user`): loopback only, but the whole
+//!   file system is readable and writable as the user.
+//! - `none`: neither is allowed here; rlimits and a process group only.
+//!
+//! The wasm sandbox remains the one for untrusted programs of benchmark tasks; this is the most
+//! that can be had for a project's own test runner, which needs a real interpreter and its packages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+/// The level a run had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confinement {
+    Bubblewrap,
+    Unshare,
+    None,
+}
+
+impl Confinement {
+    /// One line for a person: what the tests can and cannot reach.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Confinement::Bubblewrap => "bubblewrap: no network, and no file but the system's, the interpreter's and the copy's",
+            Confinement::Unshare => "unshare: no network, but every file the user can read (install bubblewrap to hide them)",
+            Confinement::None => "none: the host's network and every file the user can read (install bubblewrap, or run as root)",
+        }
+    }
+
+    /// The word `$RGD_CONFINE` takes for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Confinement::Bubblewrap => "bubblewrap",
+            Confinement::Unshare => "unshare",
+            Confinement::None => "none",
+        }
+    }
+
+    pub fn parse(word: &str) -> anyhow::Result<Confinement> {
+        [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None]
+            .into_iter()
+            .find(|c| c.word() == word.trim())
+            .ok_or_else(|| anyhow::anyhow!("RGD_CONFINE={word:?}: use bubblewrap, unshare or none"))
+    }
+
+    /// Whether the tests run without the host's network.
+    pub fn network_isolated(self) -> bool {
+        self != Confinement::None
+    }
+}
+
+/// Files of `/etc` a test may need and that hold nothing private.
+const ETC: &[&str] = &[
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/hosts",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/mime.types",
+    "/etc/ssl/certs",
+    "/etc/os-release",
+];
+
+/// Top-level system directories that are links into `/usr` on merged systems, directories elsewhere.
+const SYSTEM: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// A confined command builder for one interpreter.
+#[derive(Debug, Clone)]
+pub struct Jail {
+    pub level: Confinement,
+    /// The interpreter's own executable (`sys.executable`): a name looked up on `PATH`, or a
+    /// pyenv shim, could find another interpreter inside the jail than the one that was checked.
+    executable: PathBuf,
+    /// Directories the interpreter reads (prefixes, `sys.path`), bound read-only under bubblewrap.
+    reads: Vec<PathBuf>,
+}
+
+impl Jail {
+    /// The strongest level that works here for `python`.
+    pub fn for_python(python: &Path) -> Jail {
+        let (executable, reads) = interpreter(python);
+        let level = *LEVEL.get_or_init(|| probe(&reads));
+        Jail {
+            level,
+            executable: executable.unwrap_or_else(|| python.to_path_buf()),
+            reads,
+        }
+    }
+
+    /// At the level `$RGD_CONFINE` asks for (`bubblewrap`, `unshare`, `none`), an error where that
+    /// level does not work here; the strongest available when it is unset.
+    pub fn from_env(python: &Path) -> anyhow::Result<Jail> {
+        match std::env::var("RGD_CONFINE") {
+            Ok(word) if !word.is_empty() => Jail::at(python, Confinement::parse(&word)?),
+            _ => Ok(Jail::for_python(python)),
+        }
+    }
+
+    /// At `level` exactly, an error where it does not work here (never a weaker one).
+    pub fn at(python: &Path, level: Confinement) -> anyhow::Result<Jail> {
+        let (executable, reads) = interpreter(python);
+        let works = match level {
+            Confinement::Bubblewrap => bwrap_works(&reads),
+            Confinement::Unshare => unshare_args().is_some(),
+            Confinement::None => true,
+        };
+        anyhow::ensure!(
+            works,
+            "{} confinement does not work on this machine ({})",
+            level.word(),
+            match level {
+                Confinement::Bubblewrap => "install bubblewrap (Debian: apt-get install bubblewrap); it needs user namespaces or root",
+                _ => "unshare --net needs root or unprivileged user namespaces",
+            }
+        );
+        Ok(Jail {
+            level,
+            executable: executable.unwrap_or_else(|| python.to_path_buf()),
+            reads,
+        })
+    }
+
+    /// The interpreter's executable in its own words (`sys.executable`).
+    pub fn executable(&self) -> &Path {
+        &self.executable
+    }
+
+    /// The interpreter with ARGS to come, in `work` (read-write, the working directory), with
+    /// `writable` directories besides; confined at this jail's level. The caller adds the
+    /// arguments, the environment and limits.
+    pub fn command(&self, work: &Path, writable: &[&Path]) -> Command {
+        let python = &self.executable;
+        match self.level {
+            Confinement::Bubblewrap => {
+                let mut c = Command::new("bwrap");
+                c.args(bwrap_args(&self.reads, work, writable)).arg("--").arg(python);
+                c
+            }
+            Confinement::Unshare => {
+                let mut c = Command::new("unshare");
+                c.args(unshare_args().unwrap_or_default()).arg(python);
+                c
+            }
+            Confinement::None => Command::new(python),
+        }
+    }
+}
+
+static LEVEL: OnceLock<Confinement> = OnceLock::new();
+
+fn probe(reads: &[PathBuf]) -> Confinement {
+    if bwrap_works(reads) {
+        Confinement::Bubblewrap
+    } else if unshare_args().is_some() {
+        Confinement::Unshare
+    } else {
+        Confinement::None
+    }
+}
+
+/// Whether bubblewrap runs `true` in the jail this interpreter would get.
+fn bwrap_works(reads: &[PathBuf]) -> bool {
+    let work = tempfile::tempdir().ok();
+    work.as_ref().is_some_and(|w| {
+        Command::new("bwrap")
+            .args(bwrap_args(reads, w.path(), &[]))
+            .args(["--", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// `unshare`'s arguments for a network namespace, where it is allowed (as root, or mapping root
+/// in a user namespace).
+fn unshare_args() -> Option<Vec<&'static str>> {
+    static ARGS: OnceLock<Option<Vec<&'static str>>> = OnceLock::new();
+    ARGS.get_or_init(|| {
+        [&["--net"][..], &["--net", "--map-root-user"][..]].into_iter().find_map(|args| {
+            Command::new("unshare")
+                .args(args)
+                .arg("true")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+                .then(|| args.to_vec())
+        })
+    })
+    .clone()
+}
+
+fn bwrap_args(reads: &[PathBuf], work: &Path, writable: &[&Path]) -> Vec<std::ffi::OsString> {
+    let mut a: Vec<std::ffi::OsString> = Vec::new();
+    let mut push = |words: &[&std::ffi::OsStr]| a.extend(words.iter().map(|w| w.to_os_string()));
+    push(&["--unshare-all".as_ref(), "--die-with-parent".as_ref()]);
+    push(&["--ro-bind".as_ref(), "/usr".as_ref(), "/usr".as_ref()]);
+    for dir in SYSTEM {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            Ok(to) => push(&["--symlink".as_ref(), to.as_os_str(), path.as_os_str()]),
+            Err(_) if path.is_dir() => push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]),
+            Err(_) => {}
+        }
+    }
+    push(&["--proc".as_ref(), "/proc".as_ref(), "--dev".as_ref(), "/dev".as_ref()]);
+    push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+    for file in ETC.iter().map(Path::new).filter(|p| p.exists()) {
+        push(&["--ro-bind".as_ref(), file.as_os_str(), file.as_os_str()]);
+    }
+    for dir in reads.iter().filter(|d| !d.starts_with("/usr")) {
+        push(&["--ro-bind".as_ref(), dir.as_os_str(), dir.as_os_str()]);
+    }
+    for dir in std::iter::once(work).chain(writable.iter().copied()) {
+        push(&["--bind".as_ref(), dir.as_os_str(), dir.as_os_str()]);
+    }
+    push(&["--chdir".as_ref(), work.as_os_str()]);
+    a
+}
+
+/// `python`'s executable and the directories it reads, asked of it with the environment a test
+/// run gets (none): prefixes, `sys.path` (site-packages, `.pth` entries of editable installs)
+/// and the directory of its real executable.
+fn interpreter(python: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
+    const ASK: &str = "import sys, os, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, \
+                       sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))] + sys.path))";
+    let out = Command::new(python)
+        .args(["-c", ASK])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir("/")
+        .stderr(Stdio::null())
+        .output();
+    let dirs: Vec<String> = out.ok().and_then(|o| serde_json::from_slice(&o.stdout).ok()).unwrap_or_default();
+    let executable = dirs.first().map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file());
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for d in dirs.iter().skip(1).map(PathBuf::from) {
+        // Zip files on sys.path are files; `/` (the cwd we asked from) would bind everything.
+        if d.is_absolute() && d.exists() && d != Path::new("/") && !kept.contains(&d) {
+            kept.push(d);
+        }
+    }
+    (executable, kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_jail_binds_the_work_read_write_and_never_the_root_or_the_home() {
+        let reads = vec![PathBuf::from("/usr/lib/python3"), PathBuf::from("/opt/venv")];
+        let args: Vec<String> = bwrap_args(&reads, Path::new("/tmp/copy"), &[Path::new("/tmp/tools")])
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let joined = args.join(" ");
+        assert!(joined.contains("--bind /tmp/copy /tmp/copy"), "{joined}");
+        assert!(joined.contains("--bind /tmp/tools /tmp/tools"), "{joined}");
+        assert!(joined.contains("--ro-bind /opt/venv /opt/venv"), "{joined}");
+        assert!(joined.contains("--unshare-all"), "{joined}");
+        assert!(joined.ends_with("--chdir /tmp/copy"), "{joined}");
+        // /usr is bound once, not again for an interpreter directory under it.
+        assert_eq!(args.iter().filter(|a| a.starts_with("/usr")).count(), 2, "{joined}");
+        assert!(!args.iter().any(|a| a == "/" || a == "/root" || a == "/home"), "{joined}");
+    }
+
+    #[test]
+    fn rgd_confine_names_a_level_or_is_refused() {
+        for level in [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None] {
+            assert_eq!(Confinement::parse(level.word()).unwrap(), level);
+        }
+        let err = Confinement::parse("strict").unwrap_err().to_string();
+        assert!(err.contains("bubblewrap, unshare or none"), "{err}");
+    }
+}
