@@ -35,8 +35,9 @@ fn main() {
         "tests/test_core.py::test_two".to_string(),
         "tests/test_core.py::test_zero".to_string(),
     ];
-    let levels: Vec<(Confinement, ProjectTests)> = [Confinement::None, Confinement::Unshare, Confinement::Bubblewrap]
+    let levels: Vec<(Confinement, ProjectTests)> = Confinement::ALL
         .into_iter()
+        .rev()
         .filter_map(|level| match base.confined(level) {
             Ok(runner) => Some((level, runner)),
             Err(e) => {

@@ -153,8 +153,7 @@ fn python() -> Check {
 /// How `rgd solve --repo` would confine a project's tests here (`repo/confine.rs`).
 fn project_tests() -> Check {
     use crate::repo::confine::{Confinement, Jail};
-    let python = std::env::var_os("RGD_PYTHON").unwrap_or_else(|| "python3".into());
-    match Jail::from_env(std::path::Path::new(&python)).map(|j| j.level) {
+    match Jail::from_env(std::path::Path::new(&crate::assets::python())).map(|j| j.level) {
         Ok(level @ Confinement::Bubblewrap) => ok("project tests", level.describe()),
         Ok(level) => note(
             "project tests",

@@ -30,6 +30,9 @@ pub enum Confinement {
 }
 
 impl Confinement {
+    /// Every level, strongest first: the order they are tried in.
+    pub const ALL: [Confinement; 3] = [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None];
+
     /// One line for a person: what the tests can and cannot reach.
     pub fn describe(self) -> &'static str {
         match self {
@@ -49,15 +52,19 @@ impl Confinement {
     }
 
     pub fn parse(word: &str) -> anyhow::Result<Confinement> {
-        [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None]
+        Confinement::ALL
             .into_iter()
             .find(|c| c.word() == word.trim())
             .ok_or_else(|| anyhow::anyhow!("RGD_CONFINE={word:?}: use bubblewrap, unshare or none"))
     }
 
-    /// Whether the tests run without the host's network.
-    pub fn network_isolated(self) -> bool {
-        self != Confinement::None
+    /// Whether this level works on this machine for an interpreter reading `reads`.
+    fn works(self, reads: &[PathBuf]) -> bool {
+        match self {
+            Confinement::Bubblewrap => bwrap_works(reads),
+            Confinement::Unshare => unshare_args().is_some(),
+            Confinement::None => true,
+        }
     }
 }
 
@@ -95,13 +102,15 @@ pub struct Jail {
 impl Jail {
     /// The strongest level that works here for `python`.
     pub fn for_python(python: &Path) -> Jail {
+        static LEVEL: OnceLock<Confinement> = OnceLock::new();
         let (executable, reads) = interpreter(python);
-        let level = *LEVEL.get_or_init(|| probe(&reads));
-        Jail {
-            level,
-            executable: executable.unwrap_or_else(|| python.to_path_buf()),
-            reads,
-        }
+        let level = *LEVEL.get_or_init(|| {
+            Confinement::ALL
+                .into_iter()
+                .find(|level| level.works(&reads))
+                .unwrap_or(Confinement::None)
+        });
+        Jail { level, executable, reads }
     }
 
     /// At the level `$RGD_CONFINE` asks for (`bubblewrap`, `unshare`, `none`), an error where that
@@ -116,13 +125,8 @@ impl Jail {
     /// At `level` exactly, an error where it does not work here (never a weaker one).
     pub fn at(python: &Path, level: Confinement) -> anyhow::Result<Jail> {
         let (executable, reads) = interpreter(python);
-        let works = match level {
-            Confinement::Bubblewrap => bwrap_works(&reads),
-            Confinement::Unshare => unshare_args().is_some(),
-            Confinement::None => true,
-        };
         anyhow::ensure!(
-            works,
+            level.works(&reads),
             "{} confinement does not work on this machine ({})",
             level.word(),
             match level {
@@ -130,11 +134,7 @@ impl Jail {
                 _ => "unshare --net needs root or unprivileged user namespaces",
             }
         );
-        Ok(Jail {
-            level,
-            executable: executable.unwrap_or_else(|| python.to_path_buf()),
-            reads,
-        })
+        Ok(Jail { level, executable, reads })
     }
 
     /// The interpreter's executable in its own words (`sys.executable`).
@@ -160,18 +160,6 @@ impl Jail {
             }
             Confinement::None => Command::new(python),
         }
-    }
-}
-
-static LEVEL: OnceLock<Confinement> = OnceLock::new();
-
-fn probe(reads: &[PathBuf]) -> Confinement {
-    if bwrap_works(reads) {
-        Confinement::Bubblewrap
-    } else if unshare_args().is_some() {
-        Confinement::Unshare
-    } else {
-        Confinement::None
     }
 }
 
@@ -236,24 +224,28 @@ fn bwrap_args(reads: &[PathBuf], work: &Path, writable: &[&Path]) -> Vec<std::ff
     a
 }
 
-/// `python`'s executable and the directories it reads, asked of it with the environment a test
-/// run gets (none): prefixes, `sys.path` (site-packages, `.pth` entries of editable installs)
-/// and the directory of its real executable.
-fn interpreter(python: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
+/// `python`'s executable (`python` itself when it cannot say) and the directories it reads:
+/// prefixes, `sys.path` (site-packages, `.pth` entries of editable installs) and the directory of
+/// its real executable. Asked of it with the environment a test run gets (none), from rgd's
+/// working directory, where a version manager's shim picks the Python you would get there.
+fn interpreter(python: &Path) -> (PathBuf, Vec<PathBuf>) {
     const ASK: &str = "import sys, os, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, \
                        sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))] + sys.path))";
     let out = Command::new(python)
         .args(["-c", ASK])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir("/")
         .stderr(Stdio::null())
         .output();
     let dirs: Vec<String> = out.ok().and_then(|o| serde_json::from_slice(&o.stdout).ok()).unwrap_or_default();
-    let executable = dirs.first().map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file());
+    let executable = dirs
+        .first()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_file())
+        .unwrap_or_else(|| python.to_path_buf());
     let mut kept: Vec<PathBuf> = Vec::new();
     for d in dirs.iter().skip(1).map(PathBuf::from) {
-        // Zip files on sys.path are files; `/` (the cwd we asked from) would bind everything.
+        // Zip files on sys.path are files; `/` would bind everything.
         if d.is_absolute() && d.exists() && d != Path::new("/") && !kept.contains(&d) {
             kept.push(d);
         }
@@ -285,7 +277,7 @@ mod tests {
 
     #[test]
     fn rgd_confine_names_a_level_or_is_refused() {
-        for level in [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None] {
+        for level in Confinement::ALL {
             assert_eq!(Confinement::parse(level.word()).unwrap(), level);
         }
         let err = Confinement::parse("strict").unwrap_err().to_string();

@@ -1,8 +1,9 @@
 //! The executor of project tasks (`rgd solve --repo`): the program is the target file's new text,
 //! the tests are the project's own pytest node ids, run by `testrun.rs` in a throw-away copy of the
 //! project, confined as `confine.rs` says (bubblewrap where installed: only the system's, the
-//! interpreter's and the copy's files, no network), with rlimits and a process-group timeout. Verdicts come from pytest's report,
-//! per test; a failing test's report goes to the agents as its output.
+//! interpreter's and the copy's files, no network), with rlimits and a process-group timeout.
+//! Verdicts come from pytest's report, per test; a failing test's report goes to the agents as
+//! its output.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -125,7 +125,9 @@ impl ProjectTests {
     /// With `python` (which must have pytest), confined as `$RGD_CONFINE` asks, else at the
     /// strongest level that works here.
     pub fn new(python: &Path) -> anyhow::Result<ProjectTests> {
-        let out = Command::new(python)
+        let jail = Jail::from_env(python)?;
+        // Asked of the executable the runs use: a shim or a name on PATH could stand for another.
+        let out = Command::new(jail.executable())
             .args(["-m", "pytest", "--version"])
             .output()
             .with_context(|| format!("running {}", python.display()))?;
@@ -140,7 +142,7 @@ impl ProjectTests {
         }
         Ok(ProjectTests {
             python: python.to_path_buf(),
-            jail: Jail::from_env(python)?,
+            jail,
         })
     }
 

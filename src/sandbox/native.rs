@@ -26,7 +26,7 @@ impl NativeExecutor {
     /// Finds the real interpreter behind `python3` (or `$RGD_PYTHON`): version-manager shims
     /// cost hundreds of milliseconds per start, so the resolved executable is called directly.
     pub fn discover() -> Result<Self, SandboxError> {
-        let candidate = std::env::var("RGD_PYTHON").unwrap_or_else(|_| "python3".into());
+        let candidate = crate::assets::python();
         let out = std::process::Command::new(&candidate)
             .args(["-c", "import sys; print(sys.executable)"])
             .output()
