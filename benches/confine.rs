@@ -1,14 +1,17 @@
-//! `cargo bench --bench confine`: what confining a project's tests costs. The same pytest run
-//! (`rgd solve --repo`'s: a throw-away copy of a small project, two tests, the report parsed)
-//! through `ProjectTests::run` at every level this machine allows, interleaved round by round so
-//! the machine's noise falls on all alike. Per level: median and p90 wall time, and the ratio to
-//! no confinement. Needs an interpreter with pytest ($RGD_TEST_PYTHON, else python3).
+//! `cargo bench --bench confine`: what confining a project's tests and judging them with rgd's
+//! pytest plugin cost. The same pytest run (`rgd solve --repo`'s: a throw-away copy of a small
+//! project, two tests) at every level this machine allows, each once as rgd runs it
+//! (`ProjectTests::run`: the plugin, its audit hook and channel, the test files mounted read-only)
+//! and once without the plugin (`run_without_plugin`: pytest alone, as before the plugin), all
+//! interleaved round by round so the machine's noise falls on all alike. Per level: median and p90
+//! wall time, the ratio to no confinement, and the plugin's cost over pytest alone. Needs an
+//! interpreter with pytest ($RGD_TEST_PYTHON, else python3).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use rgd::repo::confine::Confinement;
-use rgd::repo::testrun::{ProjectTests, TestLimits};
+use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 
 const ROUNDS: usize = 30;
 
@@ -46,14 +49,27 @@ fn main() {
             }
         })
         .collect();
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); levels.len()];
+    let mut times: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; levels.len()];
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
     for _ in 0..ROUNDS {
         for (i, (level, runner)) in levels.iter().enumerate() {
             let started = Instant::now();
-            let run = runner.run(project.path(), None, &ids, TestLimits::default()).expect("runs");
-            assert!(run.outcomes.iter().all(|o| o.passed()), "{}: {run:?}", level.word());
+            runner
+                .run_without_plugin(project.path(), &ids, TestLimits::default())
+                .expect("runs");
+            times[i][0].push(started.elapsed().as_secs_f64() * 1000.0);
+            let started = Instant::now();
+            let run = runner.run(project.path(), &spec, TestLimits::default()).expect("runs");
+            assert!(
+                run.outcomes.iter().all(|o| o.passed()) && run.tampered.is_empty(),
+                "{}: {run:?}",
+                level.word()
+            );
             assert_eq!(run.confinement, *level);
-            times[i].push(started.elapsed().as_secs_f64() * 1000.0);
+            times[i][1].push(started.elapsed().as_secs_f64() * 1000.0);
         }
     }
     let median = |v: &[f64]| {
@@ -61,12 +77,18 @@ fn main() {
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[v.len() * 9 / 10])
     };
-    let none = median(&times[0]).0;
-    println!("{ROUNDS} rounds, interleaved; one pytest run of 2 tests in a fresh copy, report parsed");
-    println!("| confinement | median ms | p90 ms | vs none |");
-    println!("| --- | --- | --- | --- |");
+    let none = median(&times[0][0]).0;
+    println!("{ROUNDS} rounds, interleaved; one pytest run of 2 tests in a fresh copy");
+    println!("| confinement | pytest alone: median ms | p90 ms | vs none | with rgd's plugin: median ms | p90 ms | plugin's cost |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (i, (level, _)) in levels.iter().enumerate() {
-        let (m, p90) = median(&times[i]);
-        println!("| {} | {m:.1} | {p90:.1} | {:.2}x |", level.word(), m / none);
+        let (m, p90) = median(&times[i][0]);
+        let (pm, pp90) = median(&times[i][1]);
+        println!(
+            "| {} | {m:.1} | {p90:.1} | {:.2}x | {pm:.1} | {pp90:.1} | {:+.1}% |",
+            level.word(),
+            m / none,
+            (pm / m - 1.0) * 100.0
+        );
     }
 }

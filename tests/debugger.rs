@@ -418,7 +418,7 @@ async fn solve_names_the_file_and_line_of_bad_input() {
     };
     let err = run(&["--entry", "volume"]);
     assert!(
-        err.contains("geometry.py: no top-level function `volume` (defined here: _square, circle_area, describe)"),
+        err.contains("geometry.py: no function `volume` (defined here: _square, circle_area, describe)"),
         "{err}"
     );
     std::fs::write(&tests, "import math\n\ndef test_a():\n    assert circle_area(1 ==\n").unwrap();

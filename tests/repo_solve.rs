@@ -175,7 +175,7 @@ async fn bad_repo_input_is_named() {
     let repo = project.path().display().to_string();
     let args = |rest: &[&str]| -> Vec<String> { ["--repo", repo.as_str()].iter().chain(rest).map(|s| s.to_string()).collect() };
     let err = run(args(&["--target", "pkg/cart.py::grand_total"]));
-    assert!(err.contains("pkg/cart.py defines no `grand_total` (it defines: "), "{err}");
+    assert!(err.contains("no function `grand_total` (defined here: total, count)"), "{err}");
     let err = run(args(&["--target", "pkg/nothing.py::f"]));
     assert!(err.contains("pkg/nothing.py: no such Python file"), "{err}");
     let err = run(args(&[
@@ -194,6 +194,20 @@ async fn bad_repo_input_is_named() {
         "tests/test_cart.py::test_total_simple",
     ]));
     assert!(err.contains("both visible and hidden"), "{err}");
+    // A test file outside the project.
+    let err = run(args(&["--target", "pkg/cart.py::total", "--tests", "../elsewhere/test_x.py"]));
+    assert!(err.contains("not a test file or directory inside the project"), "{err}");
+    // A nested function is no target; a test file that does not import is named.
+    std::fs::write(
+        project.path().join("pkg/nest.py"),
+        "def outer():\n    def inner():\n        return 1\n    return inner\n",
+    )
+    .unwrap();
+    let err = run(args(&["--target", "pkg/nest.py::inner"]));
+    assert!(err.contains("inside the function `outer`"), "{err}");
+    std::fs::write(project.path().join("tests/test_broken.py"), "def test_x(:\n    pass\n").unwrap();
+    let err = run(args(&["--target", "pkg/cart.py::total", "--tests", "tests/test_broken.py"]));
+    assert!(err.contains("pytest cannot collect tests/test_broken.py"), "{err}");
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("notes.txt"), "no python here").unwrap();
     let err = run(vec![

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rgd::repo::confine::Confinement;
-use rgd::repo::testrun::{ProjectTests, TestLimits};
+use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 
 const FILES: [(&str, &str); 4] = [
     ("pkg/__init__.py", "from .core import *\n"),
@@ -36,12 +36,20 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     assert_eq!(ids, ["tests/test_core.py::test_two", "tests/test_core.py::test_zero"]);
 
     let limits = TestLimits::default();
-    let good = runner.run(project.path(), None, &ids, limits).unwrap();
+    let run = |replace: Option<(&str, &str)>| {
+        let spec = RunSpec {
+            replace,
+            ids: &ids,
+            ..RunSpec::default()
+        };
+        runner.run(project.path(), &spec, limits).unwrap()
+    };
+    let good = run(None);
     assert!(good.outcomes.iter().all(|o| o.passed()), "{good:?}");
 
     // A wrong candidate: one test fails, with pytest's message; the other still passes.
     let wrong = "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return x + 2\n";
-    let bad = runner.run(project.path(), Some(("pkg/core.py", wrong)), &ids, limits).unwrap();
+    let bad = run(Some(("pkg/core.py", wrong)));
     assert_eq!(bad.outcomes[0].status, "failed", "{bad:?}");
     assert!(bad.outcomes[0].message.contains("assert 3 == 2"), "{bad:?}");
     assert_eq!(bad.outcomes[1].status, "failed", "double(0) is 2 here: {bad:?}");
@@ -49,14 +57,7 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     assert!(bad.outcomes[0].detail.contains("assert 3 == 2"), "{bad:?}");
     assert!(!bad.outcomes[0].detail.contains("/tmp/"), "{bad:?}");
     // A candidate that does not even import: every test is an error saying why.
-    let broken = runner
-        .run(
-            project.path(),
-            Some(("pkg/core.py", "def double(x):\n    return (x\n")),
-            &ids,
-            limits,
-        )
-        .unwrap();
+    let broken = run(Some(("pkg/core.py", "def double(x):\n    return (x\n")));
     for o in &broken.outcomes {
         assert_eq!(o.status, "error", "{broken:?}");
         assert!(o.message.contains("SyntaxError"), "{broken:?}");
@@ -91,7 +92,11 @@ fn the_tests_reach_only_what_the_reported_confinement_allows() {
     );
     std::fs::write(project.path().join("tests/test_probe.py"), probe).unwrap();
     let ids = vec!["tests/test_probe.py::test_probe".to_string()];
-    let run = runner.run(project.path(), None, &ids, TestLimits::default()).unwrap();
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
     assert_eq!(run.confinement, level);
     let message = &run.outcomes[0].message;
     let seen: serde_json::Value =
@@ -142,7 +147,11 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
         timeout: Duration::from_secs(2),
         memory_mb: 1024,
     };
-    let run = runner.run(project.path(), None, &slow, limits).unwrap();
+    let spec = RunSpec {
+        ids: &slow,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, limits).unwrap();
     assert!(run.timed_out && run.seconds < 10.0, "{run:?}");
     assert_eq!(run.outcomes[0].status, "not run");
     assert!(run.outcomes[0].message.contains("timed out"), "{run:?}");

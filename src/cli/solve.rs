@@ -31,7 +31,7 @@ pub struct SolveArgs {
     /// (pytest) in a throw-away copy, with context retrieved from the project
     #[arg(long, requires = "target")]
     pub repo: Option<PathBuf>,
-    /// With --repo: the function, as path/to/mod.py::name (top-level functions)
+    /// With --repo: the function, as path/to/mod.py::name or path/to/mod.py::Class.method
     #[arg(long, requires = "repo")]
     pub target: Option<String>,
     /// Visible tests: a file of assert lines or pytest-style test_* functions (no fixtures); with
@@ -66,11 +66,17 @@ pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, ar
         args.tests.as_deref().map(Path::new),
         args.hidden.as_deref().map(Path::new),
     )?;
-    solve_task(home, config, llm, args, task, &file).await
+    // The judge ran the hidden tests on the program it passed: nothing more to check before writing.
+    solve_task(home, config, llm, args, task, &file, None).await
 }
 
+/// A last check of the program about to be written, in a fresh place (`Err` says why not).
+pub(super) type Verify<'a> = &'a (dyn Fn(&str) -> anyhow::Result<()> + Sync);
+
 /// Runs the agents on `task` (one function of `file`), then shows the diff and, with --write,
-/// puts the program in `file` once it passed (keeping the old file as FILE.orig).
+/// puts the program in `file` once the result is proven (`TaskResult::proven`: it passed and no
+/// program of the task tampered with its tests) and `verify` (when given) passed it again,
+/// keeping the old file as FILE.orig.
 pub(super) async fn solve_task(
     home: &Home,
     config: Option<&Path>,
@@ -78,6 +84,7 @@ pub(super) async fn solve_task(
     mut args: SolveArgs,
     task: UserTask,
     file: &Path,
+    verify: Option<Verify<'_>>,
 ) -> anyhow::Result<ExitCode> {
     // The task as a one-line dataset in the state directory, named by its content: a resume, a
     // replay or a fork finds it again, and the run's dataset hash says exactly what was asked.
@@ -133,15 +140,24 @@ pub(super) async fn solve_task(
     if mode != PrinterMode::Json {
         println!("{}", crate::terminal::clean(&diff));
     }
-    match (args.write, result.passed) {
-        (true, true) => {
+    if !args.write {
+        return Ok(code);
+    }
+    let checked = result
+        .proven()
+        .map_err(anyhow::Error::msg)
+        .and_then(|()| verify.map_or(Ok(()), |v| v(&result.completion)));
+    match checked {
+        Ok(()) => {
             let backup = PathBuf::from(format!("{}.orig", file.display()));
             std::fs::copy(file, &backup).with_context(|| format!("keeping {}", backup.display()))?;
             std::fs::write(file, &result.completion).with_context(|| format!("writing {}", file.display()))?;
             eprintln!("wrote {} (the old file is {})", file.display(), backup.display());
+            Ok(code)
         }
-        (true, false) => eprintln!("not written: the last program did not pass ({:?})", result.status),
-        (false, _) => {}
+        Err(why) => {
+            eprintln!("not written: {why:#}");
+            Ok(if result.passed { ExitCode::FAILURE } else { code })
+        }
     }
-    Ok(code)
 }

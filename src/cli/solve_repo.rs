@@ -15,14 +15,34 @@ use super::solve::{SolveArgs, solve_task};
 use crate::config::LlmArgs;
 use crate::repo::render::{estimate_tokens, render_context};
 use crate::repo::task::{RepoTaskSpec, is_test_file, repo_task};
-use crate::repo::testrun::ProjectTests;
+use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 use crate::store::Home;
 
-/// A pytest selection as the user wrote it, split like a shell would.
-fn selection(flag: &str, text: &str) -> anyhow::Result<Vec<String>> {
+/// A pytest selection as the user wrote it, split like a shell would; a path in it must name a
+/// file or directory inside the project.
+fn selection(flag: &str, text: &str, root: &Path) -> anyhow::Result<Vec<String>> {
     let words = shlex::split(text).with_context(|| format!("{flag} {text:?}: unbalanced quotes"))?;
     if words.is_empty() {
         bail!("{flag} is empty: give test paths, node ids or -k EXPR");
+    }
+    let mut takes_value = false;
+    for word in &words {
+        let is_path = !takes_value && !word.starts_with('-');
+        takes_value = matches!(
+            word.as_str(),
+            "-k" | "-m" | "--deselect" | "--ignore" | "--ignore-glob" | "-o" | "-p"
+        );
+        if !is_path {
+            continue;
+        }
+        let path = word.split("::").next().unwrap_or(word);
+        let inside = Path::new(path).is_relative() && root.join(path).canonicalize().is_ok_and(|p| p.starts_with(root));
+        if !inside {
+            bail!(
+                "{flag}: {path} is not a test file or directory inside the project {}",
+                root.display()
+            );
+        }
     }
     Ok(words)
 }
@@ -48,17 +68,24 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     if !args.common.json {
         print_report(&report, &root);
     }
-    let chunk = index.target(&target)?;
-    let (file, name) = target.split_once("::").unwrap_or((&target, ""));
+    let (file, name) = target
+        .split_once("::")
+        .with_context(|| format!("--target {target}: give path/to/mod.py::name or path/to/mod.py::Class.method"))?;
     if is_test_file(file) {
         bail!("{target}: a test file's function is not a target (its tests are what judge the target)");
     }
+    // The function's own reasons first (nested in a function, a class, missing), then the index's.
+    if let Ok(module) = std::fs::read_to_string(root.join(file)) {
+        crate::code::find_function(&module, name).map_err(|e| anyhow::anyhow!("--target {target}: {e}"))?;
+    }
+    let chunk = index.target(&target)?;
 
+    let function = name.rsplit('.').next().unwrap_or(name);
     let visible_sel = match &args.tests {
-        Some(text) => selection("--tests", text)?,
-        None => vec!["-k".to_string(), name.to_string()],
+        Some(text) => selection("--tests", text, &root)?,
+        None => vec!["-k".to_string(), function.to_string()],
     };
-    let visible = runner.collect(&root, &visible_sel).with_context(|| {
+    let mut visible = runner.collect(&root, &visible_sel).with_context(|| {
         format!(
             "visible tests ({})",
             if args.tests.is_some() {
@@ -70,18 +97,27 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     })?;
     let hidden = match &args.hidden {
         Some(text) => runner
-            .collect(&root, &selection("--hidden", text)?)
+            .collect(&root, &selection("--hidden", text, &root)?)
             .context("hidden tests (--hidden)")?,
         None => Vec::new(),
     };
     let both: Vec<&String> = hidden.iter().filter(|h| visible.contains(h)).collect();
-    if !both.is_empty() {
+    if !both.is_empty() && args.tests.is_some() {
         bail!(
             "{} test(s) are both visible and hidden (e.g. {}): a hidden test must not be shown to the agents",
             both.len(),
             both[0]
         );
     }
+    if !both.is_empty() {
+        // The default selection (-k NAME) also caught hidden tests: they stay hidden.
+        visible.retain(|v| !hidden.contains(v));
+        if visible.is_empty() {
+            bail!("every test -k {function} selects is hidden: give --tests");
+        }
+    }
+    // Refused here, before any agent runs: a hidden test that is one function with a visible one.
+    crate::repo::withhold::Withheld::plan(&crate::repo::testrun::project_files(&root)?, &visible, &hidden)?;
     eprintln!(
         "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
         visible.len(),
@@ -90,6 +126,11 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         root.display(),
         runner.confinement().describe()
     );
+    if !hidden.is_empty() && runner.confinement() != crate::repo::confine::Confinement::Bubblewrap {
+        eprintln!(
+            "warning: without bubblewrap the program under test can read every file you can, the hidden tests in your project included; rgd only detects its reading them from the copy"
+        );
+    }
 
     let context = if args.repo_args.no_context {
         eprintln!("context: none (--no-context)");
@@ -127,5 +168,26 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         },
     )?;
     let path = root.join(file);
-    solve_task(home, config, llm, args, task, &path).await
+    // Before --write: the program passes every visible and hidden test again, in a fresh copy.
+    let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
+    let verify = |program: &str| -> anyhow::Result<()> {
+        let spec = RunSpec {
+            replace: Some((file, program)),
+            target: Some(name),
+            ids: &all,
+            withhold: &[],
+        };
+        let run = runner.run(&root, &spec, TestLimits::default())?;
+        if !run.tampered.is_empty() {
+            bail!(
+                "run again in a fresh copy, the program tampered with its tests: {}",
+                run.tampered.join("; ")
+            );
+        }
+        match run.outcomes.iter().find(|o| !o.passed()) {
+            Some(o) => bail!("run again in a fresh copy, {} {}: {}", o.id, o.status, o.message),
+            None => Ok(()),
+        }
+    };
+    solve_task(home, config, llm, args, task, &path, Some(&verify)).await
 }

@@ -28,6 +28,8 @@ pub struct Extracted {
 /// a lone closing fence opens one) is taken without its stray fence lines, whole if that parses,
 /// else from its first line of code. An empty `entry_point` (stdin/stdout tasks) accepts any block.
 pub fn extract_code(answer: &str, entry_point: &str) -> Extracted {
+    // A method (`Class.name`) is found by its own name, at the top level or in a class.
+    let entry_point = entry_point.rsplit('.').next().unwrap_or(entry_point);
     let blocks = code_blocks(answer);
     let defines_entry = |code: &str| entry_point.is_empty() || defined_functions(code).iter().any(|n| n == entry_point);
     let chosen = blocks

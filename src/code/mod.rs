@@ -7,7 +7,7 @@ mod splice;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};
 pub use highlight::{Class, highlight};
-pub use splice::{Site, find_function, splice, stubbed};
+pub use splice::{Site, find_definition, find_function, splice, stubbed};
 
 use tree_sitter::{Parser, Tree};
 

@@ -5,7 +5,7 @@ use tree_sitter::Node;
 
 use super::parse_python;
 
-/// A top-level function of a module.
+/// A function of a module: top-level, or a method of a (possibly nested) class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Site {
     /// Bytes of the whole definition, decorators included.
@@ -17,12 +17,20 @@ pub struct Site {
     pub is_stub: bool,
     /// `def name(...):` (with decorators) and its docstring, if any: the function as a spec.
     pub spec: String,
+    /// Column of the definition (0 at the top level, the class body's indentation for a method).
+    pub indent: usize,
+    /// The decorator lines as written (`@staticmethod\n    `), empty when undecorated.
+    pub decorators: String,
+    /// Byte where the top-level statement holding the definition starts (the class of a method).
+    pub top_start: usize,
 }
 
-/// The top-level definitions of a module: name, node (the decorated one when decorated).
-fn top_level<'t>(root: Node<'t>, source: &str) -> Vec<(String, Node<'t>)> {
-    let mut cursor = root.walk();
-    root.named_children(&mut cursor)
+/// The definitions directly in a block (a module or a class body): name, node (the decorated one
+/// when decorated), and the definition itself.
+fn definitions<'t>(block: Node<'t>, source: &str) -> Vec<(String, Node<'t>, Node<'t>)> {
+    let mut cursor = block.walk();
+    block
+        .named_children(&mut cursor)
         .filter_map(|node| {
             let def = match node.kind() {
                 "decorated_definition" => node.child_by_field_name("definition")?,
@@ -30,35 +38,100 @@ fn top_level<'t>(root: Node<'t>, source: &str) -> Vec<(String, Node<'t>)> {
                 _ => return None,
             };
             let name = def.child_by_field_name("name")?;
-            Some((source[name.byte_range()].to_string(), node))
+            Some((source[name.byte_range()].to_string(), node, def))
         })
         .collect()
 }
 
-/// The function `name` defined at the top level of `source`, or why it cannot be used.
-pub fn find_function(source: &str, name: &str) -> Result<Site, String> {
+/// The top-level definitions of a module: name, node (the decorated one when decorated).
+fn top_level<'t>(root: Node<'t>, source: &str) -> Vec<(String, Node<'t>)> {
+    definitions(root, source).into_iter().map(|(n, node, _)| (n, node)).collect()
+}
+
+/// The definition `qualname` (`name`, `Class.name`, `Outer.Inner.name`) walking class bodies
+/// only: (outer node, definition, top-level node).
+fn locate<'t>(root: Node<'t>, source: &str, qualname: &str) -> Option<(Node<'t>, Node<'t>, Node<'t>)> {
+    let mut block = root;
+    let mut top = None;
+    let parts: Vec<&str> = qualname.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let (_, node, def) = definitions(block, source).into_iter().find(|(n, _, _)| n == part)?;
+        top.get_or_insert(node);
+        if i + 1 == parts.len() {
+            return Some((node, def, top?));
+        }
+        if def.kind() != "class_definition" {
+            return None;
+        }
+        block = def.child_by_field_name("body")?;
+    }
+    None
+}
+
+/// Where a function named `name` is defined inside another function (the enclosing one's name).
+fn nested_in(root: Node, source: &str, name: &str) -> Option<String> {
+    let mut cursor = root.walk();
+    let mut stack = vec![(root, None::<String>)];
+    while let Some((node, in_function)) = stack.pop() {
+        let mut here = in_function.clone();
+        if node.kind() == "function_definition"
+            && let Some(n) = node.child_by_field_name("name")
+        {
+            let found = &source[n.byte_range()];
+            if found == name && in_function.is_some() {
+                return in_function;
+            }
+            here = Some(found.to_string());
+        }
+        for child in node.children(&mut cursor) {
+            stack.push((child, here.clone()));
+        }
+    }
+    None
+}
+
+/// Every function a module defines at the top level or in a class, as `Class.name`.
+fn qualnames(block: Node, source: &str, prefix: &str, out: &mut Vec<String>) {
+    for (name, _, def) in definitions(block, source) {
+        let qual = format!("{prefix}{name}");
+        match def.kind() {
+            "class_definition" => {
+                if let Some(body) = def.child_by_field_name("body") {
+                    qualnames(body, source, &format!("{qual}."), out);
+                }
+            }
+            _ => out.push(qual),
+        }
+    }
+}
+
+/// The function `qualname` of `source` (top level, `Class.method`, static and class methods,
+/// async, decorated), or why it cannot be used (missing, a class, nested in a function).
+pub fn find_function(source: &str, qualname: &str) -> Result<Site, String> {
     let tree = parse_python(source);
     let root = tree.root_node();
     if root.has_error() {
         let line = first_error_line(root).unwrap_or(1);
         return Err(format!("line {line}: syntax error"));
     }
-    let defs = top_level(root, source);
-    let Some((_, node)) = defs.iter().find(|(n, _)| n == name) else {
-        let names: Vec<&str> = defs.iter().map(|(n, _)| n.as_str()).collect();
+    let Some((node, def, top)) = locate(root, source, qualname) else {
+        let last = qualname.rsplit('.').next().unwrap_or(qualname);
+        if let Some(outer) = nested_in(root, source, last) {
+            return Err(format!(
+                "`{last}` is defined inside the function `{outer}`: a nested function cannot be a target (take `{outer}`)"
+            ));
+        }
+        let mut names = Vec::new();
+        qualnames(root, source, "", &mut names);
         return Err(format!(
-            "no top-level function `{name}` (defined here: {})",
+            "no function `{qualname}` (defined here: {})",
             if names.is_empty() { "nothing".into() } else { names.join(", ") }
         ));
     };
-    let def = match node.kind() {
-        "decorated_definition" => node.child_by_field_name("definition").unwrap_or(*node),
-        _ => *node,
-    };
     if def.kind() != "function_definition" {
-        return Err(format!("`{name}` is a class, not a function"));
+        return Err(format!("`{qualname}` is a class, not a function"));
     }
-    let body = def.child_by_field_name("body").ok_or_else(|| format!("`{name}` has no body"))?;
+    let body = def.child_by_field_name("body").ok_or_else(|| format!("`{qualname}` has no body"))?;
     let mut cursor = body.walk();
     let statements: Vec<Node> = body.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
     let docstring = statements.first().filter(|s| is_docstring(**s));
@@ -76,7 +149,15 @@ pub fn find_function(source: &str, name: &str) -> Result<Site, String> {
         line: def.start_position().row + 1,
         is_stub,
         spec,
+        indent: node.start_position().column,
+        decorators: source[node.start_byte()..def.start_byte()].to_string(),
+        top_start: top.start_byte(),
     })
+}
+
+/// The definition `qualname` in `source`, if there is one (no reasons: for callers that only skip).
+pub fn find_definition(source: &str, qualname: &str) -> Option<Site> {
+    find_function(source, qualname).ok()
 }
 
 fn first_error_line(node: Node) -> Option<usize> {
@@ -103,23 +184,67 @@ pub fn stubbed(source: &str, site: &Site) -> String {
     format!("{}{}{}", &source[..site.start], site.spec, &source[site.end..])
 }
 
-/// `module` with the agents' definition of `name` (from `code`) in place of its own; helpers the
-/// code defines that the module lacks go just before it, imports it adds go at the top. Code
-/// without a top-level `name` is returned as it is (the extractor only hands over code defining it).
-pub fn splice(module: &str, name: &str, code: &str) -> String {
-    let (Ok(site), new_tree) = (find_function(module, name), parse_python(code)) else {
+/// `text` (a definition cut from column `from`) moved to column `to`: every line after the first
+/// loses `from` columns of indentation and gains `to`.
+fn reindent(text: &str, from: usize, to: usize) -> String {
+    let pad = " ".repeat(to);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            let strip = line.len() - line.trim_start_matches(' ').len();
+            let rest = &line[strip.min(from)..];
+            if !rest.is_empty() {
+                out.push_str(&pad);
+            }
+            out.push_str(rest);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The agents' definition of `name`: at the top level of their code, or in one of its classes.
+fn their_definition<'t>(root: Node<'t>, code: &str, name: &str) -> Option<Node<'t>> {
+    let top = definitions(root, code);
+    if let Some((_, node, _)) = top.iter().find(|(n, _, d)| n == name && d.kind() == "function_definition") {
+        return Some(*node);
+    }
+    top.iter()
+        .filter(|(_, _, d)| d.kind() == "class_definition")
+        .find_map(|(_, _, class)| {
+            let body = class.child_by_field_name("body")?;
+            definitions(body, code)
+                .into_iter()
+                .find(|(n, _, d)| n == name && d.kind() == "function_definition")
+                .map(|(_, node, _)| node)
+        })
+}
+
+/// `module` with the agents' definition of `qualname` (from `code`) in place of its own, at its
+/// indentation (a method stays in its class), keeping the original decorators when the agents'
+/// version has none (`@staticmethod` forgotten); helpers the code defines at its top level that
+/// the module lacks go just before the statement holding the definition, imports it adds go at
+/// the top. Code without the definition is returned as it is (the extractor only hands over code
+/// defining it).
+pub fn splice(module: &str, qualname: &str, code: &str) -> String {
+    let (Ok(site), new_tree) = (find_function(module, qualname), parse_python(code)) else {
         return code.to_string();
     };
+    let name = qualname.rsplit('.').next().unwrap_or(qualname);
     let new_root = new_tree.root_node();
-    let theirs = top_level(new_root, code);
-    let Some((_, new_def)) = theirs.iter().find(|(n, _)| n == name) else {
+    let Some(new_def) = their_definition(new_root, code, name) else {
         return code.to_string();
     };
+    let theirs = top_level(new_root, code);
     let module_tree = parse_python(module);
     let ours: Vec<String> = top_level(module_tree.root_node(), module).into_iter().map(|(n, _)| n).collect();
+    let holder = qualname.split('.').next().unwrap_or(qualname);
     let helpers: Vec<&str> = theirs
         .iter()
-        .filter(|(n, _)| n != name && !ours.contains(n))
+        .filter(|(n, node)| n != name && n != holder && !ours.contains(n) && node.byte_range() != new_def.byte_range())
+        .filter(|(_, node)| !(node.start_byte() <= new_def.start_byte() && new_def.end_byte() <= node.end_byte()))
         .map(|(_, node)| &code[node.byte_range()])
         .collect();
     let mut cursor = new_root.walk();
@@ -129,17 +254,23 @@ pub fn splice(module: &str, name: &str, code: &str) -> String {
         .map(|n| &code[n.byte_range()])
         .filter(|line| !module.lines().any(|l| l.trim() == line.trim()))
         .collect();
+    let mut definition = code[new_def.byte_range()].to_string();
+    if new_def.kind() != "decorated_definition" && !site.decorators.is_empty() {
+        definition = format!("{}{}", reindent(&site.decorators, site.indent, 0), definition);
+    }
+    let definition = reindent(&definition, new_def.start_position().column, site.indent);
     let mut out = String::new();
     for import in &imports {
         out.push_str(import);
         out.push('\n');
     }
-    out.push_str(&module[..site.start]);
+    out.push_str(&module[..site.top_start]);
     for helper in helpers {
         out.push_str(helper);
         out.push_str("\n\n\n");
     }
-    out.push_str(&code[new_def.byte_range()]);
+    out.push_str(&module[site.top_start..site.start]);
+    out.push_str(&definition);
     out.push_str(&module[site.end..]);
     out
 }
@@ -173,7 +304,7 @@ mod tests {
     fn missing_functions_classes_and_syntax_errors_say_what_and_where() {
         assert_eq!(
             find_function(MODULE, "volume").unwrap_err(),
-            "no top-level function `volume` (defined here: helper, area)"
+            "no function `volume` (defined here: helper, area)"
         );
         assert_eq!(
             find_function("class C:\n    pass\n", "C").unwrap_err(),
@@ -193,5 +324,47 @@ mod tests {
             out,
             "from functools import lru_cache\nimport math\n\n\ndef helper(x):\n    return x * 2\n\n\ndef square(x):\n    return x * x\n\n\ndef area(r):\n    return math.pi * square(r)\n\n\nprint('loaded')\n"
         );
+    }
+
+    const CLASSY: &str = "import functools\n\n\nclass Cart:\n    \"\"\"A cart.\"\"\"\n\n    def __init__(self, prices):\n        self.prices = prices\n\n    @staticmethod\n    def rate(kind):\n        \"\"\"The tax rate of a kind of goods.\"\"\"\n        ...\n\n    @functools.cache\n    async def fetch(self):\n        return 1\n\n    class Line:\n        def cost(self):\n            return 0\n\n\ndef outer():\n    def inner():\n        return 1\n    return inner\n";
+
+    #[test]
+    fn methods_static_methods_async_and_nested_classes_are_found_and_nested_functions_refused() {
+        let rate = find_function(CLASSY, "Cart.rate").unwrap();
+        assert!(rate.is_stub);
+        assert_eq!(rate.indent, 4);
+        assert_eq!(rate.decorators, "@staticmethod\n    ");
+        assert!(rate.spec.starts_with("@staticmethod\n    def rate(kind):"), "{}", rate.spec);
+        assert_eq!(&CLASSY[rate.top_start..rate.top_start + 10], "class Cart");
+        assert!(!find_function(CLASSY, "Cart.fetch").unwrap().is_stub);
+        assert_eq!(find_function(CLASSY, "Cart.Line.cost").unwrap().indent, 8);
+        let err = find_function(CLASSY, "inner").unwrap_err();
+        assert!(err.contains("inside the function `outer`"), "{err}");
+        let err = find_function(CLASSY, "Cart.total").unwrap_err();
+        assert!(err.contains("Cart.rate") && err.contains("Cart.Line.cost"), "{err}");
+    }
+
+    #[test]
+    fn a_method_goes_back_into_its_class_at_its_indentation_with_its_decorators() {
+        // Written at the top level, without the decorator: indented into the class, @staticmethod kept.
+        let code = "def _table():\n    return {\"food\": 0.07}\n\n\ndef rate(kind):\n    return _table().get(kind, 0.2)\n";
+        let out = splice(CLASSY, "Cart.rate", code);
+        assert!(
+            out.contains("    @staticmethod\n    def rate(kind):\n        return _table().get(kind, 0.2)\n\n    @functools.cache"),
+            "{out}"
+        );
+        // The helper goes before the class, at the top level.
+        assert!(out.contains("def _table():\n    return {\"food\": 0.07}\n\n\nclass Cart:"), "{out}");
+        assert!(crate::code::parses_cleanly(&out), "{out}");
+        // Written inside the class, decorated: taken as it is.
+        let code = "class Cart:\n    @functools.cache\n    async def fetch(self):\n        return 2\n";
+        let out = splice(CLASSY, "Cart.fetch", code);
+        assert!(
+            out.contains("    @functools.cache\n    async def fetch(self):\n        return 2\n"),
+            "{out}"
+        );
+        assert_eq!(out.matches("def fetch").count(), 1, "{out}");
+        assert!(out.contains("    def __init__(self, prices):"), "{out}");
+        assert!(crate::code::parses_cleanly(&out), "{out}");
     }
 }

@@ -192,6 +192,9 @@ struct ProjectRecord {
     root: String,
     file: String,
     python: String,
+    /// The function's qualified name in `file` (older records: the entry point).
+    #[serde(default)]
+    target: Option<String>,
     visible: Vec<PytestRecord>,
     #[serde(default)]
     hidden: Vec<PytestRecord>,
@@ -213,15 +216,18 @@ fn project_task(r: &Record) -> Result<Task, String> {
     if p.visible.is_empty() && p.hidden.is_empty() {
         return Err("field \"project\" has no tests".into());
     }
+    let entry_point = r.str("entry_point")?;
     Ok(Task {
         id: r.str("task_id")?,
         prompt: r.str("prompt")?,
-        entry_point: r.str("entry_point")?,
         kind: TaskKind::Project {
             root: p.root,
             file: p.file,
             python: p.python,
+            target: p.target.unwrap_or_else(|| entry_point.clone()),
+            hidden: p.hidden.iter().map(|t| t.node.clone()).collect(),
         },
+        entry_point,
         visible: tests(p.visible),
         hidden: tests(p.hidden),
         canonical: None,

@@ -30,8 +30,18 @@ pub enum TaskKind {
     CallBased,
     /// One function of a Python project (`rgd solve --repo`): the program is the file `file`
     /// (relative to `root`), and the tests are the project's own, run by pytest with `python` in a
-    /// throw-away copy of the project.
-    Project { root: String, file: String, python: String },
+    /// throw-away copy of the project. `target` is the function's qualified name in `file`
+    /// (`name`, `Class.name`); `hidden` the hidden tests' node ids, which the copy for a visible
+    /// run leaves out.
+    Project {
+        root: String,
+        file: String,
+        python: String,
+        #[serde(default)]
+        target: String,
+        #[serde(default)]
+        hidden: Vec<String>,
+    },
 }
 
 impl TaskKind {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 pub use events::{Envelope, Event, Pending, Suite};
 pub use manifest::{DatasetInfo, ForkPoint, Manifest, MapCoderParams, MemoryInfo, Pricing, Shard, ShardInfo};
-pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens};
+pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens, proves};
 pub use status::{RunState, RunStatus};
 
 /// Why storage failed, as text: the engine reports it and stops; it never inspects it.

@@ -72,6 +72,31 @@ pub struct TaskResult {
     pub intervened: bool,
 }
 
+/// Whether a task's programs prove anything: the one rule the memory pool, `samples.jsonl` and
+/// `rgd solve --write` follow. A task some program of which was caught fooling its tests
+/// (`tampered`) proves nothing, whatever a later program did; otherwise it is proven when its last
+/// program passed the visible and the hidden tests.
+pub fn proves(passed: bool, tampered: Option<&str>) -> Result<(), String> {
+    match (tampered, passed) {
+        (Some(why), _) => Err(format!("a program of this task tampered with its tests ({why})")),
+        (None, false) => Err("the last program did not pass its tests".into()),
+        (None, true) => Ok(()),
+    }
+}
+
+impl TaskResult {
+    /// Proven (see `proves`): what may be remembered or written into a user's file.
+    pub fn proven(&self) -> Result<(), String> {
+        proves(self.passed, self.tampered.as_deref())
+    }
+
+    /// The completion an evaluator may be given: none from a task caught tampering (a program
+    /// that fooled rgd's judge may fool a weaker one).
+    pub fn trusted_completion(&self) -> Option<&str> {
+        self.tampered.is_none().then_some(self.completion.as_str())
+    }
+}
+
 /// How an unsolved task failed, from its last program's results.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -143,14 +143,22 @@ impl Jail {
     }
 
     /// The interpreter with ARGS to come, in `work` (read-write, the working directory), with
-    /// `writable` directories besides; confined at this jail's level. The caller adds the
-    /// arguments, the environment and limits.
-    pub fn command(&self, work: &Path, writable: &[&Path]) -> Command {
+    /// `writable` directories besides and `readonly` files or directories (which may lie inside
+    /// `work`: under bubblewrap they are mounted read-only there; the weaker levels cannot);
+    /// confined at this jail's level. The caller adds the arguments, the environment and limits.
+    pub fn command(&self, work: &Path, writable: &[&Path], readonly: &[PathBuf]) -> Command {
         let python = &self.executable;
         match self.level {
             Confinement::Bubblewrap => {
                 let mut c = Command::new("bwrap");
-                c.args(bwrap_args(&self.reads, work, writable)).arg("--").arg(python);
+                c.args(bwrap_args(&self.reads, work, writable))
+                    .args(
+                        readonly
+                            .iter()
+                            .flat_map(|p| [std::ffi::OsStr::new("--ro-bind"), p.as_os_str(), p.as_os_str()]),
+                    )
+                    .arg("--")
+                    .arg(python);
                 c
             }
             Confinement::Unshare => {

@@ -2,15 +2,17 @@
 //! the tests are the project's own pytest node ids, run by `testrun.rs` in a throw-away copy of the
 //! project, confined as `confine.rs` says (bubblewrap where installed: only the system's, the
 //! interpreter's and the copy's files, no network), with rlimits and a process-group timeout.
-//! Verdicts come from pytest's report, per test; a failing test's report goes to the agents as
-//! its output.
+//! Verdicts come from rgd's pytest plugin over its own channel, per test (`verdict.rs`), never
+//! from pytest's output; a run the plugin found tampered with fails every test. A visible run's
+//! copy holds no hidden test (`withhold.rs`). A failing test's report goes to the agents as its
+//! output, capped.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::testrun::{Outcome, ProjectTests, TestLimits};
+use super::testrun::{Outcome, ProjectTests, RunSpec, TestLimits};
 use crate::dataset::{TaskKind, TestCase};
 use crate::sandbox::{Executor, Job, RunReport, SandboxError, SetupStatus, TestOutcome, TestStatus, Trace, TraceJob};
 
@@ -29,14 +31,36 @@ struct Target<'a> {
     root: &'a Path,
     file: &'a str,
     python: &'a Path,
+    /// The function's qualified name in `file`.
+    name: &'a str,
+    hidden: &'a [String],
+}
+
+impl Target<'_> {
+    /// The hidden tests a run of `nodes` must not see: all of them, unless it is the hidden run.
+    fn withhold(&self, nodes: &[String]) -> Vec<String> {
+        if nodes.iter().any(|n| self.hidden.contains(n)) {
+            Vec::new()
+        } else {
+            self.hidden.to_vec()
+        }
+    }
 }
 
 fn target(kind: &TaskKind) -> Result<Target<'_>, SandboxError> {
     match kind {
-        TaskKind::Project { root, file, python } => Ok(Target {
+        TaskKind::Project {
+            root,
+            file,
+            python,
+            target,
+            hidden,
+        } => Ok(Target {
             root: Path::new(root),
             file,
             python: Path::new(python),
+            name: target,
+            hidden,
         }),
         other => Err(SandboxError::Build(format!(
             "the project executor runs a project's tests only, not {} tasks",
@@ -120,13 +144,22 @@ impl Executor for ProjectExecutor {
             timeout: job.limits.total_for(nodes.len()) + STARTUP,
             memory_mb: job.limits.memory_mb,
         };
-        let (root, file, code) = (t.root.to_path_buf(), t.file.to_string(), job.code.to_string());
+        let withhold = t.withhold(&nodes);
+        let (root, file, code, name) = (t.root.to_path_buf(), t.file.to_string(), job.code.to_string(), t.name.to_string());
         let cap = job.limits.output_cap;
-        let run = tokio::task::spawn_blocking(move || runner.run(&root, Some((&file, &code)), &nodes, limits))
-            .await
-            .map_err(|e| SandboxError::Build(format!("the project's test run panicked: {e}")))?
-            .map_err(|e| SandboxError::Build(format!("{e:#}")))?;
-        Ok(RunReport {
+        let run = tokio::task::spawn_blocking(move || {
+            let spec = RunSpec {
+                replace: Some((&file, &code)),
+                target: (!name.is_empty()).then_some(name.as_str()),
+                ids: &nodes,
+                withhold: &withhold,
+            };
+            runner.run(&root, &spec, limits)
+        })
+        .await
+        .map_err(|e| SandboxError::Build(format!("the project's test run panicked: {e}")))?
+        .map_err(|e| SandboxError::Build(format!("{e:#}")))?;
+        let mut report = RunReport {
             executor: self.name().into(),
             setup: SetupStatus::Ok,
             setup_error: None,
@@ -140,7 +173,11 @@ impl Executor for ProjectExecutor {
                 .timed_out
                 .then(|| format!("pytest ran past {:?} and was killed", limits.timeout)),
             wall_ms: (run.seconds * 1000.0) as u64,
-        })
+        };
+        if !run.tampered.is_empty() {
+            report.mark_tampered(&run.tampered.join("; "));
+        }
+        Ok(report)
     }
 
     async fn trace(&self, job: TraceJob<'_>) -> Result<Trace, SandboxError> {
@@ -157,10 +194,20 @@ impl Executor for ProjectExecutor {
             job.call.to_string(),
             job.max_events,
         );
-        tokio::task::spawn_blocking(move || runner.trace(&root, Some((&file, &code)), &id, max, limits))
-            .await
-            .map_err(|e| SandboxError::Build(format!("the project's trace panicked: {e}")))?
-            .map_err(|e| SandboxError::Build(format!("{e:#}")))
+        let withhold = t.hidden.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let ids = [id.clone()];
+            let spec = RunSpec {
+                replace: Some((&file, &code)),
+                target: None,
+                ids: &ids,
+                withhold: &withhold,
+            };
+            runner.trace(&root, &spec, &id, max, limits)
+        })
+        .await
+        .map_err(|e| SandboxError::Build(format!("the project's trace panicked: {e}")))?
+        .map_err(|e| SandboxError::Build(format!("{e:#}")))
     }
 }
 

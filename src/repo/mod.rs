@@ -14,6 +14,8 @@ pub mod render;
 pub mod retrieve;
 pub mod task;
 pub mod testrun;
+pub mod verdict;
+pub mod withhold;
 
 pub use chunks::{Chunk, ChunkKind};
 pub use graph::{EdgeKind, Graph};

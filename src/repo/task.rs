@@ -57,13 +57,7 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
     let (file, name) = spec
         .target
         .split_once("::")
-        .ok_or_else(|| anyhow::anyhow!("{:?}: a target is path/to/mod.py::name", spec.target))?;
-    if name.contains('.') {
-        anyhow::bail!(
-            "{}: solve --repo works on top-level functions; a method ({name}) cannot be spliced back into its class yet",
-            spec.target
-        );
-    }
+        .ok_or_else(|| anyhow::anyhow!("{:?}: a target is path/to/mod.py::name or ::Class.method", spec.target))?;
     let path = spec.root.join(file);
     let module = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
     let site = find_function(&module, name).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
@@ -71,8 +65,13 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
     let function = if super::render::estimate_tokens(&shown) <= WHOLE_MODULE_TOKENS {
         format!("# {file}\n```python\n{}\n```", shown.trim_end())
     } else {
+        // A method is shown in its class, at its indentation.
+        let class_line = match name.rsplit_once('.') {
+            Some((class, _)) => format!("class {}:\n{}", class.rsplit('.').next().unwrap_or(class), " ".repeat(site.indent)),
+            None => String::new(),
+        };
         format!(
-            "# {file} (its other definitions are not shown)\n```python\n{}\n```",
+            "# {file} (its other definitions are not shown)\n```python\n{class_line}{}\n```",
             site.spec.trim_end()
         )
     };
@@ -81,8 +80,14 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
         prompt.push_str(context.trim_end());
         prompt.push_str("\n\n");
     }
+    let what = match name.rsplit_once('.') {
+        Some((class, method)) => format!(
+            "write the method `{method}` of the class `{class}` (answer with its `def {method}(...)`, decorators included; the rest of the class stays as it is)"
+        ),
+        None => format!("write the function `{name}`"),
+    };
     prompt.push_str(&format!(
-        "{function}\n\n(From the repository's file {file}: write the function `{name}`; the rest of the file stays as it is. Import what you use from the project's other modules.)\n"
+        "{function}\n\n(From the repository's file {file}: {what}; the rest of the file stays as it is. Import what you use from the project's other modules.)\n"
     ));
     let tests =
         |ids: &[String]| -> Vec<serde_json::Value> { ids.iter().map(|id| json!({"node": id, "src": test_source(index, id)})).collect() };
@@ -99,6 +104,7 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
             "project": {
                 "root": spec.root.display().to_string(),
                 "file": file,
+                "target": name,
                 "python": spec.python.display().to_string(),
                 "visible": tests(spec.visible),
                 "hidden": hidden,

@@ -5,7 +5,12 @@
 //!   namespaces of its own in which only the system's files, the interpreter's and the copy exist
 //!   and the network is loopback; else a network namespace only; the run reports which;
 //! - rlimits: address space (`memory_mb`), CPU seconds (the timeout plus one), no core files; its
-//!   own process group, killed whole at the timeout.
+//!   own process group, killed whole at the timeout and after every run;
+//! - outcomes come from rgd's pytest plugin over a channel of its own (`verdict.rs`), never from
+//!   pytest's output, which the program under test can write to; the plugin's tamper findings
+//!   make every test count as failed;
+//! - a visible run's copy holds no hidden test (`withhold.rs`), and under bubblewrap the test
+//!   files and conftests are mounted read-only.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -16,6 +21,8 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::confine::{Confinement, Jail};
+use super::verdict::Channel;
+use super::withhold::Withheld;
 
 /// One test's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,8 +52,24 @@ pub struct TestRun {
     pub timed_out: bool,
     /// How the run was confined.
     pub confinement: Confinement,
-    /// The end of pytest's output, for a reader (and a Feedback agent).
+    /// The end of pytest's output, for a person reading a failed run (never an outcome).
     pub output_tail: String,
+    /// Why the run counts as tampered with (empty when it does not): every test then fails.
+    pub tampered: Vec<String>,
+}
+
+/// One run: which tests, on which version of which file, withholding which hidden tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunSpec<'a> {
+    /// A path relative to the root, and its new text (the agents' program).
+    pub replace: Option<(&'a str, &'a str)>,
+    /// The function the agents wrote in that file (`name`, `Class.name`): what it returns is
+    /// probed for objects that claim to equal anything.
+    pub target: Option<&'a str>,
+    /// The node ids to run.
+    pub ids: &'a [String],
+    /// Hidden tests the copy must not hold (`withhold.rs`): a visible run's.
+    pub withhold: &'a [String],
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -71,8 +94,10 @@ pub struct ProjectTests {
 }
 
 /// Copies the project (the files `python_files`' walk would read, and every other file: data the
-/// tests open) into `dest`, leaving out version control, virtual environments and caches.
-pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<()> {
+/// tests open) into `dest`, leaving out version control, virtual environments and caches; returns
+/// the files copied, relative and `/`-separated.
+pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
+    let mut files = Vec::new();
     for entry in super::index::project_walk(root) {
         let entry = entry.with_context(|| format!("reading {}", root.display()))?;
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
@@ -81,41 +106,34 @@ pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<()> {
             std::fs::create_dir_all(&to)?;
         } else if entry.file_type().is_file() {
             std::fs::copy(entry.path(), &to).with_context(|| format!("copying {}", entry.path().display()))?;
+            files.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
-    Ok(())
+    Ok(files)
 }
 
-/// `PASSED id`, `FAILED id - message`, `ERROR id - message`, `SKIPPED [1] file:line: reason`
-/// lines of pytest's `-rA` summary.
-fn parse_summary(output: &str) -> Vec<Outcome> {
-    let mut out = Vec::new();
-    for line in output.lines() {
-        let Some((word, rest)) = line.split_once(' ') else { continue };
-        let status = match word {
-            "PASSED" => "passed",
-            "FAILED" => "failed",
-            "ERROR" => "error",
-            "XFAIL" | "XPASS" | "SKIPPED" => "skipped",
-            _ => continue,
-        };
-        let (id, message) = match rest.split_once(" - ") {
-            Some((id, m)) => (id.trim(), m.trim()),
-            None => (rest.trim(), ""),
-        };
-        if id.contains("::") || status == "error" {
-            out.push(Outcome {
-                id: id.to_string(),
-                status: status.into(),
-                message: message.to_string(),
-                detail: String::new(),
-            });
+/// The project's files, relative and `/`-separated (what `copy_project` would copy).
+pub fn project_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut files = Vec::new();
+    for entry in super::index::project_walk(root) {
+        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            files.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
-    out
+    Ok(files)
 }
 
-/// `No module named 'x'` in a collection error: the missing package.
+/// Files that decide how pytest runs or what it collects: a program must not write them, and
+/// under bubblewrap they are mounted read-only.
+fn decides_tests(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    (file.ends_with(".py") && super::task::is_test_file(file))
+        || matches!(name, "pytest.ini" | "tox.ini" | "setup.cfg" | "pyproject.toml" | ".pytest.ini")
+}
+
+/// `No module named 'x'` in a collection error's message: the missing package.
 fn missing_module(output: &str) -> Option<String> {
     let at = output.find("No module named '")? + "No module named '".len();
     output[at..].split('\'').next().map(str::to_string)
@@ -147,106 +165,71 @@ impl ProjectTests {
     }
 
     /// The node ids `selectors` select (pytest's own selection: paths, node ids, `-k EXPR`);
-    /// an error names a selection of nothing, and packages the tests need but cannot import.
+    /// an error names a selection of nothing, files that cannot be collected, and packages the
+    /// tests need but cannot import.
     pub fn collect(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Vec<String>> {
-        let copy = prepared_copy(root, None)?;
-        let mut args: Vec<String> = ["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-            .map(str::to_string)
-            .to_vec();
+        let copy = prepared_copy(root, &RunSpec::default())?;
+        let mut args: Vec<String> = ["--collect-only", "-q"].map(str::to_string).to_vec();
         args.extend(selectors.iter().cloned());
         // Collecting imports the tests and the project: confined and timed like a run.
         let limits = TestLimits::default();
-        let ended = self.limited(copy.path(), &[], &args, limits)?;
+        let ended = self.pytest(&copy, None, &args, limits)?;
         if ended.timed_out {
             bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
         }
-        let text = ended.output.replace(&format!("{}/", copy.path().display()), "");
-        if let Some(m) = missing_module(&text) {
+        let channel = &ended.channel;
+        let errors: Vec<(&str, &str)> = channel.collect_errors().collect();
+        if let Some(m) = errors.iter().find_map(|(_, m)| missing_module(m)) {
             bail!(
                 "the project's tests need packages that are missing here: {m} (install it for {})",
                 self.python.display()
             );
         }
-        let ids: Vec<String> = text
-            .lines()
-            .filter(|l| l.contains("::") && !l.contains(' '))
-            .map(str::to_string)
-            .collect();
+        if let Some((file, message)) = errors.first() {
+            bail!(
+                "pytest cannot collect {}: {message}",
+                if file.is_empty() { "the project's tests" } else { file }
+            );
+        }
+        let ids = channel.collected.clone().unwrap_or_default();
         if ids.is_empty() {
             bail!(
                 "the test selection {:?} selects no test in {}:\n{}",
                 selectors.join(" "),
                 root.display(),
-                crate::assets::last_lines(&text, 8)
+                crate::assets::last_lines(&ended.output, 8)
             );
         }
         Ok(ids)
     }
 
-    /// Runs the tests `ids` in a copy of `root` in which `replace` (a path relative to the root,
-    /// and its new text) is put first.
-    pub fn run(&self, root: &Path, replace: Option<(&str, &str)>, ids: &[String], limits: TestLimits) -> anyhow::Result<TestRun> {
-        let copy = prepared_copy(root, replace)?;
-        let mut args: Vec<String> = [
-            "-m",
-            "pytest",
-            "-q",
-            "-rA",
-            "--tb=short",
-            "-p",
-            "no:cacheprovider",
-            "--no-header",
-            "--color=no",
-        ]
-        .map(str::to_string)
-        .to_vec();
-        args.extend(ids.iter().cloned());
-        let ended = self.limited(copy.path(), &[], &args, limits)?;
-        // Paths in the copy, as the project's own (a prompt should not change with a temp dir).
-        let output = ended.output.replace(&format!("{}/", copy.path().display()), "");
-        let found = parse_summary(&output);
-        let details = failure_sections(&output);
-        let outcomes = ids
+    /// Runs the tests `spec.ids` in a fresh copy of `root` with `spec.replace` put in and the
+    /// hidden tests `spec.withhold` left out. Outcomes come from rgd's plugin alone.
+    pub fn run(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<TestRun> {
+        let copy = prepared_copy(root, spec)?;
+        let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
+        args.extend(spec.ids.iter().cloned());
+        let target = spec.replace.map(|(file, _)| file).zip(spec.target);
+        let ended = self.pytest(&copy, target, &args, limits)?;
+        let channel = &ended.channel;
+        if channel.records == 0 && !ended.timed_out && ended.exit.is_some() {
+            bail!(
+                "rgd's pytest plugin did not report (is pytest older than 7?): {}",
+                crate::assets::last_lines(&ended.output, 8)
+            );
+        }
+        let mut tampered = channel.tampered.clone();
+        // The process left on its own before pytest finished: `os._exit` in a test.
+        if let (false, false, Some(code)) = (channel.ended, ended.timed_out, ended.exit) {
+            tampered.push(format!("the tests' process exited (status {code}) before pytest finished"));
+        }
+        let outcomes = spec
+            .ids
             .iter()
             .map(|id| {
-                let mut o = found
-                    .iter()
-                    .find(|o| &o.id == id)
-                    // A file that failed to import is one error for all its tests.
-                    .or_else(|| {
-                        found
-                            .iter()
-                            .find(|o| o.status == "error" && id.split("::").next() == Some(o.id.as_str()))
-                    })
-                    .cloned()
-                    .map(|o| Outcome { id: id.clone(), ..o })
-                    .unwrap_or_else(|| Outcome {
-                        id: id.clone(),
-                        status: "not run".into(),
-                        message: if ended.timed_out {
-                            format!("the run timed out after {:?}", limits.timeout)
-                        } else {
-                            String::new()
-                        },
-                        detail: String::new(),
-                    });
-                let file = id.split("::").next().unwrap_or(id);
-                if let Some(d) = details
-                    .get(&section_name(id))
-                    .or_else(|| details.get(&format!("ERROR collecting {file}")))
-                {
-                    o.detail = d.clone();
-                }
-                // pytest names no message for a file it could not import: the report's last
-                // `E` line says why (`SyntaxError: ...`).
-                if o.message.is_empty() && !o.passed() {
-                    o.message = o
-                        .detail
-                        .lines()
-                        .rev()
-                        .find_map(|l| l.strip_prefix("E "))
-                        .map(|l| l.trim().to_string())
-                        .unwrap_or_default();
+                let mut o = channel.outcome(id);
+                if o.status == "not run" && ended.timed_out {
+                    o.message = format!("the run timed out after {:?}", limits.timeout);
                 }
                 o
             })
@@ -256,22 +239,44 @@ impl ProjectTests {
             seconds: ended.seconds,
             timed_out: ended.timed_out,
             confinement: self.jail.level,
-            output_tail: crate::assets::last_lines(&output, 30),
+            output_tail: crate::assets::last_lines(&ended.output, 30),
+            tampered,
         })
     }
 
+    /// Time of the same run without rgd's plugin, whose outcomes are not read: the cost baseline
+    /// of `cargo bench --bench confine`.
+    pub fn run_without_plugin(&self, root: &Path, ids: &[String], limits: TestLimits) -> anyhow::Result<f64> {
+        let copy = prepared_copy(root, &RunSpec::default())?;
+        let mut args: Vec<String> = [
+            "-m",
+            "pytest",
+            "-q",
+            "--tb=short",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "--color=no",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        args.extend(ids.iter().cloned());
+        let ended = self.limited(copy.dir.path(), &[], &copy.readonly(&[]), &args, None, &[], limits)?;
+        Ok(ended.seconds)
+    }
+
     /// The call tree of one test (`id`) across the project's own files, with the source of the
-    /// functions it entered (`sandbox/project_trace.py`), in a copy of `root` with `replace` put
-    /// first. Information for a model, never a verdict.
+    /// functions it entered (`sandbox/project_trace.py`), in a copy of `root` as `spec` says
+    /// (the hidden tests withheld). Information for a model, never a verdict.
     pub fn trace(
         &self,
         root: &Path,
-        replace: Option<(&str, &str)>,
+        spec: &RunSpec<'_>,
         id: &str,
         max_events: usize,
         limits: TestLimits,
     ) -> anyhow::Result<crate::sandbox::Trace> {
-        let copy = prepared_copy(root, replace)?;
+        let copy = prepared_copy(root, spec)?;
         let tools = tempfile::tempdir()?;
         std::fs::write(tools.path().join("tracer.py"), crate::sandbox::TRACER_PY)?;
         let driver = tools.path().join("project_trace.py");
@@ -283,7 +288,7 @@ impl ProjectTests {
             max_events.to_string(),
             id.to_string(),
         ];
-        let ended = self.limited(copy.path(), &[tools.path()], &args, limits)?;
+        let ended = self.limited(copy.dir.path(), &[tools.path()], &copy.readonly(&[]), &args, None, &[], limits)?;
         let text = std::fs::read_to_string(&records).unwrap_or_default();
         let mut trace = crate::sandbox::Trace::from_records("calls", &text);
         if trace.end.is_none() {
@@ -309,10 +314,55 @@ impl ProjectTests {
         })
     }
 
-    /// Runs `python ARGS` in `dir` (and may write `writable` besides): confined (`confine.rs`),
-    /// rlimits, its own process group killed whole at the timeout.
-    fn limited(&self, dir: &Path, writable: &[&Path], args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
-        let mut cmd = self.jail.command(dir, writable);
+    /// `python -m pytest ARGS` in `copy` with rgd's plugin loaded first and its channel read;
+    /// `target` is (file, qualified name) of the function the agents wrote.
+    fn pytest(&self, copy: &Copy, target: Option<(&str, &str)>, args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
+        let tools = tempfile::tempdir()?;
+        std::fs::write(tools.path().join("rgd_verdict.py"), PYTEST_VERDICT_PY)?;
+        let key = hex::encode(rand::random::<[u8; 16]>());
+        let config = serde_json::json!({
+            "key": key,
+            "root": copy.dir.path(),
+            "target": target.map(|t| t.0),
+            "name": target.map(|t| t.1),
+            "protected": copy.protected,
+        });
+        let mut full: Vec<String> = ["-m", "pytest", "-p", "rgd_verdict", "-p", "no:cacheprovider"]
+            .map(str::to_string)
+            .to_vec();
+        full.extend(args.iter().cloned());
+        let env = [("PYTHONPATH", tools.path().as_os_str())];
+        let readonly = copy.readonly(&[tools.path()]);
+        let mut ended = self.limited(
+            copy.dir.path(),
+            &[],
+            &readonly,
+            &full,
+            Some((&key, config.to_string())),
+            &env,
+            limits,
+        )?;
+        // Paths in the copy, as the project's own (a prompt should not change with a temp dir).
+        ended.output = ended.output.replace(&format!("{}/", copy.dir.path().display()), "");
+        Ok(ended)
+    }
+
+    /// Runs `python ARGS` in `dir` (and may write `writable` besides, and read `readonly`, which
+    /// may lie inside `dir`): confined (`confine.rs`), rlimits, its own process group killed whole
+    /// at the timeout and at its end. With `channel` (the key and the configuration), the verdict
+    /// channel is handed to the process and read.
+    #[allow(clippy::too_many_arguments, reason = "one private helper; a struct would only rename them")]
+    fn limited(
+        &self,
+        dir: &Path,
+        writable: &[&Path],
+        readonly: &[PathBuf],
+        args: &[String],
+        channel: Option<(&str, String)>,
+        env: &[(&str, &std::ffi::OsStr)],
+        limits: TestLimits,
+    ) -> anyhow::Result<Ended> {
+        let mut cmd = self.jail.command(dir, writable, readonly);
         cmd.args(args)
             .current_dir(dir)
             .env_clear()
@@ -325,8 +375,32 @@ impl ProjectTests {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // The channel: the configuration goes in through one pipe, records come out of another.
+        // Both ends the child needs are close-on-exec in rgd (other runs on other threads must not
+        // inherit them) and made inheritable in the child alone, between fork and exec.
+        let pipes = match &channel {
+            Some(_) => {
+                let (cfg_read, cfg_write) = std::io::pipe()?;
+                let (out_read, out_write) = std::io::pipe()?;
+                Some((cfg_read, cfg_write, out_read, out_write))
+            }
+            None => None,
+        };
+        let inherit: Vec<i32> = pipes
+            .as_ref()
+            .map(|(cfg_read, _, _, out_write)| {
+                use std::os::fd::AsRawFd;
+                vec![cfg_read.as_raw_fd(), out_write.as_raw_fd()]
+            })
+            .unwrap_or_default();
+        if let [cfg, out] = inherit[..] {
+            cmd.env("RGD_VERDICT_IN", cfg.to_string()).env("RGD_VERDICT_OUT", out.to_string());
+        }
         let (memory, cpu) = (limits.memory_mb << 20, limits.timeout.as_secs() + 1);
-        // SAFETY: between fork and exec only async-signal-safe calls (setsid, setrlimit).
+        // SAFETY: between fork and exec only async-signal-safe calls (setsid, setrlimit, fcntl).
         unsafe {
             cmd.pre_exec(move || {
                 use nix::sys::resource::{Resource, setrlimit};
@@ -334,45 +408,82 @@ impl ProjectTests {
                 setrlimit(Resource::RLIMIT_AS, memory, memory).map_err(std::io::Error::from)?;
                 setrlimit(Resource::RLIMIT_CPU, cpu, cpu).map_err(std::io::Error::from)?;
                 setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(std::io::Error::from)?;
+                for &fd in &inherit {
+                    if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
         let started = Instant::now();
         let mut child = cmd.spawn().context("starting pytest")?;
         let pid = child.id();
-        // Read both pipes on threads so a chatty test cannot block on a full pipe.
-        let mut stdout = child.stdout.take().context("pytest's stdout")?;
-        let mut stderr = child.stderr.take().context("pytest's stderr")?;
-        let out_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-            s
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-            s
-        });
+        let group = nix::unistd::Pid::from_raw(pid as i32);
+        // Read every pipe on a thread so a chatty test cannot block on a full pipe.
+        let stdout = child.stdout.take().context("pytest's stdout")?;
+        let stderr = child.stderr.take().context("pytest's stderr")?;
+        let out_reader = read_all(stdout);
+        let err_reader = read_all(stderr);
+        let channel_reader = match (pipes, &channel) {
+            (Some((cfg_read, mut cfg_write, out_read, out_write)), Some((_, config))) => {
+                // rgd's copies of the child's ends: the reader sees the end once the child's are closed.
+                drop((cfg_read, out_write));
+                let config = config.clone();
+                std::thread::spawn(move || {
+                    let _ = std::io::Write::write_all(&mut cfg_write, config.as_bytes());
+                });
+                Some(read_all(out_read))
+            }
+            _ => None,
+        };
         let mut timed_out = false;
-        loop {
-            if child.try_wait()?.is_some() {
-                break;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
             }
             if started.elapsed() > limits.timeout {
                 timed_out = true;
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
                 let _ = child.wait();
-                break;
+                break None;
             }
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
+        // Whatever the tests left running (a forked child holding a pipe) goes with them.
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let seconds = started.elapsed().as_secs_f64();
+        let text = |reader: Reader| reader.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+        let output = format!("{}{}", text(out_reader), text(err_reader));
+        let channel = match (channel_reader, &channel) {
+            (Some(reader), Some((key, _))) => Channel::read(&text(reader), key),
+            _ => Channel::default(),
+        };
         Ok(Ended {
-            output: format!("{}{}", out_reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default()),
-            seconds: started.elapsed().as_secs_f64(),
+            output,
+            seconds,
             timed_out,
+            exit: status.and_then(|s| s.code()),
+            channel,
         })
     }
 }
+
+type Reader = std::sync::mpsc::Receiver<String>;
+
+/// Reads a pipe to its end on a thread; the text arrives on the receiver.
+fn read_all<R: std::io::Read + Send + 'static>(mut pipe: R) -> Reader {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// rgd's pytest plugin (see its docstring): loaded first, it reports outcomes over its channel.
+pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.py");
 
 /// The driver that traces one test (see its docstring).
 const PROJECT_TRACE_PY: &str = include_str!("../../sandbox/project_trace.py");
@@ -382,52 +493,48 @@ struct Ended {
     output: String,
     seconds: f64,
     timed_out: bool,
+    /// The exit status, when the process exited by itself (not by a signal or the timeout).
+    exit: Option<i32>,
+    /// What rgd's plugin reported (empty without a channel).
+    channel: Channel,
 }
 
-/// A fresh copy of `root` with `replace` (a path relative to the root, and its new text) in it.
-fn prepared_copy(root: &Path, replace: Option<(&str, &str)>) -> anyhow::Result<tempfile::TempDir> {
-    let copy = tempfile::tempdir()?;
-    copy_project(root, copy.path())?;
-    if let Some((file, text)) = replace {
-        let path = copy.path().join(file);
+/// A throw-away copy of the project.
+struct Copy {
+    dir: tempfile::TempDir,
+    /// Files (relative) that decide which tests run and how: read-only under bubblewrap, watched
+    /// by the plugin.
+    protected: Vec<String>,
+}
+
+impl Copy {
+    /// What a run may only read: `extra`, and the protected files of the copy.
+    fn readonly(&self, extra: &[&Path]) -> Vec<PathBuf> {
+        extra
+            .iter()
+            .map(|p| p.to_path_buf())
+            .chain(self.protected.iter().map(|f| self.dir.path().join(f)))
+            .collect()
+    }
+}
+
+/// A fresh copy of `root` with `spec.replace` (a path relative to the root, and its new text) in
+/// it and the hidden tests `spec.withhold` left out.
+fn prepared_copy(root: &Path, spec: &RunSpec<'_>) -> anyhow::Result<Copy> {
+    let dir = tempfile::tempdir()?;
+    let files = copy_project(root, dir.path())?;
+    if let Some((file, text)) = spec.replace {
+        let path = dir.path().join(file);
         anyhow::ensure!(path.is_file(), "{file}: no such file in {}", root.display());
         std::fs::write(&path, text)?;
     }
-    Ok(copy)
-}
-
-/// The name pytest heads a test's failure section with: `test_x[1]`, `TestC.test_m`.
-fn section_name(id: &str) -> String {
-    id.split("::").skip(1).collect::<Vec<_>>().join(".")
-}
-
-/// The `____ name ____` sections of pytest's failure and error reports, by name.
-fn failure_sections(output: &str) -> std::collections::HashMap<String, String> {
-    let mut out = std::collections::HashMap::new();
-    let mut current: Option<(String, Vec<&str>)> = None;
-    let mut finish = |current: &mut Option<(String, Vec<&str>)>| {
-        if let Some((name, lines)) = current.take() {
-            out.entry(name).or_insert_with(|| crate::assets::last_lines(&lines.join("\n"), 40));
-        }
-    };
-    for line in output.lines() {
-        let header = line
-            .strip_prefix("___")
-            .and_then(|l| l.strip_suffix("___"))
-            .map(|l| l.trim_matches('_').trim());
-        if let Some(name) = header.filter(|n| !n.is_empty()) {
-            finish(&mut current);
-            // Errors at setup are headed `ERROR at setup of test_x`.
-            let name = name.rsplit(" of ").next().unwrap_or(name);
-            current = Some((name.to_string(), Vec::new()));
-        } else if line.starts_with("====") {
-            finish(&mut current);
-        } else if let Some((_, lines)) = current.as_mut() {
-            lines.push(line);
-        }
-    }
-    finish(&mut current);
-    out
+    let withheld = Withheld::plan(&files, spec.ids, spec.withhold)?;
+    withheld.apply(dir.path())?;
+    let protected = files
+        .into_iter()
+        .filter(|f| !withheld.files.contains(f) && decides_tests(f) && Some(f.as_str()) != spec.replace.map(|r| r.0))
+        .collect();
+    Ok(Copy { dir, protected })
 }
 
 #[cfg(test)]
@@ -435,26 +542,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pytest_summary_lines_become_outcomes() {
-        let text = "..F\n=== short test summary info ===\nPASSED tests/test_a.py::test_one\nFAILED tests/test_a.py::test_two - AssertionError: assert 1 == 2\nERROR tests/test_b.py - ModuleNotFoundError: No module named 'numpy'\n1 failed, 1 passed";
-        let got = parse_summary(text);
-        assert_eq!(got.len(), 3);
+    fn a_missing_package_is_named_from_the_message() {
         assert_eq!(
-            (got[0].id.as_str(), got[0].status.as_str()),
-            ("tests/test_a.py::test_one", "passed")
+            missing_module("ModuleNotFoundError: No module named 'numpy'").as_deref(),
+            Some("numpy")
         );
-        assert_eq!(got[1].message, "AssertionError: assert 1 == 2");
-        assert_eq!(got[2].status, "error");
-        assert_eq!(missing_module(text).as_deref(), Some("numpy"));
+        assert_eq!(missing_module("SyntaxError: bad"), None);
     }
 
     #[test]
-    fn failure_sections_are_found_by_the_name_pytest_heads_them_with() {
-        let text = "F.\n=================================== FAILURES ===================================\n______________________________ TestCart.test_sum _______________________________\ntests/test_a.py:5: in test_sum\n    assert total([1]) == 2\nE   assert 1 == 2\n____________________________ test_param[0.125] _____________________________\nE   assert 0.12 == 0.13\n=========================== short test summary info ============================\nFAILED tests/test_a.py::TestCart::test_sum - assert 1 == 2\n";
-        let sections = failure_sections(text);
-        assert_eq!(section_name("tests/test_a.py::TestCart::test_sum"), "TestCart.test_sum");
-        let sum = &sections["TestCart.test_sum"];
-        assert!(sum.contains("E   assert 1 == 2") && !sum.contains("0.13"), "{sum}");
-        assert_eq!(sections["test_param[0.125]"], "E   assert 0.12 == 0.13");
+    fn test_files_and_pytest_configuration_are_protected() {
+        for f in [
+            "tests/test_a.py",
+            "tests/conftest.py",
+            "conftest.py",
+            "pytest.ini",
+            "pkg/setup.cfg",
+            "pyproject.toml",
+        ] {
+            assert!(decides_tests(f), "{f}");
+        }
+        for f in ["pkg/core.py", "tests/data.json", "README.md"] {
+            assert!(!decides_tests(f), "{f}");
+        }
     }
 }

@@ -12,6 +12,9 @@ use crate::record::RunSummary;
 struct Sample<'a> {
     task_id: &'a str,
     completion: &'a str,
+    /// Why the completion is withheld (a program of the task tampered with its tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld: Option<&'a str>,
     /// A person changed this task's course: the completion is not the method's alone.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     intervened: bool,
@@ -59,7 +62,8 @@ pub fn export_run(store: &RunStore, out: &Path) -> Result<RunSummary, StoreError
             .map(|r| {
                 line(&Sample {
                     task_id: &r.task_id,
-                    completion: &r.completion,
+                    completion: r.trusted_completion().unwrap_or_default(),
+                    withheld: r.tampered.as_deref(),
                     intervened: r.intervened,
                 })
             })

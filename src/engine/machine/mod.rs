@@ -451,8 +451,10 @@ impl TaskMachine {
             }
             (Phase::Hidden, Outcome::Tests(Ok(report))) => {
                 if report.all_passed() {
-                    // Without guidance there is nothing worth remembering.
-                    if self.config.memory && self.config.strategy == Strategy::Rgd && self.config.guide {
+                    // Without guidance there is nothing worth remembering; a task caught tampering
+                    // proves nothing (`proves`), so nothing of it is remembered.
+                    let proven = crate::record::proves(true, self.tampered.as_deref()).is_ok();
+                    if proven && self.config.memory && self.config.strategy == Strategy::Rgd && self.config.guide {
                         self.call(vec![], Purpose::Keywords)
                     } else {
                         self.solved()
