@@ -117,7 +117,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         }
     }
     // Refused here, before any agent runs: a hidden test that is one function with a visible one.
-    crate::repo::withhold::Withheld::plan(&crate::repo::testrun::project_files(&root)?, &visible, &hidden)?;
+    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
     eprintln!(
         "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
         visible.len(),
@@ -178,16 +178,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
             withhold: &[],
         };
         let run = runner.run(&root, &spec, TestLimits::default())?;
-        if !run.tampered.is_empty() {
-            bail!(
-                "run again in a fresh copy, the program tampered with its tests: {}",
-                run.tampered.join("; ")
-            );
-        }
-        match run.outcomes.iter().find(|o| !o.passed()) {
-            Some(o) => bail!("run again in a fresh copy, {} {}: {}", o.id, o.status, o.message),
-            None => Ok(()),
-        }
+        run.all_passed().map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))
     };
     solve_task(home, config, llm, args, task, &path, Some(&verify)).await
 }

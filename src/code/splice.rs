@@ -240,11 +240,13 @@ pub fn splice(module: &str, qualname: &str, code: &str) -> String {
     let theirs = top_level(new_root, code);
     let module_tree = parse_python(module);
     let ours: Vec<String> = top_level(module_tree.root_node(), module).into_iter().map(|(n, _)| n).collect();
-    let holder = qualname.split('.').next().unwrap_or(qualname);
+    // Their other top-level definitions the module lacks, apart from the one holding theirs (the
+    // definition itself, or the class they wrote the method in).
     let helpers: Vec<&str> = theirs
         .iter()
-        .filter(|(n, node)| n != name && n != holder && !ours.contains(n) && node.byte_range() != new_def.byte_range())
-        .filter(|(_, node)| !(node.start_byte() <= new_def.start_byte() && new_def.end_byte() <= node.end_byte()))
+        .filter(|(n, node)| {
+            n != name && !ours.contains(n) && !(node.start_byte() <= new_def.start_byte() && new_def.end_byte() <= node.end_byte())
+        })
         .map(|(_, node)| &code[node.byte_range()])
         .collect();
     let mut cursor = new_root.walk();

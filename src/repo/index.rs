@@ -189,17 +189,24 @@ pub fn project_walk(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir
     })
 }
 
-/// The project's Python files, relative and `/`-separated, sorted.
-pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
+/// The project's files (what `project_walk` reads), relative and `/`-separated, sorted.
+pub fn project_files(root: &Path) -> anyhow::Result<Vec<String>> {
     anyhow::ensure!(root.is_dir(), "{}: not a directory", root.display());
     let mut files = Vec::new();
     for entry in project_walk(root) {
         let entry = entry.with_context(|| format!("reading {}", root.display()))?;
-        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "py") {
+        if entry.file_type().is_file() {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             files.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
+    Ok(files)
+}
+
+/// The project's Python files, relative and `/`-separated, sorted.
+pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut files = project_files(root)?;
+    files.retain(|f| f.ends_with(".py"));
     Ok(files)
 }
 

@@ -58,6 +58,20 @@ pub struct TestRun {
     pub tampered: Vec<String>,
 }
 
+impl TestRun {
+    /// Whether the run vouches for the program: untampered, and every test ran and passed (else
+    /// why not).
+    pub fn all_passed(&self) -> Result<(), String> {
+        if !self.tampered.is_empty() {
+            return Err(format!("the program tampered with its tests: {}", self.tampered.join("; ")));
+        }
+        match self.outcomes.iter().find(|o| !o.passed()) {
+            Some(o) => Err(format!("{} {}: {}", o.id, o.status, o.message)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One run: which tests, on which version of which file, withholding which hidden tests.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunSpec<'a> {
@@ -106,19 +120,6 @@ pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
             std::fs::create_dir_all(&to)?;
         } else if entry.file_type().is_file() {
             std::fs::copy(entry.path(), &to).with_context(|| format!("copying {}", entry.path().display()))?;
-            files.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-    Ok(files)
-}
-
-/// The project's files, relative and `/`-separated (what `copy_project` would copy).
-pub fn project_files(root: &Path) -> anyhow::Result<Vec<String>> {
-    let mut files = Vec::new();
-    for entry in super::index::project_walk(root) {
-        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             files.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
