@@ -22,27 +22,8 @@ use serde::Serialize;
 
 use super::confine::{Confinement, Jail};
 use super::verdict::Channel;
+pub use super::verdict::Outcome;
 use super::withhold::Withheld;
-
-/// One test's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
-    /// pytest's node id: `tests/test_core.py::test_render`.
-    pub id: String,
-    /// passed, failed, error, skipped, or "not run" (the run ended before it).
-    pub status: String,
-    /// The failure's one-line summary (`AssertionError: assert 1 == 2`).
-    pub message: String,
-    /// pytest's report of the failure (`--tb=short`), when it failed.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-}
-
-impl Outcome {
-    pub fn passed(&self) -> bool {
-        self.status == "passed"
-    }
-}
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize)]

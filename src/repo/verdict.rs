@@ -10,9 +10,27 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::testrun::Outcome;
+/// One test's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// pytest's node id: `tests/test_core.py::test_render`.
+    pub id: String,
+    /// passed, failed, error, skipped, or "not run" (the run ended before it).
+    pub status: String,
+    /// The failure's one-line summary (`AssertionError: assert 1 == 2`).
+    pub message: String,
+    /// pytest's report of the failure (`--tb=short`), when it failed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.status == "passed"
+    }
+}
 
 /// One record of the plugin's.
 #[derive(Debug, Clone, Deserialize)]
