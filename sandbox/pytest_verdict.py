@@ -16,9 +16,10 @@ conftest or project module is imported), sends them over a channel of its own:
   decides an outcome (pytest's runner, report, test-call and skip functions, pluggy's hook calling,
   this plugin's hooks) and checks them again after every test; it installs an audit hook (PEP 578)
   that notes, when the program under test is on the stack, tracing and profiling, frame walks,
-  `gc` object queries, class attribute writes on pytest's or pluggy's classes, function code swaps,
-  `ctypes`, new processes, opening this channel, `/proc/self/*` or a test file, and writing Python,
-  conftest or pytest configuration files; it refuses pytest hooks implemented by the program or by
+  `gc` object queries, special-attribute writes on pytest's or pluggy's classes (Python 3.11
+  reports no others: the identities stand in), function code swaps, `ctypes`, new processes,
+  opening this channel or `/proc/self/*`, the program's own code opening a test file, and writing
+  Python, conftest or pytest configuration files; it refuses pytest hooks implemented by the program or by
   files written during the run; and it probes what the target function returns for objects that
   claim to equal anything. Any of these makes the run `tampered`: rgd counts every test failed.
 
@@ -149,8 +150,22 @@ WATCHED = frozenset(
         "os.kill",
         "os.killpg",
         "code.__new__",
-        "marshal.loads",
         "sys.addaudithook",
+        # ctypes: loading libraries, reading and writing raw memory, calling C.
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+        "ctypes.cdata",
+        "ctypes.cdata/buffer",
+        "ctypes.addressof",
+        "ctypes.call_function",
+        "ctypes.create_string_buffer",
+        "ctypes.create_unicode_buffer",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.PyObj_FromPtr",
+        "ctypes.set_errno",
+        "ctypes.set_exception",
     )
 )
 FRAME_ATTRS = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
@@ -162,14 +177,12 @@ WRITTEN_SUFFIXES = (".py", ".pth", ".pyc", "pytest.ini", "tox.ini", "setup.cfg",
 def _resolve(dotted):
     """The object a dotted path names (a class member as stored in the class), or None."""
     parts = dotted.split(".")
+    # Modules already loaded only: pytest has imported all of these before any `-p` plugin, and a
+    # failed import of a dotted name that is no module costs a search of the whole path.
     for cut in range(_len(parts) - 1, 0, -1):
         module = sys.modules.get(".".join(parts[:cut]))
         if module is None:
-            try:
-                __import__(".".join(parts[:cut]))
-                module = sys.modules[".".join(parts[:cut])]
-            except Exception:
-                continue
+            continue
         obj = module
         for i, name in enumerate(parts[cut:]):
             holder = obj
@@ -256,6 +269,17 @@ def _setup():
             f = f.f_back
         return False
 
+    def program_opened(f):
+        """Whether the program's own code opened the file, itself or through the standard library
+        (`pathlib`, `linecache`, `shutil`): not a module of the project's that a test handed a path
+        (a test that gives its own `__file__` to the code under test)."""
+        while f is not None:
+            filename = f.f_code.co_filename
+            if not (filename.startswith(stdlib) or filename.startswith("<frozen")):
+                return program_code(filename)
+            f = f.f_back
+        return False
+
     def path_of(p):
         if _isinstance(p, bytes):
             p = p.decode("utf-8", "replace")
@@ -313,7 +337,7 @@ def _setup():
                     tamper("the program wrote %s" % p.replace(root_slash, ""))
             elif touches_channel(p) and program_on_stack(f):
                 tamper("the program opened %s" % p)
-            elif p in protected and program_on_stack(f):
+            elif p in protected and program_opened(f):
                 tamper("the program read the test file %s" % p.replace(root_slash, ""))
         elif event in ("os.rename", "os.remove", "os.truncate", "os.symlink", "os.link", "os.chmod", "os.utime", "shutil.copyfile", "shutil.move"):
             paths = [path_of(a) for a in args[:2] if _isinstance(a, (_str, bytes))]
@@ -331,7 +355,8 @@ def _setup():
         elif event in ("sys.settrace", "sys.setprofile", "sys.addaudithook"):
             if program_on_stack(f):
                 tamper("the program called %s" % event)
-        elif event in ("code.__new__", "marshal.loads"):
+        elif event == "code.__new__":
+            # (Not `marshal.loads`: every import of a cached module makes code that way.)
             if program_on_stack(f):
                 tamper("the program made code objects (%s)" % event)
         elif program_on_stack(f):
@@ -340,8 +365,15 @@ def _setup():
 
     busy = [False]
 
-    def audit(event, args):
-        if busy[0] or (event not in WATCHED and not event.startswith("ctypes.")):
+    # Called for every audited event of the process (pytest alone raises tens of thousands, most of
+    # them `builtins.id`): the first test must be as cheap as a set lookup, and a frame is fetched
+    # only for the events that can matter.
+    def audit(event, args, watched=WATCHED, frame_attrs=FRAME_ATTRS):
+        if event not in watched:
+            return
+        if event == "object.__getattr__" and args[1] not in frame_attrs:
+            return
+        if busy[0]:
             return
         busy[0] = True
         try:
@@ -503,25 +535,45 @@ def _first_line(e):
     return text.strip().split("\n")[0][:MSG_CAP]
 
 
+def _failed(item, when, e):
+    skipped = (_Skipped is not None and _isinstance(e, _Skipped)) or (_XFailed is not None and _isinstance(e, _XFailed))
+    msg = _first_line(e)
+    # A failure the project marked as expected (xfail) is still no pass: said as such.
+    if when == "call" and not skipped and item.get_closest_marker("xfail") is not None:
+        skipped, msg = True, "expected to fail (xfail): " + msg
+    _emit(
+        {
+            "t": "phase",
+            "id": item.nodeid,
+            "when": when,
+            "outcome": "skipped" if skipped else "failed",
+            "exc": _type(e).__name__,
+            "msg": msg,
+        }
+    )
+
+
 def _phase(item, when):
     """The phase's outcome, from what it raised."""
     try:
         result = yield
     except BaseException as e:
-        skipped = (_Skipped is not None and _isinstance(e, _Skipped)) or (_XFailed is not None and _isinstance(e, _XFailed))
-        _emit(
-            {
-                "t": "phase",
-                "id": item.nodeid,
-                "when": when,
-                "outcome": "skipped" if skipped else "failed",
-                "exc": _type(e).__name__,
-                "msg": _first_line(e),
-            }
-        )
+        _failed(item, when, e)
         raise
-    _emit({"t": "phase", "id": item.nodeid, "when": when, "outcome": "passed"})
+    # A unittest case records its failures, skips and expected failures on the item instead of
+    # raising them; pytest makes them the call's exception only when it writes its report, after
+    # this wrapper.
+    recorded = _getattr(item, "_excinfo", None) if when == "call" else None
+    if recorded:
+        _failed(item, when, _getattr(recorded[0], "value", recorded[0]))
+    else:
+        _emit({"t": "phase", "id": item.nodeid, "when": when, "outcome": "passed"})
     return result
+
+
+def _function(obj):
+    """The function under a bound method (a unittest test's `obj` is bound anew at every read)."""
+    return _getattr(obj, "__func__", obj)
 
 
 def _checked_item(item):
@@ -530,7 +582,7 @@ def _checked_item(item):
     seen = _state["items"].get(item.nodeid)
     if seen is None:
         return
-    obj = _getattr(item, "obj", None)
+    obj = _function(_getattr(item, "obj", None))
     if obj is not seen[0] or _getattr(obj, "__code__", None) is not seen[1]:
         _tamper("the test %s was replaced" % item.nodeid)
     for name, value in vars(item).items():
@@ -585,7 +637,7 @@ def pytest_collectreport(report):
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     for item in session.items:
-        obj = _getattr(item, "obj", None)
+        obj = _function(_getattr(item, "obj", None))
         _state["items"][item.nodeid] = (obj, _getattr(obj, "__code__", None))
     _check_identities()
     _check_hooks(session.config.pluginmanager)

@@ -240,3 +240,51 @@ async fn hidden_expected_values_never_reach_the_programs_interpreter() {
         assert_eq!(r.tests[0].stdout.as_deref(), Some("NOTHING\n"), "{sandbox:?}");
     }
 }
+
+/// Function mode keeps nothing a forging program made, as repository mode does (one rule,
+/// `rgd::record::proves`): `rgd solve FILE --write` with a model whose every answer is a wrong
+/// program that walks up to the judge's frames: judged tampered, not written, not remembered, and
+/// its `samples.jsonl` line has no completion, only why it was withheld.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forging_program_of_a_users_file_is_not_written_remembered_or_sampled() {
+    use support::{Reply, ScriptedServer, fenced};
+    const FORGER: &str = "import sys\n\n\ndef add(a, b):\n    try:\n        g = sys._getframe(1).f_globals\n        for k in list(g):\n            if callable(g[k]):\n                g[k] = lambda *a, **kw: None\n    except Exception:\n        pass\n    return a - b\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("calc.py");
+    let original = "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    ...\n";
+    std::fs::write(&file, original).unwrap();
+    std::fs::write(dir.path().join("visible.py"), "assert add(1, 2) == 3\n").unwrap();
+    std::fs::write(dir.path().join("hidden.py"), "assert add(5, 5) == 10\n").unwrap();
+    let home = support::temp_home();
+    let out_dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "debug_init" | "debug_fix" => Reply::Text(fenced(FORGER)),
+        "keywords" => Reply::Text("add".into()),
+        _ => Reply::Text("1. Add the numbers.".into()),
+    }))
+    .await;
+    let mut cmd = support::rgd(home.path(), &server.base_url());
+    cmd.arg("solve")
+        .arg(&file)
+        .args(["--entry", "add", "--tests"])
+        .arg(dir.path().join("visible.py"))
+        .arg("--hidden")
+        .arg(dir.path().join("hidden.py"))
+        .args(["--max-iters", "2", "--write", "--sandbox", "native", "--out"])
+        .arg(out_dir.path());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stdout.contains("tampered") && !stdout.contains("solved at"), "{stdout}\n{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original, "{stderr}");
+    assert!(!dir.path().join("calc.py.orig").exists());
+    let memory = support::rgd(home.path(), &server.base_url())
+        .args(["memory", "list"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&memory.stdout).contains("the memory pool is empty"));
+    let samples = std::fs::read_to_string(out_dir.path().join("samples.jsonl")).unwrap();
+    let sample: serde_json::Value = serde_json::from_str(samples.lines().next().unwrap()).unwrap();
+    assert_eq!(sample["completion"], "", "{samples}");
+    assert!(sample["withheld"].is_string(), "{samples}");
+}

@@ -159,3 +159,83 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
     let err = ProjectTests::new(Path::new("/bin/true")).err().map(|e| format!("{e:#}"));
     assert!(err.is_some_and(|e| e.contains("does not have") || e.contains("pytest")));
 }
+
+/// An honest program is never taken for a forgery where a real project's tests are ordinary:
+/// unittest classes (whose test methods are bound anew at every read), a test handing its own file
+/// to a project helper that reads it, an expected failure (xfail), all with the target module
+/// handed to the plugin as the program. And with a `src/` layout the copy's package is the one
+/// imported (a wrong program fails), not one installed elsewhere.
+#[test]
+fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_the_copy() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[
+        ("src/pkg/__init__.py", ""),
+        ("src/pkg/core.py", "import warnings\n\n\ndef double(x):\n    return 2 * x\n"),
+        (
+            "src/pkg/files.py",
+            "def first_line(path):\n    with open(path) as f:\n        return f.readline()\n",
+        ),
+        (
+            "tests/test_core.py",
+            "import unittest\n\nimport pytest\n\nfrom pkg.core import double\nfrom pkg.files import first_line\n\n\nclass DoubleTest(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(double(1), 2)\n\n\ndef test_reads_itself():\n    assert first_line(__file__).startswith('import unittest')\n\n\n@pytest.mark.xfail(reason='known')\ndef test_known_bug():\n    assert double(1) == 3\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let original = std::fs::read_to_string(project.path().join("src/pkg/core.py")).unwrap();
+    let run = |text: &str| {
+        let spec = RunSpec {
+            replace: Some(("src/pkg/core.py", text)),
+            target: Some("double"),
+            ids: &ids,
+            withhold: &[],
+        };
+        runner.run(project.path(), &spec, TestLimits::default()).unwrap()
+    };
+    let honest = run(&original);
+    assert!(honest.tampered.is_empty(), "{honest:?}");
+    let status = |r: &rgd::repo::testrun::TestRun, id: &str| r.outcomes.iter().find(|o| o.id.ends_with(id)).unwrap().clone();
+    assert!(status(&honest, "test_two").passed(), "{honest:?}");
+    assert!(status(&honest, "test_reads_itself").passed(), "{honest:?}");
+    let xfail = status(&honest, "test_known_bug");
+    assert_eq!(xfail.status, "skipped", "{honest:?}");
+    assert!(xfail.message.contains("expected to fail (xfail)"), "{honest:?}");
+    // The copy's module is the one the tests import: a wrong program fails.
+    let wrong = run("def double(x):\n    return x + 2\n");
+    assert!(!status(&wrong, "test_two").passed(), "{wrong:?}");
+}
+
+/// unittest cases do not raise their failures out of pytest's call: they record them on the item.
+/// Each outcome must still be the test's own: a failure, an error in setUp, a skip, an expected
+/// failure, an unexpected success, a pass.
+#[test]
+fn unittest_cases_are_judged_by_what_they_recorded() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[(
+        "tests/test_cases.py",
+        "import unittest\n\n\nclass Cases(unittest.TestCase):\n    def test_fails(self):\n        self.assertEqual(1, 2)\n\n    def test_raises(self):\n        raise ValueError('boom')\n\n    @unittest.skip('not here')\n    def test_skipped(self):\n        pass\n\n    @unittest.expectedFailure\n    def test_expected(self):\n        self.assertEqual(1, 2)\n\n    @unittest.expectedFailure\n    def test_unexpected_success(self):\n        pass\n\n    def test_passes(self):\n        self.assertEqual(1, 1)\n\n\nclass BrokenSetUp(unittest.TestCase):\n    def setUp(self):\n        raise RuntimeError('no fixture')\n\n    def test_x(self):\n        pass\n",
+    )]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let status = |name: &str| {
+        run.outcomes
+            .iter()
+            .find(|o| o.id.ends_with(name))
+            .map(|o| o.status.clone())
+            .unwrap()
+    };
+    assert_eq!(status("test_fails"), "failed", "{run:?}");
+    assert_eq!(status("test_raises"), "failed", "{run:?}");
+    assert_eq!(status("test_skipped"), "skipped", "{run:?}");
+    assert_eq!(status("test_expected"), "skipped", "{run:?}");
+    assert_eq!(status("test_unexpected_success"), "failed", "{run:?}");
+    assert_eq!(status("test_passes"), "passed", "{run:?}");
+    assert_eq!(status("BrokenSetUp::test_x"), "failed", "{run:?}");
+    assert!(run.tampered.is_empty(), "{run:?}");
+}

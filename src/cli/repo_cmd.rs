@@ -108,6 +108,19 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "with_model")]
         sample: usize,
     },
+    /// False alarms of repository mode's verdicts: the same projects' own suites with their
+    /// original code, split visible/hidden and run as `rgd solve --repo` runs a program; every
+    /// run should come back untampered
+    Verdicts {
+        /// The held-out projects instead
+        #[arg(long)]
+        held_out: bool,
+        /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
+        #[arg(long)]
+        python: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn bar() -> ProgressBar {
@@ -329,14 +342,78 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
     Ok(ExitCode::SUCCESS)
 }
 
+/// `rgd bench verdicts`: one table row per project and half, then every false alarm and every
+/// test that did not pass, with why.
+fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let python = python
+        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let runner = crate::repo::testrun::ProjectTests::new(&python)?;
+    let set = project_set(held_out);
+    let cache = home.root.join("bench").join("repo");
+    let projects = crate::repo::verdict_bench::run(&cache, set, &runner, &stderr_line)?;
+    if json {
+        println!("{}", serde_json::to_string(&projects)?);
+    } else {
+        println!("confinement: {}", runner.confinement().describe());
+        println!("| project | the program (target) | half | tests | passed | tampered | seconds |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        for p in &projects {
+            if let Some(why) = &p.skipped {
+                println!("| {} | - | - | - | - | not measured: {why} | - |", p.name);
+            }
+            for (name, h) in [("visible", &p.visible), ("hidden", &p.hidden)] {
+                let Some(h) = h else { continue };
+                println!(
+                    "| {} | {} | {name} | {} | {} | {} | {:.1} |",
+                    p.name,
+                    p.target,
+                    h.tests,
+                    h.passed,
+                    match h.tampered.len() {
+                        0 => "no".to_string(),
+                        1..=3 => h.tampered.join("; "),
+                        n => format!("{} (and {} more)", h.tampered[..3].join("; "), n - 3),
+                    },
+                    h.seconds
+                );
+            }
+        }
+        for p in &projects {
+            for h in [&p.visible, &p.hidden].into_iter().flatten() {
+                for (id, status, message) in &h.not_passed {
+                    println!("not passed: {} {id}: {status} {message}", p.name);
+                }
+            }
+        }
+    }
+    let alarms = projects
+        .iter()
+        .flat_map(|p| [&p.visible, &p.hidden])
+        .flatten()
+        .any(|h| !h.tampered.is_empty());
+    Ok(if alarms { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
+    if held_out {
+        &crate::repo::bench::HELD_OUT
+    } else {
+        &crate::repo::bench::PROJECTS
+    }
+}
+
 pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
-    let BenchCommand::Repo {
-        warm,
-        json,
-        with_model,
-        held_out,
-        sample,
-    } = cmd;
+    let (warm, json, with_model, held_out, sample) = match cmd {
+        BenchCommand::Verdicts { held_out, python, json } => return bench_verdicts(home, held_out, python, json),
+        BenchCommand::Repo {
+            warm,
+            json,
+            with_model,
+            held_out,
+            sample,
+        } => (warm, json, with_model, held_out, sample),
+    };
     let embedder = embedder(&stderr_line)?;
     let cache = home.root.join("bench").join("repo");
     if with_model {
@@ -359,11 +436,7 @@ pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyho
         print_rows(&r.rows);
         return Ok(ExitCode::SUCCESS);
     }
-    let set: &'static [crate::repo::bench::Project] = if held_out {
-        &crate::repo::bench::HELD_OUT
-    } else {
-        &crate::repo::bench::PROJECTS
-    };
+    let set = project_set(held_out);
     let report = crate::repo::bench::run(&home.root, &cache, set, embedder, warm, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&report)?);

@@ -15,6 +15,7 @@ pub mod retrieve;
 pub mod task;
 pub mod testrun;
 pub mod verdict;
+pub mod verdict_bench;
 pub mod withhold;
 
 pub use chunks::{Chunk, ChunkKind};

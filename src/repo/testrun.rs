@@ -86,6 +86,30 @@ impl Default for TestLimits {
 pub struct ProjectTests {
     python: PathBuf,
     jail: Jail,
+    /// rgd's plugin, written and compiled once: every run mounts it read-only (and skips
+    /// compiling 600 lines of Python, runs of a small suite being mostly start-up).
+    tools: std::sync::Arc<tempfile::TempDir>,
+}
+
+/// A directory holding rgd's pytest plugin, compiled by `executable` (its cache is read back,
+/// never written, by the runs: they have `PYTHONDONTWRITEBYTECODE`).
+fn plugin_dir(executable: &Path) -> anyhow::Result<std::sync::Arc<tempfile::TempDir>> {
+    let dir = tempfile::tempdir()?;
+    // pytest rewrites the asserts of every `-p` plugin: it parses and compiles it again at every
+    // run, whatever cache there is (11 ms of a 160 ms run). The plugin it loads is a shim that
+    // imports the plugin's code as an ordinary, precompiled module.
+    std::fs::write(dir.path().join("rgd_verdict.py"), PLUGIN_SHIM)?;
+    let plugin = dir.path().join("rgd_verdict_impl.py");
+    std::fs::write(&plugin, PYTEST_VERDICT_PY)?;
+    // Without a compiled copy each run compiles the plugin itself: slower, never wrong.
+    let _ = Command::new(executable)
+        .args(["-c", "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)"])
+        .arg(&plugin)
+        .env_clear()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    Ok(std::sync::Arc::new(dir))
 }
 
 /// Copies the project (the files `python_files`' walk would read, and every other file: data the
@@ -105,6 +129,29 @@ pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(files)
+}
+
+/// Directories the project's packages import from, in `root`: the one above the target file's
+/// top package (`src/` for `src/pkg/mod.py`), and `src/` when it holds a package.
+fn import_roots(root: &Path, target: Option<&str>) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(file) = target {
+        let mut dir = root.join(file);
+        dir.pop();
+        while dir.starts_with(root) && dir != root && dir.join("__init__.py").is_file() {
+            dir.pop();
+        }
+        roots.push(dir);
+    }
+    let src = root.join("src");
+    let has_package = std::fs::read_dir(&src)
+        .map(|entries| entries.flatten().any(|e| e.path().join("__init__.py").is_file()))
+        .unwrap_or(false);
+    if has_package && !roots.contains(&src) {
+        roots.push(src);
+    }
+    roots.retain(|d| d != root);
+    roots
 }
 
 /// Files that decide how pytest runs or what it collects: a program must not write them, and
@@ -142,6 +189,7 @@ impl ProjectTests {
         }
         Ok(ProjectTests {
             python: python.to_path_buf(),
+            tools: plugin_dir(jail.executable())?,
             jail,
         })
     }
@@ -293,14 +341,14 @@ impl ProjectTests {
         Ok(ProjectTests {
             python: self.python.clone(),
             jail: Jail::at(&self.python, level)?,
+            tools: self.tools.clone(),
         })
     }
 
     /// `python -m pytest ARGS` in `copy` with rgd's plugin loaded first and its channel read;
     /// `target` is (file, qualified name) of the function the agents wrote.
     fn pytest(&self, copy: &Copy, target: Option<(&str, &str)>, args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
-        let tools = tempfile::tempdir()?;
-        std::fs::write(tools.path().join("rgd_verdict.py"), PYTEST_VERDICT_PY)?;
+        let tools = &self.tools;
         let key = hex::encode(rand::random::<[u8; 16]>());
         let config = serde_json::json!({
             "key": key,
@@ -313,7 +361,13 @@ impl ProjectTests {
             .map(str::to_string)
             .to_vec();
         full.extend(args.iter().cloned());
-        let env = [("PYTHONPATH", tools.path().as_os_str())];
+        // The copy's code comes first on the path: with a `src/` layout, or a package installed
+        // (even editable, pointing at the project itself), the tests would otherwise import
+        // another copy than the one holding the program, and judge that instead.
+        let mut path: Vec<PathBuf> = import_roots(copy.dir.path(), target.map(|t| t.0));
+        path.push(tools.path().to_path_buf());
+        let path = std::env::join_paths(&path)?;
+        let env = [("PYTHONPATH", path.as_os_str())];
         let readonly = copy.readonly(&[tools.path()]);
         let mut ended = self.limited(
             copy.dir.path(),
@@ -419,18 +473,18 @@ impl ProjectTests {
             }
             _ => None,
         };
-        let mut timed_out = false;
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break Some(status);
-            }
-            if started.elapsed() > limits.timeout {
-                timed_out = true;
+        // The end is awaited on a thread, not polled: a run's time is its own, to the millisecond.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        let (status, timed_out) = match rx.recv_timeout(limits.timeout) {
+            Ok(status) => (Some(status?), false),
+            Err(_) => {
                 let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-                let _ = child.wait();
-                break None;
+                let _ = rx.recv();
+                (None, true)
             }
-            std::thread::sleep(Duration::from_millis(20));
         };
         // Whatever the tests left running (a forked child holding a pipe) goes with them.
         let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
@@ -466,6 +520,10 @@ fn read_all<R: std::io::Read + Send + 'static>(mut pipe: R) -> Reader {
 
 /// rgd's pytest plugin (see its docstring): loaded first, it reports outcomes over its channel.
 pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.py");
+
+/// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.
+const PLUGIN_SHIM: &str =
+    "\"\"\"rgd's pytest plugin (rgd_verdict_impl). PYTEST_DONT_REWRITE\"\"\"\nfrom rgd_verdict_impl import *  # noqa: F401,F403\n";
 
 /// The driver that traces one test (see its docstring).
 const PROJECT_TRACE_PY: &str = include_str!("../../sandbox/project_trace.py");
@@ -530,6 +588,27 @@ mod tests {
             Some("numpy")
         );
         assert_eq!(missing_module("SyntaxError: bad"), None);
+    }
+
+    #[test]
+    fn the_copy_imports_its_own_packages_first() {
+        let root = tempfile::tempdir().unwrap();
+        for f in [
+            "src/pkg/__init__.py",
+            "src/pkg/sub/__init__.py",
+            "src/pkg/sub/mod.py",
+            "flat/__init__.py",
+            "flat/m.py",
+        ] {
+            let p = root.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let src = root.path().join("src");
+        assert_eq!(import_roots(root.path(), Some("src/pkg/sub/mod.py")), std::slice::from_ref(&src));
+        // A package at the root imports from the root, which pytest's `python -m` puts first.
+        assert_eq!(import_roots(root.path(), Some("flat/m.py")), std::slice::from_ref(&src));
+        assert_eq!(import_roots(root.path(), None), [src]);
     }
 
     #[test]
