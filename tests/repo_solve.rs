@@ -220,3 +220,79 @@ async fn bad_repo_input_is_named() {
     // Nothing was written anywhere in the project.
     assert!(!project.path().join("pkg/cart.py.orig").exists());
 }
+
+/// A static method as the target: the agents see its class with the method as its spec, answer it as
+/// a plain top-level `def` without its decorator (as models do), and the splice puts it back in
+/// its class at its indentation with `@staticmethod`; a hidden test file shares the visible one's
+/// directory and never reaches a prompt; `--write` writes the class.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_static_method_is_repaired_in_its_class() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let project = support::project_with(&[
+        ("shop/__init__.py", ""),
+        (
+            "shop/prices.py",
+            "class Prices:\n    \"\"\"Price rules.\"\"\"\n\n    def __init__(self, base):\n        self.base = base\n\n    @staticmethod\n    def discounted(amount, percent):\n        \"\"\"`amount` less `percent` per cent, rounded to cents.\"\"\"\n        return amount\n\n    def total(self):\n        return self.base\n",
+        ),
+        (
+            "tests/test_prices.py",
+            "from shop.prices import Prices\n\n\ndef test_ten_percent():\n    assert Prices.discounted(10.0, 10) == 9.0\n",
+        ),
+        (
+            "tests/test_prices_hidden.py",
+            "from shop.prices import Prices\n\n\ndef test_secret_discount():\n    assert Prices(1).discounted(19.99, 15) == 16.99\n",
+        ),
+    ]);
+    let answer = "def discounted(amount, percent):\n    return round(amount * (100 - percent) / 100, 2)\n";
+    let server = ScriptedServer::start(std::sync::Arc::new(move |req: &support::Request| match req.purpose {
+        "debug_init" | "debug_fix" => Reply::Text(fenced(answer)),
+        _ => Reply::Text("1. Take the percentage off.\n2. Round.".into()),
+    }))
+    .await;
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.arg("solve")
+        .arg("--repo")
+        .arg(project.path())
+        .args(["--target", "shop/prices.py::Prices.discounted", "--tests", "tests/test_prices.py"])
+        .args([
+            "--hidden",
+            "tests/test_prices_hidden.py",
+            "--no-memory",
+            "--max-iters",
+            "2",
+            "--write",
+        ])
+        .arg("--python")
+        .arg(&python);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // The method has code: the file as it is was the first iteration's program (wrong), the
+    // agents' repair the second.
+    assert!(
+        out.status.success() && stdout.contains("solved at iteration 2"),
+        "{stdout}\n{stderr}"
+    );
+    let requests = server.requests();
+    let debug = requests.iter().find(|r| r.purpose == "debug_fix").unwrap();
+    assert!(
+        debug.user.contains("write the method `discounted` of the class `Prices`"),
+        "{}",
+        debug.user
+    );
+    assert!(
+        debug.user.contains("    @staticmethod\n    def discounted(amount, percent):"),
+        "{}",
+        debug.user
+    );
+    for r in &requests {
+        assert!(!r.user.contains("19.99") && !r.user.contains("test_secret_discount"), "{}", r.user);
+    }
+    let written = std::fs::read_to_string(project.path().join("shop/prices.py")).unwrap();
+    assert!(
+        written.contains(
+            "    @staticmethod\n    def discounted(amount, percent):\n        return round(amount * (100 - percent) / 100, 2)\n\n    def total(self):"
+        ),
+        "{written}"
+    );
+}
