@@ -9,6 +9,7 @@ mod detach;
 mod doctor;
 mod eval;
 mod experiment;
+mod locate;
 mod memory_cmd;
 mod print;
 mod relaunch;
@@ -85,6 +86,9 @@ pub enum Command {
     /// What the agents would be given for a function of a project, best first, with why each
     /// piece was chosen (stream, graph edge, scores)
     Context(repo_cmd::ContextArgs),
+    /// Which of a project's functions most likely holds the fault behind failing tests: Ochiai
+    /// over the functions each test entered, and the failing tests' exception paths
+    Locate(locate::LocateArgs),
     /// Benchmarks run by rgd itself
     #[command(subcommand)]
     Bench(repo_cmd::BenchCommand),
@@ -247,6 +251,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             repo_cmd::context(&home, args, from).await
         }
+        Command::Locate(args) => locate::execute(args),
         Command::Bench(cmd) => {
             let from = repo_cmd::ModelFrom {
                 config: cli.config.as_deref(),

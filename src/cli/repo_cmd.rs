@@ -345,9 +345,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
 /// `rgd bench verdicts`: one table row per project and half, then every false alarm and every
 /// test that did not pass, with why.
 fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let python = python
-        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("python3"));
+    let python = python.unwrap_or_else(|| PathBuf::from(crate::assets::python()));
     let runner = crate::repo::testrun::ProjectTests::new(&python)?;
     let set = project_set(held_out);
     let cache = home.root.join("bench").join("repo");

@@ -15,37 +15,8 @@ use super::solve::{SolveArgs, solve_task};
 use crate::config::LlmArgs;
 use crate::repo::render::{estimate_tokens, render_context};
 use crate::repo::task::{RepoTaskSpec, is_test_file, repo_task};
-use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits, selection};
 use crate::store::Home;
-
-/// A pytest selection as the user wrote it, split like a shell would; a path in it must name a
-/// file or directory inside the project.
-fn selection(flag: &str, text: &str, root: &Path) -> anyhow::Result<Vec<String>> {
-    let words = shlex::split(text).with_context(|| format!("{flag} {text:?}: unbalanced quotes"))?;
-    if words.is_empty() {
-        bail!("{flag} is empty: give test paths, node ids or -k EXPR");
-    }
-    let mut takes_value = false;
-    for word in &words {
-        let is_path = !takes_value && !word.starts_with('-');
-        takes_value = matches!(
-            word.as_str(),
-            "-k" | "-m" | "--deselect" | "--ignore" | "--ignore-glob" | "-o" | "-p"
-        );
-        if !is_path {
-            continue;
-        }
-        let path = word.split("::").next().unwrap_or(word);
-        let inside = Path::new(path).is_relative() && root.join(path).canonicalize().is_ok_and(|p| p.starts_with(root));
-        if !inside {
-            bail!(
-                "{flag}: {path} is not a test file or directory inside the project {}",
-                root.display()
-            );
-        }
-    }
-    Ok(words)
-}
 
 pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: SolveArgs) -> anyhow::Result<ExitCode> {
     let (Some(repo), Some(target)) = (args.repo.clone(), args.target.clone()) else {
@@ -61,8 +32,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         .repo_args
         .python
         .clone()
-        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("python3"));
+        .unwrap_or_else(|| PathBuf::from(crate::assets::python()));
     let runner = ProjectTests::new(&python)?;
     let (index, report) = open(home, &root)?;
     if !args.common.json {

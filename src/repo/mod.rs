@@ -10,6 +10,7 @@ pub mod executor;
 pub mod graph;
 pub mod index;
 pub mod llm;
+pub mod locate;
 pub mod render;
 pub mod retrieve;
 pub mod task;

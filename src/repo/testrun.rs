@@ -99,6 +99,7 @@ fn plugin_dir(executable: &Path) -> anyhow::Result<std::sync::Arc<tempfile::Temp
     // run, whatever cache there is (11 ms of a 160 ms run). The plugin it loads is a shim that
     // imports the plugin's code as an ordinary, precompiled module.
     std::fs::write(dir.path().join("rgd_verdict.py"), PLUGIN_SHIM)?;
+    std::fs::write(dir.path().join("rgd_spectra.py"), PROJECT_SPECTRA_PY)?;
     let plugin = dir.path().join("rgd_verdict_impl.py");
     std::fs::write(&plugin, PYTEST_VERDICT_PY)?;
     // Without a compiled copy each run compiles the plugin itself: slower, never wrong.
@@ -154,6 +155,35 @@ fn import_roots(root: &Path, target: Option<&str>) -> Vec<PathBuf> {
     roots
 }
 
+/// A pytest selection as the user wrote it, split like a shell would; a path in it must name a
+/// file or directory inside the project.
+pub fn selection(flag: &str, text: &str, root: &Path) -> anyhow::Result<Vec<String>> {
+    let words = shlex::split(text).with_context(|| format!("{flag} {text:?}: unbalanced quotes"))?;
+    if words.is_empty() {
+        bail!("{flag} is empty: give test paths, node ids or -k EXPR");
+    }
+    let mut takes_value = false;
+    for word in &words {
+        let is_path = !takes_value && !word.starts_with('-');
+        takes_value = matches!(
+            word.as_str(),
+            "-k" | "-m" | "--deselect" | "--ignore" | "--ignore-glob" | "-o" | "-p"
+        );
+        if !is_path {
+            continue;
+        }
+        let path = word.split("::").next().unwrap_or(word);
+        let inside = Path::new(path).is_relative() && root.join(path).canonicalize().is_ok_and(|p| p.starts_with(root));
+        if !inside {
+            bail!(
+                "{flag}: {path} is not a test file or directory inside the project {}",
+                root.display()
+            );
+        }
+    }
+    Ok(words)
+}
+
 /// Files that decide how pytest runs or what it collects: a program must not write them, and
 /// under bubblewrap they are mounted read-only.
 fn decides_tests(file: &str) -> bool {
@@ -203,7 +233,7 @@ impl ProjectTests {
         args.extend(selectors.iter().cloned());
         // Collecting imports the tests and the project: confined and timed like a run.
         let limits = TestLimits::default();
-        let ended = self.pytest(&copy, None, &args, limits)?;
+        let ended = self.pytest(&copy, None, &args, limits, None)?;
         if ended.timed_out {
             bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
         }
@@ -236,11 +266,28 @@ impl ProjectTests {
     /// Runs the tests `spec.ids` in a fresh copy of `root` with `spec.replace` put in and the
     /// hidden tests `spec.withhold` left out. Outcomes come from rgd's plugin alone.
     pub fn run(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<TestRun> {
+        self.run_recording(root, spec, limits, None)
+    }
+
+    /// `run`, and which of the project's functions each test entered (`sandbox/project_spectra.py`):
+    /// the spectra of `rgd locate`.
+    pub fn spectra(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<(TestRun, Vec<Spectrum>)> {
+        let out = tempfile::tempdir()?;
+        let run = self.run_recording(root, spec, limits, Some(out.path()))?;
+        let text = std::fs::read_to_string(out.path().join("spectra.jsonl")).unwrap_or_default();
+        let spectra = text
+            .lines()
+            .map(|l| serde_json::from_str(l).with_context(|| format!("a spectrum rgd's collector wrote: {l}")))
+            .collect::<anyhow::Result<Vec<Spectrum>>>()?;
+        Ok((run, spectra))
+    }
+
+    fn run_recording(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits, spectra: Option<&Path>) -> anyhow::Result<TestRun> {
         let copy = prepared_copy(root, spec)?;
         let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
         args.extend(spec.ids.iter().cloned());
         let target = spec.replace.map(|(file, _)| file).zip(spec.target);
-        let ended = self.pytest(&copy, target, &args, limits)?;
+        let ended = self.pytest(&copy, target, &args, limits, spectra)?;
         let channel = &ended.channel;
         if channel.records == 0 && !ended.timed_out && ended.exit.is_some() {
             bail!(
@@ -347,7 +394,15 @@ impl ProjectTests {
 
     /// `python -m pytest ARGS` in `copy` with rgd's plugin loaded first and its channel read;
     /// `target` is (file, qualified name) of the function the agents wrote.
-    fn pytest(&self, copy: &Copy, target: Option<(&str, &str)>, args: &[String], limits: TestLimits) -> anyhow::Result<Ended> {
+    /// With `spectra`, a directory the spectrum collector writes `spectra.jsonl` into.
+    fn pytest(
+        &self,
+        copy: &Copy,
+        target: Option<(&str, &str)>,
+        args: &[String],
+        limits: TestLimits,
+        spectra: Option<&Path>,
+    ) -> anyhow::Result<Ended> {
         let tools = &self.tools;
         let key = hex::encode(rand::random::<[u8; 16]>());
         let config = serde_json::json!({
@@ -360,6 +415,9 @@ impl ProjectTests {
         let mut full: Vec<String> = ["-m", "pytest", "-p", "rgd_verdict", "-p", "no:cacheprovider"]
             .map(str::to_string)
             .to_vec();
+        if spectra.is_some() {
+            full.extend(["-p".to_string(), "rgd_spectra".to_string()]);
+        }
         full.extend(args.iter().cloned());
         // The copy's code comes first on the path: with a `src/` layout, or a package installed
         // (even editable, pointing at the project itself), the tests would otherwise import
@@ -367,11 +425,16 @@ impl ProjectTests {
         let mut path: Vec<PathBuf> = import_roots(copy.dir.path(), target.map(|t| t.0));
         path.push(tools.path().to_path_buf());
         let path = std::env::join_paths(&path)?;
-        let env = [("PYTHONPATH", path.as_os_str())];
+        let spectra_file = spectra.map(|d| d.join("spectra.jsonl"));
+        let mut env = vec![("PYTHONPATH", path.as_os_str())];
+        if let Some(f) = &spectra_file {
+            env.push(("RGD_SPECTRA_OUT", f.as_os_str()));
+        }
         let readonly = copy.readonly(&[tools.path()]);
+        let writable: Vec<&Path> = spectra.into_iter().collect();
         let mut ended = self.limited(
             copy.dir.path(),
-            &[],
+            &writable,
             &readonly,
             &full,
             Some((&key, config.to_string())),
@@ -520,6 +583,19 @@ fn read_all<R: std::io::Read + Send + 'static>(mut pipe: R) -> Reader {
 
 /// rgd's pytest plugin (see its docstring): loaded first, it reports outcomes over its channel.
 pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.py");
+
+/// The spectrum collector of `rgd locate` (see its docstring): information, never a verdict.
+const PROJECT_SPECTRA_PY: &str = include_str!("../../sandbox/project_spectra.py");
+
+/// One test's spectrum: the project's functions its call phase entered, and, when it failed, the
+/// project frames its exception passed through, innermost last; each (file, qualified name, line).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Spectrum {
+    pub id: String,
+    pub functions: Vec<(String, String, u32)>,
+    #[serde(default)]
+    pub raised: Vec<(String, String, u32)>,
+}
 
 /// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.
 const PLUGIN_SHIM: &str =

@@ -1,0 +1,111 @@
+//! `rgd locate`: from failing tests to the function that holds the fault, in a small project whose
+//! fault the test planted (a helper two calls below the tests), and the bad input it names: a
+//! "failing" test that passes, a test that does not exist, a fault outside the project's code.
+//! Needs an interpreter with pytest (see `support::pytest_python`).
+
+mod support;
+
+use support::{rgd, temp_home};
+
+const FILES: [(&str, &str); 5] = [
+    ("shop/__init__.py", ""),
+    (
+        "shop/money.py",
+        "def cents(amount):\n    return int(amount * 100)\n\n\ndef split(amount, ways):\n    share = cents(amount) // ways\n    return [share] * ways\n",
+    ),
+    (
+        "shop/cart.py",
+        "from .money import cents\n\n\ndef total(prices):\n    return sum(cents(p) for p in prices) / 100\n\n\ndef count(prices):\n    return len(prices)\n",
+    ),
+    (
+        "tests/test_cart.py",
+        "from shop.cart import count, total\nfrom shop.money import split\n\n\ndef test_total():\n    assert total([1.10, 2.20]) == 3.30\n\n\ndef test_total_round():\n    assert total([0.29]) == 0.29\n\n\ndef test_count():\n    assert count([1, 2]) == 2\n\n\ndef test_split_even():\n    assert split(1.00, 4) == [25, 25, 25, 25]\n",
+    ),
+    ("tests/__init__.py", ""),
+];
+
+fn locate(project: &std::path::Path, python: &std::path::Path, extra: &[&str]) -> (bool, String, String) {
+    let home = temp_home();
+    let out = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["locate", "--repo"])
+        .arg(project)
+        .arg("--python")
+        .arg(python)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_planted_faults_rank_at_the_top_with_their_reasons() {
+    let Some(python) = support::pytest_python() else { return };
+    let project = support::project_with(&FILES);
+    let before = support::snapshot(project.path());
+    // `cents` truncates (0.29 * 100 is 28.999...): total([0.29]) fails. Its spectrum cannot tell
+    // `cents` from its caller `total`: every test entering `total` enters `cents`, and `cents` has
+    // one more passing test (split), so Ochiai puts `total` first and the fault second. (Signals
+    // beyond the spectrum, the values that went wrong, are what would tell them apart.)
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_cart.py::test_total_round"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let top: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with(' ') || l.starts_with(" 1.") || l.starts_with(" 2."))
+        .take(2)
+        .collect();
+    assert!(top[0].contains("shop/cart.py:4  total"), "{stdout}");
+    assert!(top[1].contains("shop/money.py:1  cents"), "{stdout}");
+    assert!(stdout.contains("entered by 1/1 failing and 2 passing tests"), "{stdout}");
+    // count() no failing test entered: no candidate.
+    assert!(!stdout.contains(" count "), "{stdout}");
+    // A fault that raises inside the project: the raising frame leads (exception path), over
+    // `cents`, which it called and which also passing tests enter.
+    std::fs::write(
+        project.path().join("tests/test_split.py"),
+        "from shop.money import split\n\n\ndef test_split_even():\n    assert split(1.00, 4) == [25, 25, 25, 25]\n\n\ndef test_split_none():\n    assert split(1.00, 0) == []\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_split.py::test_split_none"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/money.py:5  split"), "{stdout}");
+    assert!(stdout.contains("exception path"), "{stdout}");
+    // JSON for tools.
+    let (ok, stdout, _) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_cart.py::test_total_round", "--json", "--k", "1"],
+    );
+    assert!(ok);
+    let ranked: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(ranked[0]["name"], "total", "{stdout}");
+    // Only read: the project is as it was (but for the test file this test added).
+    let after: Vec<_> = support::snapshot(project.path())
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("tests/test_split.py"))
+        .collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn bad_input_is_named() {
+    let Some(python) = support::pytest_python() else { return };
+    let project = support::project_with(&FILES);
+    let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_cart.py::test_count"]);
+    assert!(!ok && stderr.contains("passes here"), "{stderr}");
+    let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_cart.py::test_nothing"]);
+    assert!(
+        !ok && (stderr.contains("no such test") || stderr.contains("selects no test")),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "../elsewhere/test_x.py::test_y"]);
+    assert!(!ok && stderr.contains("inside the project"), "{stderr}");
+    // The fault is in the test itself: no function of the project was entered.
+    std::fs::write(project.path().join("tests/test_own.py"), "def test_own():\n    assert 1 == 2\n").unwrap();
+    let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_own.py::test_own"]);
+    assert!(!ok && stderr.contains("entered none of the project's own functions"), "{stderr}");
+}
