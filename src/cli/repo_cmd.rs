@@ -108,6 +108,22 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "with_model")]
         sample: usize,
     },
+    /// Fault localisation on planted faults: single-fault mutants of the same projects' modules,
+    /// each located from its failing tests; top-1/3/5 of the mutated function, Ochiai alone and
+    /// rgd's ranking
+    Locate {
+        /// The held-out projects instead
+        #[arg(long)]
+        held_out: bool,
+        /// Mutants per project, spread evenly over all it has
+        #[arg(long, default_value_t = 60, value_parser = crate::validate::parse_count)]
+        per_project: usize,
+        /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
+        #[arg(long)]
+        python: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// False alarms of repository mode's verdicts: the same projects' own suites with their
     /// original code, split visible/hidden and run as `rgd solve --repo` runs a program; every
     /// run should come back untampered
@@ -393,6 +409,45 @@ fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bo
     Ok(if alarms { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
+/// `rgd bench locate`: per project and overall, top-1/3/5 of the mutated function.
+fn bench_locate(home: &Home, held_out: bool, per_project: usize, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::repo::locate_bench::{Located, top};
+    let python = python.unwrap_or_else(|| PathBuf::from(crate::assets::python()));
+    let runner = crate::repo::testrun::ProjectTests::new(&python)?;
+    let cache = home.root.join("bench").join("repo");
+    let projects = crate::repo::locate_bench::run(&cache, project_set(held_out), &runner, per_project, &stderr_line)?;
+    if json {
+        println!("{}", serde_json::to_string(&projects)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("| project | mutants | survived | located | ochiai top-1 | top-3 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let row = |name: &str, tried: usize, survived: usize, l: &[&Located]| {
+        let secs = l.iter().map(|x| x.seconds).sum::<f64>() / l.len().max(1) as f64;
+        println!(
+            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
+            l.len(),
+            top(l, 1, |x| x.ochiai),
+            top(l, 3, |x| x.ochiai),
+            top(l, 5, |x| x.ochiai),
+            top(l, 1, |x| x.combined),
+            top(l, 3, |x| x.combined),
+            top(l, 5, |x| x.combined),
+        );
+    };
+    for p in &projects {
+        row(&p.name, p.tried, p.survived, &p.located.iter().collect::<Vec<_>>());
+    }
+    let all: Vec<&Located> = projects.iter().flat_map(|p| &p.located).collect();
+    row(
+        "all",
+        projects.iter().map(|p| p.tried).sum(),
+        projects.iter().map(|p| p.survived).sum(),
+        &all,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
     if held_out {
         &crate::repo::bench::HELD_OUT
@@ -404,6 +459,12 @@ fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
 pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
     let (warm, json, with_model, held_out, sample) = match cmd {
         BenchCommand::Verdicts { held_out, python, json } => return bench_verdicts(home, held_out, python, json),
+        BenchCommand::Locate {
+            held_out,
+            per_project,
+            python,
+            json,
+        } => return bench_locate(home, held_out, per_project, python, json),
         BenchCommand::Repo {
             warm,
             json,

@@ -3,6 +3,7 @@
 
 mod extract;
 mod highlight;
+pub mod mutate;
 mod splice;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};

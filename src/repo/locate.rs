@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::testrun::Spectrum;
 
 /// Weight of the exception path beside Ochiai.
-const PATH_WEIGHT: f64 = 0.5;
+pub const PATH_WEIGHT: f64 = 0.5;
 
 /// A function that may hold the fault, with why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -60,6 +60,11 @@ impl Candidate {
 
 /// The project's functions entered by a failing test, best suspect first.
 pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum]) -> Vec<Candidate> {
+    rank_weighted(failing, passing, PATH_WEIGHT)
+}
+
+/// `rank` with the exception path weighted `path_weight` (0: Ochiai alone, for comparison).
+pub fn rank_weighted(failing: &[&Spectrum], passing: &[&Spectrum], path_weight: f64) -> Vec<Candidate> {
     // By (file, name): a comprehension or inner function is reported under the function holding
     // it (line 0), which a test that entered the one also entered.
     type Key = (String, String);
@@ -102,7 +107,7 @@ pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum]) -> Vec<Candidate> {
                 file,
                 name,
                 line,
-                score: ochiai + PATH_WEIGHT * path,
+                score: ochiai + path_weight * path,
                 ochiai,
                 path,
                 failing: ef,

@@ -11,6 +11,7 @@ pub mod graph;
 pub mod index;
 pub mod llm;
 pub mod locate;
+pub mod locate_bench;
 pub mod render;
 pub mod retrieve;
 pub mod task;

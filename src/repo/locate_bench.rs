@@ -1,0 +1,137 @@
+//! `rgd bench locate`: fault localisation on faults no one here wrote. For each project of `rgd
+//! bench repo` whose sdist ships tests, single-fault mutants (`code::mutate`) of its modules are
+//! planted one at a time, spread evenly over all the mutants it has; a mutant counts when it makes
+//! at least one test fail that passes on the original. `rgd locate`'s ranking then runs on the
+//! spectra of that mutant's suite, and the mutated function's place is noted, for Ochiai alone and
+//! for rgd's ranking (Ochiai and the exception path).
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::bench::{Project, fetch};
+use super::locate::{PATH_WEIGHT, rank_weighted};
+use super::task::is_test_file;
+use super::testrun::{ProjectTests, RunSpec, TestLimits};
+
+/// One mutant's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Located {
+    pub file: String,
+    pub function: String,
+    pub line: usize,
+    pub operator: String,
+    pub failing: usize,
+    /// 1-based place of the mutated function, Ochiai alone and rgd's ranking (None: not ranked).
+    pub ochiai: Option<usize>,
+    pub combined: Option<usize>,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectLocated {
+    pub name: String,
+    /// Mutants tried, and those no test noticed.
+    pub tried: usize,
+    pub survived: usize,
+    pub located: Vec<Located>,
+}
+
+/// Share of `located` whose place by `place` is `k` or better.
+pub fn top(located: &[&Located], k: usize, place: fn(&Located) -> Option<usize>) -> f64 {
+    if located.is_empty() {
+        return 0.0;
+    }
+    located.iter().filter(|l| place(l).is_some_and(|p| p <= k)).count() as f64 / located.len() as f64
+}
+
+pub fn run(
+    cache: &Path,
+    set: &'static [Project],
+    runner: &ProjectTests,
+    per_project: usize,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Vec<ProjectLocated>> {
+    let limits = TestLimits::default();
+    let mut out = Vec::new();
+    for (project, dir) in fetch(cache, set, report)? {
+        let name = format!("{} {}", project.name, project.version);
+        let files = super::index::python_files(&dir)?;
+        if !files
+            .iter()
+            .any(|f| is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")))
+        {
+            report(&format!("{name}: its source distribution ships no tests"));
+            continue;
+        }
+        let all = runner.collect(&dir, &[])?;
+        let baseline = runner.run(
+            &dir,
+            &RunSpec {
+                ids: &all,
+                ..RunSpec::default()
+            },
+            limits,
+        )?;
+        let ids: Vec<String> = baseline.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect();
+        let mut candidates = Vec::new();
+        for file in files
+            .iter()
+            .filter(|f| !is_test_file(f) && !f.ends_with("setup.py") && !f.starts_with("doc"))
+        {
+            let text = std::fs::read_to_string(dir.join(file))?;
+            candidates.extend(crate::code::mutate::mutants(&text).into_iter().map(|m| (file.clone(), m)));
+        }
+        let stride = (candidates.len() / per_project.max(1)).max(1);
+        let chosen: Vec<_> = candidates.into_iter().step_by(stride).take(per_project).collect();
+        report(&format!(
+            "{name}: {} tests pass on the original; {} mutants",
+            ids.len(),
+            chosen.len()
+        ));
+        let mut located = Vec::new();
+        let mut survived = 0;
+        for (file, m) in &chosen {
+            let started = Instant::now();
+            let spec = RunSpec {
+                replace: Some((file, &m.text)),
+                ids: &ids,
+                ..RunSpec::default()
+            };
+            let (run, spectra) = runner.spectra(&dir, &spec, limits)?;
+            let failed: Vec<&String> = run.outcomes.iter().filter(|o| !o.passed()).map(|o| &o.id).collect();
+            if failed.is_empty() {
+                survived += 1;
+                continue;
+            }
+            let of = |wanted: &dyn Fn(&str) -> bool| spectra.iter().filter(|s| wanted(&s.id)).collect::<Vec<_>>();
+            let failing = of(&|id| failed.iter().any(|f| *f == id));
+            let passing = of(&|id| !failed.iter().any(|f| *f == id));
+            let place = |weight: f64| {
+                rank_weighted(&failing, &passing, weight)
+                    .iter()
+                    .position(|c| &c.file == file && c.name == m.function)
+                    .map(|p| p + 1)
+            };
+            located.push(Located {
+                file: file.clone(),
+                function: m.function.clone(),
+                line: m.line,
+                operator: m.operator.to_string(),
+                failing: failed.len(),
+                ochiai: place(0.0),
+                combined: place(PATH_WEIGHT),
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
+        report(&format!("{name}: {} located, {survived} survived", located.len()));
+        out.push(ProjectLocated {
+            name,
+            tried: chosen.len(),
+            survived,
+            located,
+        });
+    }
+    Ok(out)
+}
