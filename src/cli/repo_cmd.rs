@@ -118,6 +118,9 @@ pub enum BenchCommand {
         /// Mutants per project, spread evenly over all it has
         #[arg(long, default_value_t = 60, value_parser = crate::validate::parse_count)]
         per_project: usize,
+        /// Only these projects (by PyPI name; repeatable)
+        #[arg(long = "project", value_name = "NAME")]
+        projects: Vec<String>,
         /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
         #[arg(long)]
         python: Option<PathBuf>,
@@ -410,12 +413,26 @@ fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bo
 }
 
 /// `rgd bench locate`: per project and overall, top-1/3/5 of the mutated function.
-fn bench_locate(home: &Home, held_out: bool, per_project: usize, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+fn bench_locate(
+    home: &Home,
+    held_out: bool,
+    per_project: usize,
+    only: &[String],
+    python: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     use crate::repo::locate_bench::{Located, top};
+    let set = project_set(held_out);
+    if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
+        anyhow::bail!(
+            "--project {unknown}: not one of {}",
+            set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        );
+    }
     let python = python.unwrap_or_else(|| PathBuf::from(crate::assets::python()));
     let runner = crate::repo::testrun::ProjectTests::new(&python)?;
     let cache = home.root.join("bench").join("repo");
-    let projects = crate::repo::locate_bench::run(&cache, project_set(held_out), &runner, per_project, &stderr_line)?;
+    let projects = crate::repo::locate_bench::run(&cache, set, only, &runner, per_project, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
         return Ok(ExitCode::SUCCESS);
@@ -462,9 +479,10 @@ pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyho
         BenchCommand::Locate {
             held_out,
             per_project,
+            projects,
             python,
             json,
-        } => return bench_locate(home, held_out, per_project, python, json),
+        } => return bench_locate(home, held_out, per_project, &projects, python, json),
         BenchCommand::Repo {
             warm,
             json,

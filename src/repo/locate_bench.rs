@@ -49,6 +49,7 @@ pub fn top(located: &[&Located], k: usize, place: fn(&Located) -> Option<usize>)
 pub fn run(
     cache: &Path,
     set: &'static [Project],
+    only: &[String],
     runner: &ProjectTests,
     per_project: usize,
     report: &dyn Fn(&str),
@@ -56,6 +57,9 @@ pub fn run(
     let limits = TestLimits::default();
     let mut out = Vec::new();
     for (project, dir) in fetch(cache, set, report)? {
+        if !only.is_empty() && !only.iter().any(|n| n == project.name) {
+            continue;
+        }
         let name = format!("{} {}", project.name, project.version);
         let files = super::index::python_files(&dir)?;
         if !files
@@ -75,6 +79,12 @@ pub fn run(
             limits,
         )?;
         let ids: Vec<String> = baseline.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect();
+        // A mutant that loops forever would take the whole default timeout: four times the
+        // original's run (the collector slows a run down) and ten seconds are plenty.
+        let limits = TestLimits {
+            timeout: std::time::Duration::from_secs_f64(baseline.seconds * 4.0 + 10.0),
+            ..limits
+        };
         let mut candidates = Vec::new();
         for file in files
             .iter()
