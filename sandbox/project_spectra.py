@@ -1,11 +1,12 @@
 """rgd's spectrum collector (`rgd locate`; PYTEST_DONT_REWRITE): which of the project's own functions each test's call
-phase entered, and, for a test that failed, the project frames its exception passed through,
-innermost last. Information for fault localisation, never a verdict (outcomes come from
+phase entered and which of their lines it ran, and, for a test that failed, the project frames its
+exception passed through, innermost last. Information for fault localisation, never a verdict (outcomes come from
 rgd_verdict's channel).
 
 Loaded as a pytest plugin (`-p rgd_spectra`) next to rgd_verdict. Written to $RGD_SPECTRA_OUT,
 one JSON object per test:
-    {"id", "functions": [[file, qualname, line], ...], "raised": [[file, qualname, line], ...]}
+    {"id", "functions": [[file, qualname, line], ...], "lines": [[file, qualname, line, [ran, ...]], ...],
+     "raised": [[file, qualname, line], ...]}
 A function is the project's when its file is under the working directory (the copy) and is not a
 test file or conftest; tracing covers the test's call phase only, in every thread.
 """
@@ -60,21 +61,33 @@ def pytest_runtest_call(item):
     if _OUT is None:
         yield
         return
-    seen = set()
+    seen = {}
 
-    def profile(frame, event, arg):
-        if event == "call":
-            key = _key(frame.f_code)
-            if key is not None:
-                seen.add(key)
+    def trace(frame, event, arg):
+        # Only the project's frames get a line tracer: the rest of the program runs untraced.
+        if event != "call":
+            return None
+        key = _key(frame.f_code)
+        if key is None:
+            return None
+        ran = seen.get(key)
+        if ran is None:
+            ran = seen[key] = set()
 
-    threading.setprofile(profile)
-    sys.setprofile(profile)
+        def lines(frame, event, arg):
+            if event == "line":
+                ran.add(frame.f_lineno)
+            return lines
+
+        return lines
+
+    threading.settrace(trace)
+    sys.settrace(trace)
     try:
         outcome = yield
     finally:
-        sys.setprofile(None)
-        threading.setprofile(None)
+        sys.settrace(None)
+        threading.settrace(None)
     raised = []
     excinfo = outcome.excinfo
     recorded = getattr(item, "_excinfo", None)
@@ -85,4 +98,10 @@ def pytest_runtest_call(item):
             raised.append(key)
         tb = tb.tb_next
     with open(_OUT, "a") as out:
-        out.write(json.dumps({"id": item.nodeid, "functions": sorted(seen), "raised": raised}) + "\n")
+        record = {
+            "id": item.nodeid,
+            "functions": sorted(seen),
+            "lines": [[*key, sorted(ran)] for key, ran in sorted(seen.items())],
+            "raised": raised,
+        }
+        out.write(json.dumps(record) + "\n")

@@ -9,6 +9,7 @@ mod detach;
 mod doctor;
 mod eval;
 mod experiment;
+mod fix;
 mod locate;
 mod memory_cmd;
 mod print;
@@ -87,8 +88,11 @@ pub enum Command {
     /// piece was chosen (stream, graph edge, scores)
     Context(repo_cmd::ContextArgs),
     /// Which of a project's functions most likely holds the fault behind failing tests: Ochiai
-    /// over the functions each test entered, and the failing tests' exception paths
+    /// over the functions and lines each test ran, and the failing tests' exception paths
     Locate(locate::LocateArgs),
+    /// From failing tests to a repaired project: locate the fault, then the agents repair the
+    /// suspects in turn (then pairs), judged by the failing tests and the passing ones (hidden)
+    Fix(fix::FixArgs),
     /// Benchmarks run by rgd itself
     #[command(subcommand)]
     Bench(repo_cmd::BenchCommand),
@@ -133,6 +137,7 @@ impl Cli {
             Some(Command::Sweep(a)) => a.common.tui,
             Some(Command::Fork(a)) => a.tui,
             Some(Command::Solve(a)) => a.common.tui,
+            Some(Command::Fix(a)) => a.common.tui,
             Some(Command::Demo(a)) => !a.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()),
             _ => false,
         }
@@ -252,6 +257,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             repo_cmd::context(&home, args, from).await
         }
         Command::Locate(args) => locate::execute(args),
+        Command::Fix(args) => {
+            let llm = args.llm.over(&cli.llm);
+            fix::execute(&home, cli.config.as_deref(), &llm, args).await
+        }
         Command::Bench(cmd) => {
             let from = repo_cmd::ModelFrom {
                 config: cli.config.as_deref(),

@@ -160,6 +160,17 @@ pub(super) fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexR
     result
 }
 
+/// `--repo DIR` as a project root: an existing directory, canonical.
+pub(super) fn project_root(repo: &Path) -> anyhow::Result<PathBuf> {
+    let root = repo
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("--repo {}: no such directory ({e})", repo.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("--repo {}: not a directory", repo.display());
+    }
+    Ok(root)
+}
+
 pub(super) fn print_report(r: &IndexReport, dir: &Path) {
     eprintln!(
         "indexed {}: {} files ({} parsed again, {} unchanged), {} lines, {} chunks, {} edges; {} texts embedded; {:.1}s, {:.1} MB",
@@ -364,8 +375,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
 /// `rgd bench verdicts`: one table row per project and half, then every false alarm and every
 /// test that did not pass, with why.
 fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let python = python.unwrap_or_else(|| PathBuf::from(crate::assets::python()));
-    let runner = crate::repo::testrun::ProjectTests::new(&python)?;
+    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let set = project_set(held_out);
     let cache = home.root.join("bench").join("repo");
     let projects = crate::repo::verdict_bench::run(&cache, set, &runner, &stderr_line)?;
@@ -429,24 +439,26 @@ fn bench_locate(
             set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         );
     }
-    let python = python.unwrap_or_else(|| PathBuf::from(crate::assets::python()));
-    let runner = crate::repo::testrun::ProjectTests::new(&python)?;
+    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let cache = home.root.join("bench").join("repo");
     let projects = crate::repo::locate_bench::run(&cache, set, only, &runner, per_project, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("| project | mutants | survived | located | ochiai top-1 | top-3 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| project | mutants | survived | located | ochiai top-1 | top-5 | line ochiai top-1 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let row = |name: &str, tried: usize, survived: usize, l: &[&Located]| {
         let secs = l.iter().map(|x| x.seconds).sum::<f64>() / l.len().max(1) as f64;
         println!(
-            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
+            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
             l.len(),
             top(l, 1, |x| x.ochiai),
-            top(l, 3, |x| x.ochiai),
             top(l, 5, |x| x.ochiai),
+            top(l, 1, |x| x.lines),
+            top(l, 5, |x| x.lines),
             top(l, 1, |x| x.combined),
             top(l, 3, |x| x.combined),
             top(l, 5, |x| x.combined),

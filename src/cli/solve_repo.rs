@@ -5,12 +5,12 @@
 //! by pytest; they run in a throw-away copy (`repo/testrun.rs`), never in the project.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::repo_cmd::{ModelFrom, Wanted, open, print_report, retrieve};
+use super::repo_cmd::{ModelFrom, Wanted, open, print_report, project_root, retrieve};
 use super::solve::{SolveArgs, solve_task};
 use crate::config::LlmArgs;
 use crate::repo::render::{estimate_tokens, render_context};
@@ -22,18 +22,9 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     let (Some(repo), Some(target)) = (args.repo.clone(), args.target.clone()) else {
         bail!("--repo DIR needs --target path/to/mod.py::name");
     };
-    let root = repo
-        .canonicalize()
-        .with_context(|| format!("--repo {}: no such directory", repo.display()))?;
-    if !root.is_dir() {
-        bail!("--repo {}: not a directory", repo.display());
-    }
-    let python = args
-        .repo_args
-        .python
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(crate::assets::python()));
-    let runner = ProjectTests::new(&python)?;
+    let root = project_root(&repo)?;
+    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
+    let python = runner.python().to_path_buf();
     let (index, report) = open(home, &root)?;
     if !args.common.json {
         print_report(&report, &root);
@@ -48,7 +39,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     if let Ok(module) = std::fs::read_to_string(root.join(file)) {
         crate::code::find_function(&module, name).map_err(|e| anyhow::anyhow!("--target {target}: {e}"))?;
     }
-    let chunk = index.target(&target)?;
+    index.target(&target)?;
 
     let function = name.rsplit('.').next().unwrap_or(name);
     let visible_sel = match &args.tests {
@@ -102,20 +93,59 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         );
     }
 
-    let context = if args.repo_args.no_context {
+    let spec = TargetSpec {
+        root: &root,
+        python: &python,
+        target: &target,
+        visible: &visible,
+        hidden: &hidden,
+    };
+    let task = target_task(home, config, llm, &index, &args.repo_args, &spec).await?;
+    let path = root.join(file);
+    let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
+    let verify = verifier(&runner, &root, file, name, &all);
+    solve_task(home, config, llm, args, task, &path, Some(&verify)).await
+}
+
+/// A function of a project and the tests that judge it.
+pub(super) struct TargetSpec<'a> {
+    pub root: &'a Path,
+    pub python: &'a Path,
+    /// `path/to/mod.py::name`.
+    pub target: &'a str,
+    pub visible: &'a [String],
+    pub hidden: &'a [String],
+}
+
+/// The task for `spec`: the function under the context retrieved for it from `index` (leaving out
+/// every test file and every file of a hidden test), unless `--no-context`.
+pub(super) async fn target_task(
+    home: &Home,
+    config: Option<&Path>,
+    llm: &LlmArgs,
+    index: &crate::repo::RepoIndex,
+    repo_args: &super::repo_cmd::RepoSolveArgs,
+    spec: &TargetSpec<'_>,
+) -> anyhow::Result<crate::dataset::UserTask> {
+    let (file, name) = spec
+        .target
+        .split_once("::")
+        .with_context(|| format!("{}: give path/to/mod.py::name", spec.target))?;
+    let chunk = index.target(spec.target)?;
+    let context = if repo_args.no_context {
         eprintln!("context: none (--no-context)");
         None
     } else {
-        let module = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+        let module = std::fs::read_to_string(spec.root.join(file)).with_context(|| format!("reading {file}"))?;
         let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
-        let hidden_files: HashSet<&str> = hidden.iter().filter_map(|h| h.split("::").next()).collect();
+        let hidden_files: HashSet<&str> = spec.hidden.iter().filter_map(|h| h.split("::").next()).collect();
         let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
         let from = ModelFrom { config, llm };
-        let k = args.repo_args.context_k;
-        let r = &args.repo_args.retrieval;
+        let k = repo_args.context_k;
+        let r = &repo_args.retrieval;
         let want = Wanted { target: chunk, blank, k };
-        let pieces = retrieve(home, &index, want, r, &from, &exclude).await?;
-        let (text, used) = render_context(&index, chunk, &pieces[..pieces.len().min(k)], r.budget);
+        let pieces = retrieve(home, index, want, r, &from, &exclude).await?;
+        let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
         let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
         eprintln!(
             "context: {} pieces in about {} of {} tokens: {}",
@@ -126,29 +156,35 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         );
         Some(text)
     };
-    let task = repo_task(
-        &index,
+    repo_task(
+        index,
         &RepoTaskSpec {
-            root: &root,
-            target: &target,
-            python: &python,
-            visible: &visible,
-            hidden: &hidden,
+            root: spec.root,
+            target: spec.target,
+            python: spec.python,
+            visible: spec.visible,
+            hidden: spec.hidden,
             context: context.as_deref(),
         },
-    )?;
-    let path = root.join(file);
-    // Before --write: the program passes every visible and hidden test again, in a fresh copy.
-    let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
-    let verify = |program: &str| -> anyhow::Result<()> {
+    )
+}
+
+/// Before --write: the program passes every test of `all` again, in a fresh copy of `root`.
+pub(super) fn verifier<'a>(
+    runner: &'a ProjectTests,
+    root: &'a Path,
+    file: &'a str,
+    name: &'a str,
+    all: &'a [String],
+) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
+    move |program: &str| {
         let spec = RunSpec {
             replace: Some((file, program)),
             target: Some(name),
-            ids: &all,
+            ids: all,
             withhold: &[],
         };
-        let run = runner.run(&root, &spec, TestLimits::default())?;
+        let run = runner.run(root, &spec, TestLimits::default())?;
         run.all_passed().map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))
-    };
-    solve_task(home, config, llm, args, task, &path, Some(&verify)).await
+    }
 }

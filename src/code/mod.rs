@@ -73,10 +73,15 @@ pub fn is_assert_calling(source: &str, function: &str) -> bool {
 
 /// A unified diff from the previous iteration's code, for events and the Debug agent's history.
 pub fn unified_diff(old: &str, new: &str) -> String {
+    unified_diff_named(old, new, "previous", "current")
+}
+
+/// `unified_diff` with the two sides named (`a/path`, `b/path`: what `git apply` and `patch -p1` take).
+pub fn unified_diff_named(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header("previous", "current")
+        .header(old_name, new_name)
         .to_string()
 }
 

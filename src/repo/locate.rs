@@ -5,14 +5,17 @@
 //! - **Ochiai** (spectrum-based): for a function covered by `ef` failing and `ep` passing tests, of
 //!   `F` failing tests in all, `ef / sqrt(F * (ef + ep))`: 1 for a function every failing test
 //!   and no passing test entered.
+//! - **Line Ochiai**: the same over each line the function ran, the function taking its most
+//!   suspicious line's score. A caller and its callee are entered by the same tests (one function
+//!   spectrum), but the faulty line is often in a branch only failing tests take.
 //! - **Exception path**: a project frame the failing test's exception passed through, weighted
 //!   `1 / (1 + d)` by its distance `d` from the innermost project frame (the one that raised),
-//!   averaged over the failing tests. It breaks Ochiai's ties, which are the rule when a few tests
-//!   fail: every function only failing tests reach scores 1.
+//!   averaged over the failing tests. It breaks ties, which are the rule when a few tests fail.
 //!
-//! The score is `ochiai + 0.5 * path`; candidates come best first, each with its numbers.
+//! The score is `line ochiai + 0.5 * path` (function Ochiai where no lines were recorded);
+//! candidates come best first, each with its numbers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -20,6 +23,27 @@ use super::testrun::Spectrum;
 
 /// Weight of the exception path beside Ochiai.
 pub const PATH_WEIGHT: f64 = 0.5;
+
+/// Which signals a ranking uses (`rgd bench locate` compares them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signals {
+    /// Line Ochiai instead of function Ochiai.
+    pub lines: bool,
+    /// Weight of the exception path (0: not used).
+    pub path: f64,
+}
+
+impl Signals {
+    /// What `rgd locate` uses.
+    pub const COMBINED: Signals = Signals {
+        lines: true,
+        path: PATH_WEIGHT,
+    };
+    /// Function-level Ochiai alone, the classic baseline.
+    pub const OCHIAI: Signals = Signals { lines: false, path: 0.0 };
+    /// Line Ochiai alone.
+    pub const LINES: Signals = Signals { lines: true, path: 0.0 };
+}
 
 /// A function that may hold the fault, with why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -31,7 +55,11 @@ pub struct Candidate {
     /// Its first line.
     pub line: u32,
     pub score: f64,
+    /// Function-level Ochiai.
     pub ochiai: f64,
+    /// Its most suspicious line's Ochiai, and that line (0: no lines recorded).
+    pub line_ochiai: f64,
+    pub hot_line: u32,
     /// The exception-path signal (0 when no failing test's exception passed through it).
     pub path: f64,
     /// Failing and passing tests that entered it.
@@ -51,6 +79,9 @@ impl Candidate {
             "ochiai {:.2}: entered by {}/{} failing and {} passing tests",
             self.ochiai, self.failing, failing_total, self.passing
         );
+        if self.hot_line > 0 {
+            why.push_str(&format!("; line {} {:.2}", self.hot_line, self.line_ochiai));
+        }
         if self.path > 0.0 {
             why.push_str(&format!("; on the failing tests' exception path ({:.2})", self.path));
         }
@@ -60,64 +91,103 @@ impl Candidate {
 
 /// The project's functions entered by a failing test, best suspect first.
 pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum]) -> Vec<Candidate> {
-    rank_weighted(failing, passing, PATH_WEIGHT)
+    rank_with(failing, passing, Signals::COMBINED)
 }
 
-/// `rank` with the exception path weighted `path_weight` (0: Ochiai alone, for comparison).
-pub fn rank_weighted(failing: &[&Spectrum], passing: &[&Spectrum], path_weight: f64) -> Vec<Candidate> {
+fn ochiai(ef: usize, ep: usize, total: usize) -> f64 {
+    if ef == 0 {
+        return 0.0;
+    }
+    ef as f64 / (total as f64 * (ef + ep) as f64).sqrt()
+}
+
+/// `rank` with the signals `signals` (for comparison).
+pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], signals: Signals) -> Vec<Candidate> {
     // By (file, name): a comprehension or inner function is reported under the function holding
     // it (line 0), which a test that entered the one also entered.
     type Key = (String, String);
     let key = |(file, name, _): &(String, String, u32)| (file.clone(), name.clone());
-    let mut lines: BTreeMap<Key, u32> = BTreeMap::new();
-    let mut counts: BTreeMap<Key, (usize, usize, f64)> = BTreeMap::new();
+    let mut first: BTreeMap<Key, u32> = BTreeMap::new();
+    #[derive(Default)]
+    struct Counts {
+        ef: usize,
+        ep: usize,
+        path: f64,
+        /// Per line it ran: failing and passing tests that ran it.
+        lines: BTreeMap<u32, (usize, usize)>,
+    }
+    let mut counts: BTreeMap<Key, Counts> = BTreeMap::new();
     for s in failing.iter().chain(passing) {
         for f in s.functions.iter().chain(&s.raised) {
-            let line = lines.entry(key(f)).or_default();
+            let line = first.entry(key(f)).or_default();
             *line = (*line).max(f.2);
         }
     }
+    let lines_of = |s: &Spectrum| -> BTreeSet<(Key, u32)> {
+        s.lines
+            .iter()
+            .flat_map(|(file, name, _, ran)| ran.iter().map(move |l| ((file.clone(), name.clone()), *l)))
+            .collect()
+    };
     for s in failing {
-        let entered: std::collections::BTreeSet<Key> = s.functions.iter().map(key).collect();
+        let entered: BTreeSet<Key> = s.functions.iter().map(key).collect();
         for k in entered {
-            counts.entry(k).or_default().0 += 1;
+            counts.entry(k).or_default().ef += 1;
+        }
+        for (k, l) in lines_of(s) {
+            counts.entry(k).or_default().lines.entry(l).or_default().0 += 1;
         }
         let depth = s.raised.len();
         for (i, f) in s.raised.iter().enumerate() {
             let distance = depth - 1 - i;
-            counts.entry(key(f)).or_default().2 += 1.0 / (1.0 + distance as f64) / failing.len() as f64;
+            counts.entry(key(f)).or_default().path += 1.0 / (1.0 + distance as f64) / failing.len() as f64;
         }
     }
     for s in passing {
-        let entered: std::collections::BTreeSet<Key> = s.functions.iter().map(key).collect();
+        let entered: BTreeSet<Key> = s.functions.iter().map(key).collect();
         for k in entered {
             if let Some(c) = counts.get_mut(&k) {
+                c.ep += 1;
+            }
+        }
+        for (k, l) in lines_of(s) {
+            if let Some(c) = counts.get_mut(&k).and_then(|c| c.lines.get_mut(&l)) {
                 c.1 += 1;
             }
         }
     }
-    let total = failing.len() as f64;
+    let total = failing.len();
     let mut out: Vec<Candidate> = counts
         .into_iter()
-        .filter(|(_, (ef, _, _))| *ef > 0)
-        .map(|((file, name), (ef, ep, path))| {
-            let line = lines.get(&(file.clone(), name.clone())).copied().unwrap_or_default();
-            let ochiai = ef as f64 / (total * (ef + ep) as f64).sqrt();
+        .filter(|(_, c)| c.ef > 0)
+        .map(|((file, name), c)| {
+            let line = first.get(&(file.clone(), name.clone())).copied().unwrap_or_default();
+            let function = ochiai(c.ef, c.ep, total);
+            // The most suspicious line, the earliest of equals.
+            let (hot_line, line_ochiai) = c
+                .lines
+                .iter()
+                .map(|(l, (ef, ep))| (*l, ochiai(*ef, *ep, total)))
+                .fold((0, 0.0), |best, next| if next.1 > best.1 { next } else { best });
+            let suspicion = if signals.lines && hot_line > 0 { line_ochiai } else { function };
             Candidate {
                 file,
                 name,
                 line,
-                score: ochiai + path_weight * path,
-                ochiai,
-                path,
-                failing: ef,
-                passing: ep,
+                score: suspicion + signals.path * c.path,
+                ochiai: function,
+                line_ochiai,
+                hot_line,
+                path: c.path,
+                failing: c.ef,
+                passing: c.ep,
             }
         })
         .collect();
     out.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
+            .then(b.ochiai.total_cmp(&a.ochiai))
             .then(a.passing.cmp(&b.passing))
             .then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line)))
     });
@@ -136,6 +206,7 @@ mod tests {
         Spectrum {
             id: id.into(),
             functions: functions.iter().map(|n| f(n)).collect(),
+            lines: Vec::new(),
             raised: raised.iter().map(|n| f(n)).collect(),
         }
     }
@@ -156,5 +227,33 @@ mod tests {
         assert!(!names.contains(&"unrelated"));
         assert!(ranked[0].why(1).contains("1/1 failing and 0 passing"));
         assert_eq!(ranked[0].target(), "pkg/m.py::helper");
+    }
+
+    #[test]
+    fn the_line_only_failing_tests_ran_tells_a_callee_from_its_caller() {
+        // `outer` always calls `inner`: one function spectrum. Only the failing test took
+        // `inner`'s line 12, where the fault is.
+        let lines = |outer: &[u32], inner: &[u32]| {
+            vec![
+                ("pkg/m.py".to_string(), "outer".to_string(), 1, outer.to_vec()),
+                ("pkg/m.py".to_string(), "inner".to_string(), 10, inner.to_vec()),
+            ]
+        };
+        let with = |id: &str, l| Spectrum {
+            id: id.into(),
+            functions: vec![f("outer"), f("inner")],
+            lines: l,
+            raised: Vec::new(),
+        };
+        let failing = [with("t::a", lines(&[2, 3], &[11, 12]))];
+        let passing = [with("t::b", lines(&[2, 3], &[11, 13])), with("t::c", lines(&[2, 3], &[11, 13]))];
+        let (f, p) = (failing.iter().collect::<Vec<_>>(), passing.iter().collect::<Vec<_>>());
+        let ranked = rank(&f, &p);
+        assert_eq!(ranked[0].name, "inner", "{ranked:?}");
+        assert_eq!((ranked[0].hot_line, ranked[0].line_ochiai), (12, 1.0));
+        assert!((ranked[1].score - 1.0 / 3f64.sqrt()).abs() < 1e-9, "{ranked:?}");
+        // Function Ochiai alone cannot tell them apart.
+        let alone = rank_with(&f, &p, Signals::OCHIAI);
+        assert_eq!(alone[0].ochiai, alone[1].ochiai);
     }
 }

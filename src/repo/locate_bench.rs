@@ -3,7 +3,7 @@
 //! planted one at a time, spread evenly over all the mutants it has; a mutant counts when it makes
 //! at least one test fail that passes on the original. `rgd locate`'s ranking then runs on the
 //! spectra of that mutant's suite, and the mutated function's place is noted, for Ochiai alone and
-//! for rgd's ranking (Ochiai and the exception path).
+//! for line Ochiai alone and for rgd's ranking (line Ochiai and the exception path).
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::bench::{Project, fetch};
-use super::locate::{PATH_WEIGHT, rank_weighted};
+use super::locate::{Signals, rank_with};
 use super::task::is_test_file;
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
 
@@ -23,8 +23,10 @@ pub struct Located {
     pub line: usize,
     pub operator: String,
     pub failing: usize,
-    /// 1-based place of the mutated function, Ochiai alone and rgd's ranking (None: not ranked).
+    /// 1-based place of the mutated function by function Ochiai alone, line Ochiai alone and
+    /// rgd's ranking (None: not ranked).
     pub ochiai: Option<usize>,
+    pub lines: Option<usize>,
     pub combined: Option<usize>,
     pub seconds: f64,
 }
@@ -118,8 +120,8 @@ pub fn run(
             let of = |wanted: &dyn Fn(&str) -> bool| spectra.iter().filter(|s| wanted(&s.id)).collect::<Vec<_>>();
             let failing = of(&|id| failed.iter().any(|f| *f == id));
             let passing = of(&|id| !failed.iter().any(|f| *f == id));
-            let place = |weight: f64| {
-                rank_weighted(&failing, &passing, weight)
+            let place = |signals: Signals| {
+                rank_with(&failing, &passing, signals)
                     .iter()
                     .position(|c| &c.file == file && c.name == m.function)
                     .map(|p| p + 1)
@@ -130,8 +132,9 @@ pub fn run(
                 line: m.line,
                 operator: m.operator.to_string(),
                 failing: failed.len(),
-                ochiai: place(0.0),
-                combined: place(PATH_WEIGHT),
+                ochiai: place(Signals::OCHIAI),
+                lines: place(Signals::LINES),
+                combined: place(Signals::COMBINED),
                 seconds: started.elapsed().as_secs_f64(),
             });
         }

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod graph;
 pub mod index;
 pub mod llm;
+pub mod localise;
 pub mod locate;
 pub mod locate_bench;
 pub mod render;

@@ -199,6 +199,19 @@ fn missing_module(output: &str) -> Option<String> {
 }
 
 impl ProjectTests {
+    /// With `python`, else rgd's default interpreter ($RGD_PYTHON, else python3).
+    pub fn with(python: Option<&Path>) -> anyhow::Result<ProjectTests> {
+        match python {
+            Some(p) => ProjectTests::new(p),
+            None => ProjectTests::new(Path::new(&crate::assets::python())),
+        }
+    }
+
+    /// The interpreter the runs use, as given.
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
     /// With `python` (which must have pytest), confined as `$RGD_CONFINE` asks, else at the
     /// strongest level that works here.
     pub fn new(python: &Path) -> anyhow::Result<ProjectTests> {
@@ -587,12 +600,16 @@ pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.p
 /// The spectrum collector of `rgd locate` (see its docstring): information, never a verdict.
 const PROJECT_SPECTRA_PY: &str = include_str!("../../sandbox/project_spectra.py");
 
-/// One test's spectrum: the project's functions its call phase entered, and, when it failed, the
-/// project frames its exception passed through, innermost last; each (file, qualified name, line).
+/// One test's spectrum: the project's functions its call phase entered (and the lines of each it
+/// ran), and, when it failed, the project frames its exception passed through, innermost last;
+/// each (file, qualified name, line).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Spectrum {
     pub id: String,
     pub functions: Vec<(String, String, u32)>,
+    /// (file, qualified name, line, the lines it ran) for each function of `functions`.
+    #[serde(default)]
+    pub lines: Vec<(String, String, u32, Vec<u32>)>,
     #[serde(default)]
     pub raised: Vec<(String, String, u32)>,
 }

@@ -1,0 +1,461 @@
+//! `rgd fix --repo DIR --failing ID... [--tests SEL] [--candidates N] [--pairs-of N] [--write]`:
+//! from a red test to a repaired project. The fault is located first (`repo/localise.rs`); then
+//! the agents repair the ranked candidates one function at a time, as `rgd solve --repo` does,
+//! with the failing tests visible (their source and, from the engine, their failures) and the
+//! selection's passing tests as the hidden regression suite that decides success. The first
+//! candidate whose repair makes every failing test pass and breaks no passing test wins. When no
+//! single function does, pairs of the first candidates are tried: the first's repair (kept only
+//! if it broke no passing test) is staged in a copy of the project, and the second is repaired on
+//! top of it. The result is one diff; `--write` applies it, keeping FILE.orig.
+//!
+//! Every attempt is a run of its own (replayed and forked like any run); `~/.rgd/fix/` keeps a
+//! record of the ranking and the attempts.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::locate::FailureArgs;
+use super::repo_cmd::{RepoSolveArgs, open, print_report, project_root};
+use super::run::CommonArgs;
+use super::solve::{run_agents, write_keeping_backup};
+use super::solve_repo::{TargetSpec, target_task, verifier};
+use crate::config::LlmArgs;
+use crate::repo::localise::{Localisation, localise};
+use crate::repo::locate::Candidate;
+use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits, copy_project};
+use crate::store::Home;
+
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    /// The project, the failing tests, and the selection whose passing tests a repair must not
+    /// break
+    #[command(flatten)]
+    pub failure: FailureArgs,
+    /// How many of the ranked candidates the agents repair, one function at a time
+    #[arg(long, default_value_t = 3, value_parser = crate::validate::parse_count)]
+    pub candidates: usize,
+    /// When no single function's repair fixes it: try pairs among the first N candidates (0: none)
+    #[arg(long, default_value_t = 3)]
+    pub pairs_of: usize,
+    /// Apply the fix to the project (each changed file's old version kept as FILE.orig)
+    #[arg(long)]
+    pub write: bool,
+    /// Only print the ranking, the outcome and the diff
+    #[arg(long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub repo_args: RepoSolveArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// One repair the agents tried.
+#[derive(Debug, Clone, Serialize)]
+struct Tried {
+    /// The function repaired, and the one staged under it (a pair's first).
+    target: String,
+    on_top_of: Option<String>,
+    run_id: String,
+    /// "fixed", or why not.
+    outcome: String,
+}
+
+/// A file the fix changes.
+#[derive(Debug, Clone, Serialize)]
+struct Change {
+    file: String,
+    before: String,
+    after: String,
+}
+
+/// What `rgd fix` keeps in `fix/`.
+#[derive(Debug, Serialize)]
+struct FixRecord<'a> {
+    root: String,
+    failing: &'a [String],
+    regression: &'a [String],
+    ranking: &'a [Candidate],
+    tried: &'a [Tried],
+    fixed_by: Option<Vec<String>>,
+    changes: &'a [Change],
+}
+
+/// Everything the attempts share.
+struct Ctx<'a> {
+    home: &'a Home,
+    config: Option<&'a Path>,
+    llm: &'a LlmArgs,
+    args: &'a FixArgs,
+    runner: &'a ProjectTests,
+    index: &'a crate::repo::RepoIndex,
+    python: &'a Path,
+    visible: &'a [String],
+    hidden: &'a [String],
+}
+
+/// What one attempt left.
+struct Repair {
+    target: String,
+    file: String,
+    name: String,
+    before: String,
+    program: String,
+    run_id: String,
+    /// It passed every failing and every regression test, proven and run again.
+    fixed: bool,
+    outcome: String,
+}
+
+pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: FixArgs) -> anyhow::Result<ExitCode> {
+    let root = project_root(&args.failure.repo)?;
+    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
+    let python = runner.python().to_path_buf();
+    let found = localise(&runner, &root, &args.failure.failing, args.failure.tests.as_deref())?;
+    let (visible, hidden) = split_tests(&found);
+    eprintln!(
+        "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}",
+        visible.len(),
+        hidden.len(),
+        runner.confinement().describe()
+    );
+    if !found.also_failing.is_empty() {
+        eprintln!(
+            "{} other tests of the selection fail too and are left out (e.g. {})",
+            found.also_failing.len(),
+            found.also_failing[0]
+        );
+    }
+    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
+    println!("suspects:");
+    super::locate::print_ranking(&found.ranked, found.failing_spectra, args.candidates.max(args.pairs_of));
+    let (index, report) = open(home, &root)?;
+    if !args.common.json {
+        print_report(&report, &root);
+    }
+    let cx = Ctx {
+        home,
+        config,
+        llm,
+        args: &args,
+        runner: &runner,
+        index: &index,
+        python: &python,
+        visible: &visible,
+        hidden: &hidden,
+    };
+    let mut tried = Vec::new();
+    let mut singles: Vec<Repair> = Vec::new();
+    let mut fixed: Option<Vec<Repair>> = None;
+    let shortlist: Vec<&Candidate> = found.ranked.iter().take(args.candidates).collect();
+    for (i, c) in shortlist.iter().enumerate() {
+        eprintln!(
+            "\ncandidate {}/{}: {} ({})",
+            i + 1,
+            shortlist.len(),
+            c.target(),
+            c.why(found.failing_spectra)
+        );
+        let Some(repair) = attempt(&cx, &root, c, None).await? else {
+            tried.push(skipped(c));
+            continue;
+        };
+        eprintln!("candidate {}: {}", c.target(), repair.outcome);
+        tried.push(tried_of(&repair, None));
+        if repair.fixed {
+            fixed = Some(vec![repair]);
+            break;
+        }
+        singles.push(repair);
+    }
+    if fixed.is_none() && args.pairs_of >= 2 {
+        fixed = pairs(&cx, &root, &found, &singles, &mut tried).await?;
+    }
+    let changes = fixed.as_deref().map(changes_of).unwrap_or_default();
+    let record = FixRecord {
+        root: root.display().to_string(),
+        failing: &found.failing,
+        regression: &hidden,
+        ranking: &found.ranked[..found.ranked.len().min(20)],
+        tried: &tried,
+        fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
+        changes: &changes,
+    };
+    let saved = save_record(home, &record)?;
+    if args.common.json {
+        println!("{}", serde_json::to_string(&record)?);
+    }
+    eprintln!("\nattempts ({} recorded): {}", saved.display(), {
+        let ids: Vec<String> = tried
+            .iter()
+            .filter(|t| !t.run_id.is_empty())
+            .map(|t| format!("rgd replay {}", t.run_id))
+            .collect();
+        ids.join("; ")
+    });
+    let Some(fix) = fixed else {
+        eprintln!(
+            "not fixed: no repair of the first {} candidates (or of their pairs) made every failing test pass without breaking a passing one",
+            shortlist.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    };
+    match fix.as_slice() {
+        [one] => eprintln!("fixed by repairing {}", one.target),
+        [first, second] => eprintln!(
+            "fixed by repairing {} and {} together (a pair: no single function's repair fixed it)",
+            first.target, second.target
+        ),
+        _ => {}
+    }
+    if !args.common.json {
+        for c in &changes {
+            let diff = crate::code::unified_diff_named(&c.before, &c.after, &format!("a/{}", c.file), &format!("b/{}", c.file));
+            println!("{}", crate::terminal::clean(&diff));
+        }
+    }
+    if args.write {
+        for c in &changes {
+            write_keeping_backup(&root.join(&c.file), &c.after)?;
+        }
+    } else {
+        eprintln!("the project is unchanged (--write applies the fix)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The failing tests and their parametrised siblings that passed are shown to the agents (the
+/// siblings' source is the failing test's); every other passing test is the regression suite.
+fn split_tests(found: &Localisation) -> (Vec<String>, Vec<String>) {
+    let function = |id: &str| id.split('[').next().unwrap_or(id).to_string();
+    let failing: std::collections::HashSet<String> = found.failing.iter().map(|id| function(id)).collect();
+    let (siblings, regression): (Vec<String>, Vec<String>) = found.passing.iter().cloned().partition(|id| failing.contains(&function(id)));
+    let mut visible = found.failing.clone();
+    visible.extend(siblings);
+    (visible, regression)
+}
+
+/// The agents repair `c` in the project at `root` (the original, or a copy with a pair's first
+/// repair staged); `None` when the function cannot be a target (said why).
+async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repair>) -> anyhow::Result<Option<Repair>> {
+    let target = c.target();
+    let before = std::fs::read_to_string(root.join(&c.file)).with_context(|| format!("reading {}", c.file))?;
+    if let Err(e) = crate::code::find_function(&before, &c.name) {
+        eprintln!("{target}: skipped ({e})");
+        return Ok(None);
+    }
+    if cx.index.target(&target).is_err() {
+        eprintln!("{target}: skipped (not a function the index knows)");
+        return Ok(None);
+    }
+    let spec = TargetSpec {
+        root,
+        python: cx.python,
+        target: &target,
+        visible: cx.visible,
+        hidden: cx.hidden,
+    };
+    let task = target_task(cx.home, cx.config, cx.llm, cx.index, &cx.args.repo_args, &spec).await?;
+    let attempt = run_agents(cx.home, cx.config, cx.llm, cx.args.common.clone(), cx.args.quiet, &task).await?;
+    let mut repair = Repair {
+        target: target.clone(),
+        file: c.file.clone(),
+        name: c.name.clone(),
+        before: before.clone(),
+        program: before,
+        run_id: attempt.run_id,
+        fixed: false,
+        outcome: "the run recorded no result".into(),
+    };
+    let Some(result) = attempt.result else {
+        return Ok(Some(repair));
+    };
+    if !result.completion.is_empty() {
+        repair.program = result.completion.clone();
+    }
+    if repair.program == repair.before {
+        repair.outcome = format!("{:?}: no change", result.status);
+        return Ok(Some(repair));
+    }
+    let all: Vec<String> = cx.visible.iter().chain(cx.hidden).cloned().collect();
+    let checked = result
+        .proven()
+        .map_err(anyhow::Error::msg)
+        .and_then(|()| verifier(cx.runner, root, &repair.file, &repair.name, &all)(&repair.program));
+    match checked {
+        Ok(()) => {
+            repair.fixed = true;
+            repair.outcome = if staged.is_some() { "fixed (with the first)" } else { "fixed" }.into();
+        }
+        Err(why) => repair.outcome = format!("not fixed: {why:#}"),
+    }
+    Ok(Some(repair))
+}
+
+/// Pairs among the first `--pairs-of` candidates, in rank order: the first's repair staged (when
+/// it changed something and broke no passing test), the second repaired on top of it.
+async fn pairs(
+    cx: &Ctx<'_>,
+    root: &Path,
+    found: &Localisation,
+    singles: &[Repair],
+    tried: &mut Vec<Tried>,
+) -> anyhow::Result<Option<Vec<Repair>>> {
+    let top: Vec<&Candidate> = found.ranked.iter().take(cx.args.pairs_of).collect();
+    let first_of = |c: &Candidate| singles.iter().find(|r| r.target == c.target());
+    for (i, a) in top.iter().enumerate() {
+        let Some(first) = first_of(a) else { continue };
+        if first.program == first.before {
+            continue;
+        }
+        if let Err(why) = keeps_passing(cx, root, first) {
+            eprintln!("{}'s repair is not staged for a pair: {why}", first.target);
+            continue;
+        }
+        let stage = stage_dir(cx.home, root, first)?;
+        for b in &top[i + 1..] {
+            if b.file == a.file && b.name == a.name {
+                continue;
+            }
+            eprintln!("\npair: {} on top of {}'s repair", b.target(), first.target);
+            let Some(second) = attempt(cx, &stage, b, Some(first)).await? else {
+                continue;
+            };
+            eprintln!("pair {} + {}: {}", first.target, second.target, second.outcome);
+            tried.push(tried_of(&second, Some(&first.target)));
+            if second.fixed {
+                let first = Repair {
+                    target: first.target.clone(),
+                    file: first.file.clone(),
+                    name: first.name.clone(),
+                    before: first.before.clone(),
+                    program: first.program.clone(),
+                    run_id: first.run_id.clone(),
+                    fixed: true,
+                    outcome: first.outcome.clone(),
+                };
+                return Ok(Some(vec![first, second]));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A pair's first repair is kept only when every regression test still passes with it.
+fn keeps_passing(cx: &Ctx<'_>, root: &Path, r: &Repair) -> anyhow::Result<(), String> {
+    if cx.hidden.is_empty() {
+        return Ok(());
+    }
+    let spec = RunSpec {
+        replace: Some((&r.file, &r.program)),
+        target: Some(&r.name),
+        ids: cx.hidden,
+        withhold: &[],
+    };
+    let run = cx.runner.run(root, &spec, TestLimits::default()).map_err(|e| format!("{e:#}"))?;
+    run.all_passed().map_err(|why| format!("it breaks {why}"))
+}
+
+/// A copy of the project with `r`'s repair in place, under the state directory (named by its
+/// content, so a fork of the pair's run finds it again).
+fn stage_dir(home: &Home, root: &Path, r: &Repair) -> anyhow::Result<PathBuf> {
+    let mut hash = Sha256::new();
+    hash.update(root.display().to_string());
+    hash.update(&r.file);
+    hash.update(&r.program);
+    let dir = home.root.join("fix").join(format!("stage-{}", hex::encode(&hash.finalize()[..6])));
+    if !dir.join(&r.file).exists() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        copy_project(root, &dir)?;
+        std::fs::write(dir.join(&r.file), &r.program)?;
+    }
+    Ok(dir)
+}
+
+/// The files a fix changes; a pair in one file is one change (the second's program holds both).
+fn changes_of(fix: &[Repair]) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for r in fix {
+        match out.iter_mut().find(|c| c.file == r.file) {
+            Some(c) => c.after = r.program.clone(),
+            None => out.push(Change {
+                file: r.file.clone(),
+                before: r.before.clone(),
+                after: r.program.clone(),
+            }),
+        }
+    }
+    out
+}
+
+fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
+    Tried {
+        target: r.target.clone(),
+        on_top_of: on_top_of.cloned(),
+        run_id: r.run_id.clone(),
+        outcome: r.outcome.clone(),
+    }
+}
+
+fn skipped(c: &Candidate) -> Tried {
+    Tried {
+        target: c.target(),
+        on_top_of: None,
+        run_id: String::new(),
+        outcome: "skipped: not a function the agents can repair".into(),
+    }
+}
+
+fn save_record(home: &Home, record: &FixRecord<'_>) -> anyhow::Result<PathBuf> {
+    let dir = home.root.join("fix");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S%.3f");
+    let path = dir.join(format!("{stamp}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(record)?)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn siblings_of_a_failing_test_are_visible_and_the_rest_is_the_regression_suite() {
+        let found = Localisation {
+            failing: vec!["t.py::test_a[1]".into()],
+            passing: vec!["t.py::test_a[2]".into(), "t.py::test_b".into()],
+            also_failing: vec![],
+            ranked: vec![],
+            failing_spectra: 1,
+            passing_spectra: 2,
+        };
+        let (visible, hidden) = split_tests(&found);
+        assert_eq!(visible, ["t.py::test_a[1]", "t.py::test_a[2]"]);
+        assert_eq!(hidden, ["t.py::test_b"]);
+    }
+
+    #[test]
+    fn a_pair_in_one_file_is_one_change_holding_both_repairs() {
+        let r = |target: &str, file: &str, before: &str, program: &str| Repair {
+            target: target.into(),
+            file: file.into(),
+            name: "f".into(),
+            before: before.into(),
+            program: program.into(),
+            run_id: String::new(),
+            fixed: true,
+            outcome: String::new(),
+        };
+        let changes = changes_of(&[r("m.py::f", "m.py", "v0", "v1"), r("m.py::g", "m.py", "v1", "v2")]);
+        assert_eq!(changes.len(), 1);
+        assert_eq!((changes[0].before.as_str(), changes[0].after.as_str()), ("v0", "v2"));
+        let changes = changes_of(&[r("a.py::f", "a.py", "a0", "a1"), r("b.py::g", "b.py", "b0", "b1")]);
+        assert_eq!(changes.len(), 2);
+    }
+}

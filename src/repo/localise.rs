@@ -1,0 +1,109 @@
+//! From some failing tests to ranked suspects (`rgd locate`, and the first step of `rgd fix`): the
+//! failing tests and the other tests of the selection (default: the failing tests' files) run once
+//! in a throw-away copy with the spectrum collector; every test that fails counts as failing,
+//! named or not, and every one that passes as passing (`locate.rs` ranks what they entered).
+//! Every reason there is nothing to locate is an error that says so, before any agent runs.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+
+use super::locate::{Candidate, rank};
+use super::testrun::{ProjectTests, RunSpec, TestLimits, selection};
+
+/// What running a failure's tests found.
+#[derive(Debug, Clone)]
+pub struct Localisation {
+    /// The named failing tests, as collected (a parametrised test's instances each).
+    pub failing: Vec<String>,
+    /// The selection's tests that passed (the suite a repair must not break).
+    pub passing: Vec<String>,
+    /// The selection's other tests that failed (evidence, but not what a repair must fix).
+    pub also_failing: Vec<String>,
+    /// The project's functions the failing tests entered, best suspect first.
+    pub ranked: Vec<Candidate>,
+    /// Failing and passing spectra the ranking used.
+    pub failing_spectra: usize,
+    pub passing_spectra: usize,
+}
+
+/// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
+/// default: the failing tests' files) of the project at `root`, and ranks its functions.
+pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: Option<&str>) -> anyhow::Result<Localisation> {
+    for id in failing {
+        selection("--failing", id, root)?;
+    }
+    let named = runner.collect(root, failing).context("the failing tests (--failing)")?;
+    let missing: Vec<&String> = failing
+        .iter()
+        .filter(|id| !named.iter().any(|f| f == *id || f.starts_with(&format!("{id}["))))
+        .collect();
+    if !missing.is_empty() {
+        bail!("--failing {}: no such test in {}", missing[0], root.display());
+    }
+    let others = match tests {
+        Some(text) => runner.collect(root, &selection("--tests", text, root)?).context("--tests")?,
+        None => {
+            let mut files: Vec<String> = named.iter().map(|id| id.split("::").next().unwrap_or(id).to_string()).collect();
+            files.dedup();
+            runner.collect(root, &files)?
+        }
+    };
+    let mut ids = named.clone();
+    ids.extend(others.into_iter().filter(|id| !named.contains(id)));
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let (run, spectra) = runner.spectra(root, &spec, TestLimits::default())?;
+    if !run.tampered.is_empty() {
+        bail!("the project's tests tampered with rgd's plugin: {}", run.tampered.join("; "));
+    }
+    let outcome = |id: &str| run.outcomes.iter().find(|o| o.id == id);
+    if let Some(p) = named.iter().find(|id| outcome(id).is_some_and(|o| o.passed())) {
+        bail!("{p} passes here: there is no fault to locate for it");
+    }
+    if let Some(o) = named
+        .iter()
+        .filter_map(|id| outcome(id))
+        .find(|o| o.status == "not run" || o.status == "error")
+    {
+        bail!("{} did not run to its failure ({}: {})", o.id, o.status, o.message);
+    }
+    // A test that fails because the interpreter lacks a package says nothing about the project.
+    if let Some(o) = named
+        .iter()
+        .filter_map(|id| outcome(id))
+        .find(|o| o.message.contains("ModuleNotFoundError") || o.message.contains("No module named"))
+    {
+        bail!(
+            "{} fails for a missing package ({}): install it for the interpreter that runs the tests (--python), then try again",
+            o.id,
+            o.message
+                .lines()
+                .find(|l| l.contains("No module named"))
+                .unwrap_or(&o.message)
+                .trim()
+        );
+    }
+    let spectrum = |id: &str| spectra.iter().find(|s| s.id == id);
+    let failed = |id: &str| named.iter().any(|n| n == id) || outcome(id).is_some_and(|o| o.status == "failed");
+    // Every test of the selection that failed is evidence, named or not.
+    let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
+    let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
+    let passing_spectra: Vec<_> = ids.iter().filter(|id| passed(id)).filter_map(|id| spectrum(id)).collect();
+    let ranked = rank(&failing_spectra, &passing_spectra);
+    if ranked.is_empty() {
+        bail!(
+            "the failing tests entered none of the project's own functions: the fault is in the tests themselves or in an installed package"
+        );
+    }
+    Ok(Localisation {
+        passing: ids.iter().filter(|id| passed(id)).cloned().collect(),
+        also_failing: ids.iter().filter(|id| !named.contains(id) && failed(id)).cloned().collect(),
+        failing: named,
+        ranked,
+        failing_spectra: failing_spectra.len(),
+        passing_spectra: passing_spectra.len(),
+    })
+}
