@@ -1,14 +1,16 @@
-"""rgd's spectrum collector (`rgd locate`; PYTEST_DONT_REWRITE): which of the project's own functions each test's call
-phase entered and which of their lines it ran, and, for a test that failed, the project frames its
-exception passed through, innermost last. Information for fault localisation, never a verdict (outcomes come from
-rgd_verdict's channel).
+"""rgd's spectrum collector (`rgd locate`; PYTEST_DONT_REWRITE): which of the project's own functions each test's
+setup and call phases entered and which of their lines they ran, and, for a test that failed, the
+project frames its exception passed through, innermost last. Also what collection ran (the project's
+import-time code, decorators applied in test modules) and the paths of collection errors. Information
+for fault localisation, never a verdict (outcomes come from rgd_verdict's channel).
 
 Loaded as a pytest plugin (`-p rgd_spectra`) next to rgd_verdict. Written to $RGD_SPECTRA_OUT,
 one JSON object per test:
     {"id", "functions": [[file, qualname, line], ...], "lines": [[file, qualname, line, [ran, ...]], ...],
      "raised": [[file, qualname, line], ...]}
+and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
 A function is the project's when its file is under the working directory (the copy) and is not a
-test file or conftest; tracing covers the test's call phase only, in every thread.
+test file or conftest; tracing covers every thread.
 """
 
 import json
@@ -34,6 +36,7 @@ def _is_test(path):
 
 
 _project = {}
+_NEWLOCALS = 0x2  # inspect.CO_NEWLOCALS, without importing inspect
 
 
 def _key(code):
@@ -42,7 +45,8 @@ def _key(code):
     if found is None:
         path = code.co_filename
         found = False
-        if path.startswith(_ROOT) and path.endswith(".py"):
+        # Functions only: a module's or a class's body is not what a repair would change.
+        if path.startswith(_ROOT) and path.endswith(".py") and code.co_flags & _NEWLOCALS:
             rel = path[len(_ROOT) :]
             if not _is_test(rel):
                 name = getattr(code, "co_qualname", code.co_name)
@@ -56,23 +60,21 @@ def _key(code):
     return found or None
 
 
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_call(item):
-    if _OUT is None:
-        yield
-        return
-    seen = {}
+class _Tracer:
+    """Line coverage of the project's frames (the rest of the program runs untraced)."""
 
-    def trace(frame, event, arg):
-        # Only the project's frames get a line tracer: the rest of the program runs untraced.
+    def __init__(self):
+        self.seen = {}
+
+    def trace(self, frame, event, arg):
         if event != "call":
             return None
         key = _key(frame.f_code)
         if key is None:
             return None
-        ran = seen.get(key)
+        ran = self.seen.get(key)
         if ran is None:
-            ran = seen[key] = set()
+            ran = self.seen[key] = set()
 
         def lines(frame, event, arg):
             if event == "line":
@@ -81,27 +83,87 @@ def pytest_runtest_call(item):
 
         return lines
 
-    threading.settrace(trace)
-    sys.settrace(trace)
-    try:
-        outcome = yield
-    finally:
+    def start(self):
+        threading.settrace(self.trace)
+        sys.settrace(self.trace)
+
+    @staticmethod
+    def stop():
         sys.settrace(None)
         threading.settrace(None)
+
+    def record(self, id, raised):
+        return {
+            "id": id,
+            "functions": sorted(self.seen),
+            "lines": [[*key, sorted(ran)] for key, ran in sorted(self.seen.items())],
+            "raised": raised,
+        }
+
+
+def _path(tb):
+    """The project frames a traceback passed through, innermost last."""
     raised = []
-    excinfo = outcome.excinfo
-    recorded = getattr(item, "_excinfo", None)
-    tb = excinfo[2] if excinfo else (recorded[0].tb if recorded else None)
     while tb is not None:
         key = _key(tb.tb_frame.f_code)
         if key is not None and (not raised or raised[-1] != key):
             raised.append(key)
         tb = tb.tb_next
+    return raised
+
+
+def _write(record):
     with open(_OUT, "a") as out:
-        record = {
-            "id": item.nodeid,
-            "functions": sorted(seen),
-            "lines": [[*key, sorted(ran)] for key, ran in sorted(seen.items())],
-            "raised": raised,
-        }
         out.write(json.dumps(record) + "\n")
+
+
+# Collection: from this plugin's loading (before conftests import the project) to its end.
+_collection = _Tracer()
+_errors = []
+_test = None
+_raised = {}
+if _OUT is not None:
+    _collection.start()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    yield
+    if _OUT is not None:
+        _Tracer.stop()
+        record = _collection.record("<collection>", [])
+        record["errors"] = _errors
+        _write(record)
+
+
+def pytest_exception_interact(node, call, report):
+    # Called for collection errors too (a module that failed to import).
+    if _OUT is not None and isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+        _errors.append([node.nodeid, _path(call.excinfo.tb)])
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    global _test
+    if _OUT is not None:
+        _test = _Tracer()
+        _test.start()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    yield
+    # After every implementation: unittest's moves a recorded failure into call.excinfo.
+    if _OUT is not None and call.when in ("setup", "call") and call.excinfo is not None:
+        _raised.setdefault(item.nodeid, _path(call.excinfo.tb))
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    global _test
+    if _OUT is not None and _test is not None:
+        _Tracer.stop()
+        _write(_test.record(item.nodeid, _raised.pop(item.nodeid, [])))
+        _test = None
+    yield

@@ -372,3 +372,72 @@ async fn the_model_describes_each_chunk_once_and_the_context_block_keeps_to_its_
     assert!(tiny.len() < block.len());
     assert!(tiny.chars().count().div_ceil(4) <= 60, "{tiny}");
 }
+
+/// A stub whose docstring describes, in other words, a helper in another module it does not
+/// import, next to a class of three methods and its own tests (issue 30's held-out case).
+const HELPER_ELSEWHERE: [(&str, &str); 5] = [
+    ("pkg/__init__.py", ""),
+    (
+        "pkg/strings.py",
+        "def squeeze_blanks(text):\n    \"\"\"Replace every run of blanks with a single space and trim both ends.\"\"\"\n    return ' '.join(text.split())\n\n\n\
+         def shout(text):\n    \"\"\"The text in capitals.\"\"\"\n    return text.upper()\n",
+    ),
+    (
+        "pkg/table.py",
+        "class Table:\n    \"\"\"Rows of cells.\"\"\"\n\n    def __init__(self, rows):\n        self.rows = rows\n\n    \
+         def width(self):\n        \"\"\"The widest row's number of cells.\"\"\"\n        return max(len(r) for r in self.rows)\n\n    \
+         def cell(self, row, column):\n        \"\"\"One cell of the table.\"\"\"\n        return self.rows[row][column]\n\n\n\
+         def tidy_cell(value):\n    \"\"\"A cell's text with each run of blanks squeezed to a single space, both ends trimmed.\"\"\"\n    ...\n",
+    ),
+    (
+        "tests/test_table.py",
+        "from pkg.table import Table, tidy_cell\n\n\ndef test_tidy_cell_inner_blanks():\n    assert tidy_cell('a   b') == 'a b'\n\n\n\
+         def test_tidy_cell_ends():\n    assert tidy_cell('  a ') == 'a'\n\n\ndef test_tidy_cell_table():\n    assert tidy_cell(Table([[' x ']]).cell(0, 0)) == 'x'\n",
+    ),
+    ("tests/__init__.py", ""),
+];
+
+#[test]
+fn a_helper_described_in_other_words_comes_first_and_tests_are_left_out_unless_asked() {
+    let home = temp_home();
+    let project = support::project_with(&HELPER_ELSEWHERE);
+    let context = |extra: &[&str]| {
+        let out = rgd(home.path())
+            .args(["context", "--repo"])
+            .arg(project.path())
+            .args(["--target", "pkg/table.py::tidy_cell", "--blank", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ids: Vec<String> = v["pieces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect();
+        ids
+    };
+    let ids = context(&[]);
+    let at = ids.iter().position(|i| i == "pkg/strings.py::squeeze_blanks");
+    assert!(at.is_some_and(|a| a < 3), "the helper BM25 finds first is buried: {ids:?}");
+    assert!(
+        !ids.iter().any(|i| i.starts_with("tests/")),
+        "tests are left out by default: {ids:?}"
+    );
+    let ids = context(&["--include-tests"]);
+    assert!(ids.iter().any(|i| i.starts_with("tests/")), "--include-tests lets them in: {ids:?}");
+    // Even then, BM25's confident first hit (20.5 against 4.4) is not buried behind the tests
+    // and the class (it came 7th by fused score).
+    let at = ids.iter().position(|i| i == "pkg/strings.py::squeeze_blanks");
+    assert!(at.is_some_and(|a| a < 3), "{ids:?}");
+    let out = rgd(home.path())
+        .args(["context", "--repo"])
+        .arg(project.path())
+        .args(["--target", "pkg/table.py::tidy_cell", "--blank"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("test functions and test files left out"), "{said}");
+}

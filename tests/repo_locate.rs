@@ -109,3 +109,33 @@ fn bad_input_is_named() {
     let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_own.py::test_own"]);
     assert!(!ok && stderr.contains("entered none of the project's own functions"), "{stderr}");
 }
+
+#[test]
+fn a_fault_that_stops_the_tests_module_importing_is_located_from_the_collection_error() {
+    let Some(python) = support::pytest_python() else { return };
+    // make_factors runs at import and raises: the test module cannot be collected, no test runs.
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/units.py",
+        "def make_factors(pairs):\n    out = {}\n    for name, value in pairs:\n        out[name] = 1 / value\n    return out\n\n\nFACTORS = make_factors([(\"m\", 1), (\"km\", 1000), (\"none\", 0)])\n\n\ndef in_metres(n, unit):\n    return n * FACTORS[unit]\n",
+    ));
+    files.push((
+        "tests/test_units.py",
+        "from shop.units import in_metres\n\n\ndef test_km():\n    assert in_metres(2, \"km\") == 2000\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_units.py::test_km"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/units.py:1  make_factors"), "{stdout}");
+    assert!(stdout.contains("exception path"), "{stdout}");
+    // A test file that itself cannot be imported is no fault of the project's.
+    std::fs::write(
+        project.path().join("tests/test_units.py"),
+        "from shop.units import nothing_here\n\n\ndef test_x():\n    pass\n",
+    )
+    .unwrap();
+    std::fs::write(project.path().join("shop/units.py"), "def in_metres(n, unit):\n    return n\n").unwrap();
+    let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_units.py::test_x"]);
+    assert!(!ok, "{stderr}");
+}

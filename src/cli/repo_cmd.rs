@@ -44,6 +44,10 @@ pub struct ContextArgs {
     /// Print the context block itself, as the agents get it, within --budget
     #[arg(long)]
     pub prompt: bool,
+    /// Let test functions and test files be retrieved too (the agents never get them: tests are
+    /// the specification, not code to imitate)
+    #[arg(long)]
+    pub include_tests: bool,
     /// Print JSON (one object with the pieces)
     #[arg(long)]
     pub json: bool,
@@ -266,6 +270,8 @@ pub(super) struct Wanted {
     pub target: usize,
     pub blank: bool,
     pub k: usize,
+    /// Test functions and files may be retrieved (`rgd context --include-tests`; never for agents).
+    pub tests: bool,
 }
 
 /// The pieces retrieved as `want` and `args` ask (fused streams, then the LLM stages), best
@@ -279,7 +285,7 @@ pub(super) async fn retrieve(
     from: &ModelFrom<'_>,
     exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
 ) -> anyhow::Result<Vec<crate::repo::Piece>> {
-    let Wanted { target, blank, k } = want;
+    let Wanted { target, blank, k, .. } = want;
     // The Guide's model, when a stage asks one.
     let model = if args.augment || args.rerank.is_some() {
         Some(guide_model(home, from)?)
@@ -304,6 +310,7 @@ pub(super) async fn retrieve(
         streams,
         depth: k.max(30),
         similar: crate::repo::retrieve::SIMILAR,
+        tests: want.tests,
     };
     let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
     pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
@@ -324,8 +331,19 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
         target,
         blank: args.blank,
         k,
+        tests: args.include_tests,
     };
     let pieces = retrieve(home, &index, want, &args.retrieval, &from, &|_| false).await?;
+    if !args.json {
+        eprintln!(
+            "{}",
+            if args.include_tests {
+                "test functions and test files included (--include-tests): the agents never get them"
+            } else {
+                "test functions and test files left out, as for the agents (--include-tests shows them)"
+            }
+        );
+    }
     let g = &index.graph;
     if args.prompt {
         let budget = args.retrieval.budget;
@@ -447,16 +465,20 @@ fn bench_locate(
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "| project | mutants | survived | located | ochiai top-1 | top-5 | line ochiai top-1 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |"
+        "| project | mutants | survived | located | ochiai top-1 | top-5 | call tree top-1 | top-5 | retrieval top-1 | top-5 | line ochiai top-1 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("|{}", " --- |".repeat(16));
     let row = |name: &str, tried: usize, survived: usize, l: &[&Located]| {
         let secs = l.iter().map(|x| x.seconds).sum::<f64>() / l.len().max(1) as f64;
         println!(
-            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
+            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
             l.len(),
             top(l, 1, |x| x.ochiai),
             top(l, 5, |x| x.ochiai),
+            top(l, 1, |x| x.call_tree),
+            top(l, 5, |x| x.call_tree),
+            top(l, 1, |x| x.retrieval),
+            top(l, 5, |x| x.retrieval),
             top(l, 1, |x| x.lines),
             top(l, 5, |x| x.lines),
             top(l, 1, |x| x.combined),

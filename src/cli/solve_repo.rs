@@ -143,7 +143,12 @@ pub(super) async fn target_task(
         let from = ModelFrom { config, llm };
         let k = repo_args.context_k;
         let r = &repo_args.retrieval;
-        let want = Wanted { target: chunk, blank, k };
+        let want = Wanted {
+            target: chunk,
+            blank,
+            k,
+            tests: false,
+        };
         let pieces = retrieve(home, index, want, r, &from, &exclude).await?;
         let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
         let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();

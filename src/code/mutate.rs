@@ -1,6 +1,7 @@
 //! Single-fault mutants of a module (`rgd bench locate`): faults no one here wrote, planted by
 //! tree-sitter mutation operators inside functions: comparison and arithmetic operator swaps,
-//! `and`/`or` swaps, off-by-one integer constants, negated conditions, a dropped call statement.
+//! `and`/`or` swaps, off-by-one integer constants, negated conditions, a dropped call statement,
+//! the first two positional arguments of a call swapped.
 
 use tree_sitter::Node;
 
@@ -87,6 +88,31 @@ pub fn mutants(source: &str) -> Vec<Mutant> {
                     "negated condition",
                 )
             }),
+            // f(a, b) -> f(b, a): the first two of two or more plain positional arguments.
+            "argument_list" => {
+                let mut cursor = node.walk();
+                let args: Vec<Node> = node.named_children(&mut cursor).filter(|a| a.kind() != "comment").collect();
+                let plain = |a: &Node| {
+                    !matches!(
+                        a.kind(),
+                        "keyword_argument" | "list_splat" | "dictionary_splat" | "parenthesized_expression" | "generator_expression"
+                    )
+                };
+                match args.as_slice() {
+                    [a, b, ..] if plain(a) && plain(b) && source[a.byte_range()] != source[b.byte_range()] => Some((
+                        a.start_byte(),
+                        b.end_byte(),
+                        format!(
+                            "{}{}{}",
+                            &source[b.byte_range()],
+                            &source[a.end_byte()..b.start_byte()],
+                            &source[a.byte_range()]
+                        ),
+                        "swapped arguments",
+                    )),
+                    _ => None,
+                }
+            }
             "expression_statement" if node.named_child(0).is_some_and(|c| c.kind() == "call") => {
                 Some((node.start_byte(), node.end_byte(), "pass".to_string(), "dropped statement"))
             }
@@ -114,12 +140,18 @@ mod tests {
 
     #[test]
     fn operators_plant_one_fault_inside_a_function_and_name_it() {
-        let src = "LIMIT = 3\n\n\nclass Cart:\n    def total(self, xs):\n        if len(xs) > 2:\n            log(xs)\n        return sum(x + 1 for x in xs if x and x != 0)\n";
+        let src = "LIMIT = 3\n\n\nclass Cart:\n    def total(self, xs):\n        if len(xs) > 2:\n            log(xs, limit)\n        return sum(x + 1 for x in xs if x and x != 0)\n";
         let all = mutants(src);
         // Nothing at the module level (LIMIT = 3 is no function's).
         assert!(all.iter().all(|m| m.function == "Cart.total"), "{all:?}");
         let ops: Vec<&str> = all.iter().map(|m| m.operator).collect();
-        for op in ["operator swap", "off by one", "negated condition", "dropped statement"] {
+        for op in [
+            "operator swap",
+            "off by one",
+            "negated condition",
+            "dropped statement",
+            "swapped arguments",
+        ] {
             assert!(ops.contains(&op), "{op}: {ops:?}");
         }
         assert!(all.iter().any(|m| m.text.contains("if len(xs) >= 2:")));
@@ -127,6 +159,7 @@ mod tests {
         assert!(all.iter().any(|m| m.text.contains("x - 1 for x")));
         assert!(all.iter().any(|m| m.text.contains("x or x != 0")));
         assert!(all.iter().any(|m| m.text.contains("            pass\n")));
+        assert!(all.iter().any(|m| m.text.contains("log(limit, xs)")), "{all:?}");
         assert!(!all.iter().any(|m| m.text.starts_with("LIMIT = 4")));
         // Each is one change away from the original, and parses.
         assert!(all.iter().all(|m| m.text != src && crate::code::parses_cleanly(&m.text)));

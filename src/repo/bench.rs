@@ -279,6 +279,7 @@ pub fn run(
                     streams: streams.clone(),
                     depth: 30,
                     similar: *similar,
+                    tests: false,
                 };
                 let started = Instant::now();
                 let pieces = index.retrieve(&q, *weight)?;
@@ -400,6 +401,7 @@ pub async fn run_model_stages(
             streams: vec![Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description],
             depth: 30,
             similar: super::retrieve::SIMILAR,
+            tests: false,
         };
         let base = index.retrieve(&q, GRAPH_WEIGHT)?;
         let started = Instant::now();

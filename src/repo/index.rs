@@ -164,10 +164,7 @@ pub struct RepoIndex {
     /// Per chunk: the embedding of its code, and of its description.
     pub code_vectors: Vec<Vec<f32>>,
     pub description_vectors: Vec<Vec<f32>>,
-    bm25: Index,
-    reader: IndexReader,
-    chunk_field: Field,
-    text_field: Field,
+    bm25: Bm25,
     pub embedder: Arc<Embedder>,
 }
 
@@ -328,7 +325,7 @@ impl RepoIndex {
         let imports = modules.iter().map(|m| (m.file.clone(), m.import_text.clone())).collect();
         let lines = modules.iter().map(|m| m.lines).sum();
         drop(db);
-        let (bm25, reader, chunk_field, text_field) = bm25_index(&graph.chunks)?;
+        let bm25 = Bm25::build(&graph.chunks)?;
         let report = IndexReport {
             files: files.len(),
             parsed,
@@ -352,9 +349,6 @@ impl RepoIndex {
                 code_vectors,
                 description_vectors,
                 bm25,
-                reader,
-                chunk_field,
-                text_field,
                 embedder,
             },
             report,
@@ -363,23 +357,7 @@ impl RepoIndex {
 
     /// BM25 over the chunks' identifiers (split) and docstrings: (chunk, score), best first.
     pub fn bm25(&self, query: &str, k: usize) -> anyhow::Result<Vec<(usize, f32)>> {
-        let words = split_identifiers(query);
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let searcher = self.reader.searcher();
-        // Any word may match (tantivy's default is OR); the words are bare alphanumeric terms.
-        let parser = QueryParser::for_index(&self.bm25, vec![self.text_field]);
-        let (q, _) = parser.parse_query_lenient(&words);
-        let top = searcher.search(&q, &TopDocs::with_limit(k).order_by_score())?;
-        let mut out = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let d: TantivyDocument = searcher.doc(address)?;
-            if let Some(i) = d.get_first(self.chunk_field).and_then(|v| v.as_u64()) {
-                out.push((i as usize, score));
-            }
-        }
-        Ok(out)
+        self.bm25.search(query, k)
     }
 
     /// Chunks by cosine to `query` among code or description vectors: (chunk, cosine), best first.
@@ -430,23 +408,59 @@ impl RepoIndex {
     }
 }
 
-fn bm25_index(chunks: &[Chunk]) -> anyhow::Result<(Index, IndexReader, Field, Field)> {
-    let mut b = Schema::builder();
-    let chunk = b.add_u64_field("chunk", STORED);
-    let text = b.add_text_field(
-        "text",
-        TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer("en_stem")
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-        ),
-    );
-    let index = Index::create_in_ram(b.build());
-    let mut writer: tantivy::IndexWriter = index.writer(32 << 20)?;
-    for (i, c) in chunks.iter().enumerate() {
-        writer.add_document(doc!(chunk => i as u64, text => bm25_text(c)))?;
+/// BM25 (tantivy, in memory, English stemming) over chunks' split identifiers and docstrings.
+pub struct Bm25 {
+    index: Index,
+    reader: IndexReader,
+    chunk_field: Field,
+    text_field: Field,
+}
+
+impl Bm25 {
+    pub fn build(chunks: &[Chunk]) -> anyhow::Result<Bm25> {
+        let mut b = Schema::builder();
+        let chunk = b.add_u64_field("chunk", STORED);
+        let text = b.add_text_field(
+            "text",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("en_stem")
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            ),
+        );
+        let index = Index::create_in_ram(b.build());
+        let mut writer: tantivy::IndexWriter = index.writer(32 << 20)?;
+        for (i, c) in chunks.iter().enumerate() {
+            writer.add_document(doc!(chunk => i as u64, text => bm25_text(c)))?;
+        }
+        writer.commit()?;
+        let reader = index.reader()?;
+        Ok(Bm25 {
+            index,
+            reader,
+            chunk_field: chunk,
+            text_field: text,
+        })
     }
-    writer.commit()?;
-    let reader = index.reader()?;
-    Ok((index, reader, chunk, text))
+
+    /// The `k` chunks (indexes into what it was built from) best matching `query`'s words.
+    pub fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<(usize, f32)>> {
+        let words = split_identifiers(query);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        // Any word may match (tantivy's default is OR); the words are bare alphanumeric terms.
+        let parser = QueryParser::for_index(&self.index, vec![self.text_field]);
+        let (q, _) = parser.parse_query_lenient(&words);
+        let top = searcher.search(&q, &TopDocs::with_limit(k).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let d: TantivyDocument = searcher.doc(address)?;
+            if let Some(i) = d.get_first(self.chunk_field).and_then(|v| v.as_u64()) {
+                out.push((i as usize, score));
+            }
+        }
+        Ok(out)
+    }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use super::locate::{Candidate, rank};
+use super::locate::{Candidate, per_test, rank};
 use super::testrun::{ProjectTests, RunSpec, TestLimits, selection};
 
 /// What running a failure's tests found.
@@ -33,7 +33,14 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
     for id in failing {
         selection("--failing", id, root)?;
     }
-    let named = runner.collect(root, failing).context("the failing tests (--failing)")?;
+    // A module that cannot be imported cannot be collected: its tests are taken as named, and the
+    // run says whether project code raised while importing it (a fault to locate) or not.
+    let uncollectable = |e: &anyhow::Error| format!("{e:#}").contains("pytest cannot collect");
+    let named = match runner.collect(root, failing) {
+        Ok(named) => named,
+        Err(e) if uncollectable(&e) => failing.to_vec(),
+        Err(e) => return Err(e.context("the failing tests (--failing)")),
+    };
     let missing: Vec<&String> = failing
         .iter()
         .filter(|id| !named.iter().any(|f| f == *id || f.starts_with(&format!("{id}["))))
@@ -46,7 +53,10 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
         None => {
             let mut files: Vec<String> = named.iter().map(|id| id.split("::").next().unwrap_or(id).to_string()).collect();
             files.dedup();
-            runner.collect(root, &files)?
+            match runner.collect(root, &files) {
+                Err(e) if uncollectable(&e) => Vec::new(),
+                found => found?,
+            }
         }
     };
     let mut ids = named.clone();
@@ -55,7 +65,9 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
         ids: &ids,
         ..RunSpec::default()
     };
-    let (run, spectra) = runner.spectra(root, &spec, TestLimits::default())?;
+    let (run, records) = runner.spectra(root, &spec, TestLimits::default())?;
+    let spectra = per_test(&records, &ids);
+    let spectrum = |id: &str| spectra.iter().find(|s| s.id == id);
     if !run.tampered.is_empty() {
         bail!("the project's tests tampered with rgd's plugin: {}", run.tampered.join("; "));
     }
@@ -63,12 +75,19 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
     if let Some(p) = named.iter().find(|id| outcome(id).is_some_and(|o| o.passed())) {
         bail!("{p} passes here: there is no fault to locate for it");
     }
+    // A test that did not run is evidence only when project code raised while its module was
+    // imported (then that error's path is its exception path).
     if let Some(o) = named
         .iter()
         .filter_map(|id| outcome(id))
-        .find(|o| o.status == "not run" || o.status == "error")
+        .find(|o| (o.status == "not run" || o.status == "error") && spectrum(&o.id).is_none_or(|s| s.raised.is_empty()))
     {
-        bail!("{} did not run to its failure ({}: {})", o.id, o.status, o.message);
+        bail!(
+            "{} did not run to its failure ({}: {}); if its module cannot be collected, the error is in the test file or a package, not in the project's code",
+            o.id,
+            o.status,
+            o.message
+        );
     }
     // A test that fails because the interpreter lacks a package says nothing about the project.
     if let Some(o) = named
@@ -86,13 +105,17 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
                 .trim()
         );
     }
-    let spectrum = |id: &str| spectra.iter().find(|s| s.id == id);
     let failed = |id: &str| named.iter().any(|n| n == id) || outcome(id).is_some_and(|o| o.status == "failed");
     // Every test of the selection that failed is evidence, named or not.
     let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
     let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
     let passing_spectra: Vec<_> = ids.iter().filter(|id| passed(id)).filter_map(|id| spectrum(id)).collect();
-    let ranked = rank(&failing_spectra, &passing_spectra);
+    let messages: Vec<(&str, &str)> = named
+        .iter()
+        .map(|id| (id.as_str(), outcome(id).map_or("", |o| o.message.as_str())))
+        .collect();
+    let retrieval = super::lexical::Lexical::build(root)?.scores(&messages)?;
+    let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
     if ranked.is_empty() {
         bail!(
             "the failing tests entered none of the project's own functions: the fault is in the tests themselves or in an installed package"

@@ -15,7 +15,7 @@
 //! The score is `line ochiai + 0.5 * path` (function Ochiai where no lines were recorded);
 //! candidates come best first, each with its numbers.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -24,25 +24,60 @@ use super::testrun::Spectrum;
 /// Weight of the exception path beside Ochiai.
 pub const PATH_WEIGHT: f64 = 0.5;
 
-/// Which signals a ranking uses (`rgd bench locate` compares them).
+/// Weight of the retrieval signal beside Ochiai.
+pub const RETRIEVAL_WEIGHT: f64 = 0.0;
+
+/// Which spectrum score a ranking uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spectral {
+    None,
+    /// Ochiai over the functions each test entered.
+    Functions,
+    /// Ochiai over the lines each test ran, a function taking its best line's.
+    Lines,
+}
+
+/// Which signals a ranking uses, and how much each weighs (`rgd bench locate` compares them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Signals {
-    /// Line Ochiai instead of function Ochiai.
-    pub lines: bool,
+    pub spectrum: Spectral,
     /// Weight of the exception path (0: not used).
     pub path: f64,
+    /// Weight of the retrieval signal (0: not used).
+    pub retrieval: f64,
 }
 
 impl Signals {
     /// What `rgd locate` uses.
     pub const COMBINED: Signals = Signals {
-        lines: true,
+        spectrum: Spectral::Lines,
         path: PATH_WEIGHT,
+        retrieval: RETRIEVAL_WEIGHT,
     };
     /// Function-level Ochiai alone, the classic baseline.
-    pub const OCHIAI: Signals = Signals { lines: false, path: 0.0 };
+    pub const OCHIAI: Signals = Signals {
+        spectrum: Spectral::Functions,
+        path: 0.0,
+        retrieval: 0.0,
+    };
     /// Line Ochiai alone.
-    pub const LINES: Signals = Signals { lines: true, path: 0.0 };
+    pub const LINES: Signals = Signals {
+        spectrum: Spectral::Lines,
+        path: 0.0,
+        retrieval: 0.0,
+    };
+    /// The failing call tree alone: the frames the failing tests' exceptions passed through.
+    pub const CALL_TREE: Signals = Signals {
+        spectrum: Spectral::None,
+        path: 1.0,
+        retrieval: 0.0,
+    };
+    /// Retrieval alone: the failing tests' source and messages against the functions' words.
+    pub const RETRIEVAL: Signals = Signals {
+        spectrum: Spectral::None,
+        path: 0.0,
+        retrieval: 1.0,
+    };
 }
 
 /// A function that may hold the fault, with why.
@@ -62,6 +97,8 @@ pub struct Candidate {
     pub hot_line: u32,
     /// The exception-path signal (0 when no failing test's exception passed through it).
     pub path: f64,
+    /// The retrieval signal: its BM25 match with the failing tests, 1 for the best match.
+    pub retrieval: f64,
     /// Failing and passing tests that entered it.
     pub failing: usize,
     pub passing: usize,
@@ -85,14 +122,70 @@ impl Candidate {
         if self.path > 0.0 {
             why.push_str(&format!("; on the failing tests' exception path ({:.2})", self.path));
         }
+        if self.retrieval > 0.0 {
+            why.push_str(&format!("; words like the failing tests' ({:.2})", self.retrieval));
+        }
         why
     }
 }
 
-/// The project's functions entered by a failing test, best suspect first.
-pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum]) -> Vec<Candidate> {
-    rank_with(failing, passing, Signals::COMBINED)
+/// The id of the collector's record of what collection ran.
+pub const COLLECTION: &str = "<collection>";
+
+/// One spectrum per test of `ids` that has one, from the collector's records: the test's own,
+/// with what collection ran added (every test depends on the project's import-time code); a test
+/// that never ran because its module failed to import gets collection's spectrum and that
+/// error's path as its exception path.
+pub fn per_test(records: &[Spectrum], ids: &[String]) -> Vec<Spectrum> {
+    let collection = records.iter().find(|r| r.id == COLLECTION);
+    let with_collection = |mut s: Spectrum| {
+        if let Some(c) = collection {
+            for f in &c.functions {
+                if !s.functions.contains(f) {
+                    s.functions.push(f.clone());
+                }
+            }
+            for l in &c.lines {
+                match s.lines.iter_mut().find(|m| (&m.0, &m.1) == (&l.0, &l.1)) {
+                    Some(m) => {
+                        m.3.extend(&l.3);
+                        m.3.sort_unstable();
+                        m.3.dedup();
+                    }
+                    None => s.lines.push(l.clone()),
+                }
+            }
+        }
+        s
+    };
+    ids.iter()
+        .filter_map(|id| match records.iter().find(|r| &r.id == id) {
+            Some(own) => Some(with_collection(own.clone())),
+            None => {
+                let c = collection?;
+                let file = id.split("::").next().unwrap_or(id);
+                // The module's own collector, or a directory or package holding it.
+                let holds = |collector: &str| collector.is_empty() || collector == file || file.starts_with(&format!("{collector}/"));
+                let (_, path) = c.errors.iter().find(|(collector, _)| holds(collector))?;
+                Some(Spectrum {
+                    id: id.clone(),
+                    functions: c.functions.clone(),
+                    lines: c.lines.clone(),
+                    raised: path.clone(),
+                    errors: Vec::new(),
+                })
+            }
+        })
+        .collect()
 }
+
+/// The project's functions entered by a failing test, best suspect first.
+pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retrieved) -> Vec<Candidate> {
+    rank_with(failing, passing, retrieval, Signals::COMBINED)
+}
+
+/// The retrieval signal per (file, qualified name) (`lexical::Lexical::scores`).
+pub type Retrieved = HashMap<(String, String), f64>;
 
 fn ochiai(ef: usize, ep: usize, total: usize) -> f64 {
     if ef == 0 {
@@ -102,7 +195,7 @@ fn ochiai(ef: usize, ep: usize, total: usize) -> f64 {
 }
 
 /// `rank` with the signals `signals` (for comparison).
-pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], signals: Signals) -> Vec<Candidate> {
+pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retrieved, signals: Signals) -> Vec<Candidate> {
     // By (file, name): a comprehension or inner function is reported under the function holding
     // it (line 0), which a test that entered the one also entered.
     type Key = (String, String);
@@ -169,12 +262,18 @@ pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], signals: Signals)
                 .iter()
                 .map(|(l, (ef, ep))| (*l, ochiai(*ef, *ep, total)))
                 .fold((0, 0.0), |best, next| if next.1 > best.1 { next } else { best });
-            let suspicion = if signals.lines && hot_line > 0 { line_ochiai } else { function };
+            let suspicion = match signals.spectrum {
+                Spectral::None => 0.0,
+                Spectral::Lines if hot_line > 0 => line_ochiai,
+                Spectral::Lines | Spectral::Functions => function,
+            };
+            let words = retrieval.get(&(file.clone(), name.clone())).copied().unwrap_or_default();
             Candidate {
+                score: suspicion + signals.path * c.path + signals.retrieval * words,
+                retrieval: words,
                 file,
                 name,
                 line,
-                score: suspicion + signals.path * c.path,
                 ochiai: function,
                 line_ochiai,
                 hot_line,
@@ -207,6 +306,7 @@ mod tests {
             id: id.into(),
             functions: functions.iter().map(|n| f(n)).collect(),
             lines: Vec::new(),
+            errors: Vec::new(),
             raised: raised.iter().map(|n| f(n)).collect(),
         }
     }
@@ -215,7 +315,11 @@ mod tests {
     fn ochiai_ranks_what_only_failing_tests_reach_and_the_exception_path_breaks_ties() {
         let failing = [spectrum("t::a", &["parse", "helper", "total"], &["total", "helper"])];
         let passing = [spectrum("t::b", &["parse"], &[]), spectrum("t::c", &["parse", "unrelated"], &[])];
-        let ranked = rank(&failing.iter().collect::<Vec<_>>(), &passing.iter().collect::<Vec<_>>());
+        let ranked = rank(
+            &failing.iter().collect::<Vec<_>>(),
+            &passing.iter().collect::<Vec<_>>(),
+            &Retrieved::new(),
+        );
         let names: Vec<&str> = ranked.iter().map(|c| c.name.as_str()).collect();
         // helper and total: Ochiai 1 both; helper raised (innermost), total called it.
         assert_eq!(names, ["helper", "total", "parse"]);
@@ -244,16 +348,35 @@ mod tests {
             functions: vec![f("outer"), f("inner")],
             lines: l,
             raised: Vec::new(),
+            errors: Vec::new(),
         };
         let failing = [with("t::a", lines(&[2, 3], &[11, 12]))];
         let passing = [with("t::b", lines(&[2, 3], &[11, 13])), with("t::c", lines(&[2, 3], &[11, 13]))];
         let (f, p) = (failing.iter().collect::<Vec<_>>(), passing.iter().collect::<Vec<_>>());
-        let ranked = rank(&f, &p);
+        let ranked = rank(&f, &p, &Retrieved::new());
         assert_eq!(ranked[0].name, "inner", "{ranked:?}");
         assert_eq!((ranked[0].hot_line, ranked[0].line_ochiai), (12, 1.0));
         assert!((ranked[1].score - 1.0 / 3f64.sqrt()).abs() < 1e-9, "{ranked:?}");
         // Function Ochiai alone cannot tell them apart.
-        let alone = rank_with(&f, &p, Signals::OCHIAI);
+        let alone = rank_with(&f, &p, &Retrieved::new(), Signals::OCHIAI);
         assert_eq!(alone[0].ochiai, alone[1].ochiai);
+    }
+
+    #[test]
+    fn collection_counts_for_every_test_and_an_import_error_for_the_tests_it_stopped() {
+        let mut collection = spectrum(COLLECTION, &["build_table"], &[]);
+        collection.lines = vec![("pkg/m.py".into(), "build_table".into(), 1, vec![2, 3])];
+        collection.errors = vec![("tests/test_b.py".into(), vec![f("build_table")])];
+        let own = spectrum("tests/test_a.py::t", &["parse"], &[]);
+        let ids: Vec<String> = ["tests/test_a.py::t", "tests/test_b.py::u", "tests/test_c.py::v"]
+            .map(String::from)
+            .to_vec();
+        let merged = per_test(&[collection, own], &ids);
+        assert_eq!(merged.len(), 2, "test_c has no record and no collection error: {merged:?}");
+        assert_eq!(merged[0].functions, [f("parse"), f("build_table")]);
+        assert_eq!(merged[0].lines[0].3, [2, 3]);
+        // test_b's module failed to import: collection's spectrum, the error's path.
+        assert_eq!(merged[1].id, "tests/test_b.py::u");
+        assert_eq!(merged[1].raised, [f("build_table")]);
     }
 }

@@ -22,13 +22,23 @@ pub struct Located {
     pub function: String,
     pub line: usize,
     pub operator: String,
-    pub failing: usize,
+    /// The tests the mutant made fail (that pass on the original).
+    pub failing: Vec<String>,
     /// 1-based place of the mutated function by function Ochiai alone, line Ochiai alone and
     /// rgd's ranking (None: not ranked).
     pub ochiai: Option<usize>,
     pub lines: Option<usize>,
+    /// ... by the failing call tree alone (exception paths) and by retrieval alone.
+    pub call_tree: Option<usize>,
+    pub retrieval: Option<usize>,
     pub combined: Option<usize>,
     pub seconds: f64,
+    /// rgd's ranking with every signal's value (to weigh them anew
+    /// without running the tests again).
+    pub candidates: Vec<super::locate::Candidate>,
+    /// The mutated module (for an end-to-end run: `cargo bench --bench fix`).
+    #[serde(skip)]
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -102,6 +112,7 @@ pub fn run(
             ids.len(),
             chosen.len()
         ));
+        let lexical = super::lexical::Lexical::build(&dir)?;
         let mut located = Vec::new();
         let mut survived = 0;
         for (file, m) in &chosen {
@@ -111,7 +122,8 @@ pub fn run(
                 ids: &ids,
                 ..RunSpec::default()
             };
-            let (run, spectra) = runner.spectra(&dir, &spec, limits)?;
+            let (run, records) = runner.spectra(&dir, &spec, limits)?;
+            let spectra = super::locate::per_test(&records, &ids);
             let failed: Vec<&String> = run.outcomes.iter().filter(|o| !o.passed()).map(|o| &o.id).collect();
             if failed.is_empty() {
                 survived += 1;
@@ -120,8 +132,15 @@ pub fn run(
             let of = |wanted: &dyn Fn(&str) -> bool| spectra.iter().filter(|s| wanted(&s.id)).collect::<Vec<_>>();
             let failing = of(&|id| failed.iter().any(|f| *f == id));
             let passing = of(&|id| !failed.iter().any(|f| *f == id));
+            let messages: Vec<(&str, &str)> = run
+                .outcomes
+                .iter()
+                .filter(|o| !o.passed())
+                .map(|o| (o.id.as_str(), o.message.as_str()))
+                .collect();
+            let retrieval = lexical.scores(&messages)?;
             let place = |signals: Signals| {
-                rank_with(&failing, &passing, signals)
+                rank_with(&failing, &passing, &retrieval, signals)
                     .iter()
                     .position(|c| &c.file == file && c.name == m.function)
                     .map(|p| p + 1)
@@ -131,11 +150,15 @@ pub fn run(
                 function: m.function.clone(),
                 line: m.line,
                 operator: m.operator.to_string(),
-                failing: failed.len(),
+                failing: failed.iter().map(|f| f.to_string()).collect(),
                 ochiai: place(Signals::OCHIAI),
                 lines: place(Signals::LINES),
                 combined: place(Signals::COMBINED),
+                call_tree: place(Signals::CALL_TREE),
+                retrieval: place(Signals::RETRIEVAL),
+                candidates: rank_with(&failing, &passing, &retrieval, Signals::COMBINED).into_iter().collect(),
                 seconds: started.elapsed().as_secs_f64(),
+                text: m.text.clone(),
             });
         }
         report(&format!("{name}: {} located, {survived} survived", located.len()));

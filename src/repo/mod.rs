@@ -9,6 +9,7 @@ pub mod confine;
 pub mod executor;
 pub mod graph;
 pub mod index;
+pub mod lexical;
 pub mod llm;
 pub mod localise;
 pub mod locate;

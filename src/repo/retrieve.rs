@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::chunks::ChunkKind;
 use super::graph::EdgeKind;
 use super::index::{RepoIndex, description};
+use super::task::is_test_file;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -85,6 +86,31 @@ pub struct Query {
     /// How many functions with the most similar requirements lend the graph their callees
     /// (`SIMILAR`; 0 for the ablation).
     pub similar: usize,
+    /// Test functions and test files may be retrieved. Off by default: tests are the
+    /// specification, not code to imitate, and left in they take the places of the helpers a
+    /// target needs (in every stream, before fusion).
+    pub tests: bool,
+}
+
+/// A stream's first hit this far ahead of its second is confident (BM25: this many times the
+/// second's score; cosines: this much higher) ...
+pub const CONFIDENT_BM25_RATIO: f32 = 2.0;
+pub const CONFIDENT_COSINE_GAP: f32 = 0.1;
+/// ... and fusion places it no lower than this (1-based): the other streams' agreement on their
+/// own first hits may outvote it, their noise may not bury it.
+pub const CONFIDENT_PLACE: usize = 3;
+
+/// Whether `list`'s first hit is confident, by its stream's own scores.
+fn confident(stream: Stream, list: &Ranked) -> bool {
+    let (Some(first), second) = (list.first(), list.get(1)) else {
+        return false;
+    };
+    let second = second.map_or(0.0, |s| s.1);
+    match stream {
+        Stream::Bm25 => first.1 > 0.0 && first.1 >= CONFIDENT_BM25_RATIO * second,
+        Stream::Code | Stream::Description => first.1 - second >= CONFIDENT_COSINE_GAP,
+        Stream::Graph | Stream::Augmented | Stream::Rerank => false,
+    }
 }
 
 /// How many functions with the most similar requirements lend the graph their callees.
@@ -97,7 +123,7 @@ fn graph_candidates(index: &RepoIndex, q: &Query, qv: &[f32]) -> HashMap<usize, 
     let t = &g.chunks[target];
     let mut found: HashMap<usize, (f32, String)> = HashMap::new();
     let mut add = |i: usize, weight: f32, why: String| {
-        if i == target || g.chunks[i].kind == ChunkKind::Module {
+        if i == target || g.chunks[i].kind == ChunkKind::Module || (!q.tests && is_test_file(&g.chunks[i].file)) {
             return;
         }
         let e = found.entry(i).or_insert((0.0, String::new()));
@@ -176,7 +202,7 @@ fn graph_candidates(index: &RepoIndex, q: &Query, qv: &[f32]) -> HashMap<usize, 
     for name in named_in(requirement) {
         for (i, c) in g.chunks.iter().enumerate() {
             let short = c.name.rsplit('.').next().unwrap_or(&c.name);
-            if i == target || c.kind == ChunkKind::Module || short != name {
+            if i == target || c.kind == ChunkKind::Module || short != name || (!q.tests && is_test_file(&c.file)) {
                 continue;
             }
             match found.get_mut(&i) {
@@ -264,7 +290,17 @@ impl RepoIndex {
 
     /// Each requested stream's ranked list for `q`, the target and module chunks left out.
     pub fn streams(&self, q: &Query) -> anyhow::Result<Vec<(Stream, Ranked)>> {
-        let keep = |i: usize| i != q.target && self.graph.chunks[i].kind != ChunkKind::Module;
+        let keep = |i: usize| {
+            let c = &self.graph.chunks[i];
+            i != q.target && c.kind != ChunkKind::Module && (q.tests || !is_test_file(&c.file))
+        };
+        // Enough hits that those left out do not shorten a list.
+        let left_out = if q.tests {
+            0
+        } else {
+            self.graph.chunks.iter().filter(|c| is_test_file(&c.file)).count()
+        };
+        let fetch = q.depth + 2 + left_out;
         let mut out = Vec::new();
         let needs_vector = q
             .streams
@@ -301,7 +337,7 @@ impl RepoIndex {
                     scored
                 }
                 Stream::Bm25 => self
-                    .bm25(&q.text, q.depth + 2)?
+                    .bm25(&q.text, fetch)?
                     .into_iter()
                     .filter(|(i, _)| keep(*i))
                     .take(q.depth)
@@ -309,7 +345,7 @@ impl RepoIndex {
                     .collect(),
                 Stream::Code | Stream::Description => {
                     let descriptions = stream == Stream::Description;
-                    self.nearest(qv, descriptions, q.depth + 2)
+                    self.nearest(qv, descriptions, fetch)
                         .into_iter()
                         .filter(|(i, _)| keep(*i))
                         .take(q.depth)
@@ -327,9 +363,9 @@ impl RepoIndex {
                     None => continue,
                     Some(text) => {
                         let v = self.embedder.embed_one(text)?;
-                        let mut by_code = self.nearest(&v, false, q.depth + 2);
+                        let mut by_code = self.nearest(&v, false, fetch);
                         by_code.retain(|(i, _)| keep(*i));
-                        let mut bm = self.bm25(text, q.depth + 2)?;
+                        let mut bm = self.bm25(text, fetch)?;
                         bm.retain(|(i, _)| keep(*i));
                         let lists = [
                             (Stream::Code, 1.0, by_code.into_iter().map(|(i, s)| (i, s, String::new())).collect()),
@@ -348,7 +384,8 @@ impl RepoIndex {
         Ok(out)
     }
 
-    /// The pieces for `q`, best first: its streams fused, the graph weighted `graph_weight`.
+    /// The pieces for `q`, best first: its streams fused, the graph weighted `graph_weight`, and
+    /// a stream's confident first hit kept among the first `CONFIDENT_PLACE`.
     pub fn retrieve(&self, q: &Query, graph_weight: f32) -> anyhow::Result<Vec<Piece>> {
         let lists: Vec<(Stream, f32, Ranked)> = self
             .streams(q)?
@@ -362,6 +399,42 @@ impl RepoIndex {
                 (s, w, l)
             })
             .collect();
-        Ok(fuse(&lists))
+        let mut fused = fuse(&lists);
+        for (stream, _, list) in &lists {
+            if !confident(*stream, list) {
+                continue;
+            }
+            let hit = list[0].0;
+            if let Some(at) = fused.iter().position(|p| p.chunk == hit).filter(|&at| at >= CONFIDENT_PLACE) {
+                let mut piece = fused.remove(at);
+                if let Some(f) = piece.found_by.iter_mut().find(|f| f.stream == *stream) {
+                    f.reason
+                        .push_str(&format!(" (a confident first hit: kept in the first {CONFIDENT_PLACE})"));
+                }
+                fused.insert(CONFIDENT_PLACE - 1, piece);
+            }
+        }
+        Ok(fused)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(scores: &[f32]) -> Ranked {
+        scores.iter().enumerate().map(|(i, s)| (i, *s, String::new())).collect()
+    }
+
+    #[test]
+    fn a_first_hit_is_confident_only_well_ahead_of_the_second_by_its_streams_own_scores() {
+        assert!(confident(Stream::Bm25, &list(&[20.5, 4.4])));
+        assert!(!confident(Stream::Bm25, &list(&[6.0, 4.4])));
+        assert!(confident(Stream::Bm25, &list(&[1.0])));
+        assert!(!confident(Stream::Bm25, &list(&[])));
+        assert!(confident(Stream::Code, &list(&[0.71, 0.56])));
+        assert!(!confident(Stream::Description, &list(&[0.69, 0.65])));
+        // The graph already leads fusion (weight 3): no rule of its own.
+        assert!(!confident(Stream::Graph, &list(&[9.0, 1.0])));
     }
 }

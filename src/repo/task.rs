@@ -26,14 +26,20 @@ pub fn is_test_file(path: &str) -> bool {
         || name == "conftest.py"
 }
 
+/// The chunk id of the test function a pytest node id names (`tests/t.py::TestC::test_m[1]` ->
+/// `tests/t.py::TestC.test_m`).
+pub fn test_chunk_id(node: &str) -> Option<String> {
+    let node = node.split('[').next().unwrap_or(node);
+    let (file, rest) = node.split_once("::")?;
+    Some(format!("{file}::{}", rest.replace("::", ".")))
+}
+
 /// The source of the test a node id names (`tests/t.py::TestC::test_m[1]`), from the index; empty
 /// when the index does not have it (a generated test).
 pub fn test_source(index: &RepoIndex, node: &str) -> String {
-    let node = node.split('[').next().unwrap_or(node);
-    let Some((file, rest)) = node.split_once("::") else {
+    let Some(id) = test_chunk_id(node) else {
         return String::new();
     };
-    let id = format!("{file}::{}", rest.replace("::", "."));
     index
         .graph
         .index_of(&id)

@@ -600,18 +600,25 @@ pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.p
 /// The spectrum collector of `rgd locate` (see its docstring): information, never a verdict.
 const PROJECT_SPECTRA_PY: &str = include_str!("../../sandbox/project_spectra.py");
 
+/// A project function as the collector names it: (file, qualified name, first line).
+pub type Frame = (String, String, u32);
+
 /// One test's spectrum: the project's functions its call phase entered (and the lines of each it
 /// ran), and, when it failed, the project frames its exception passed through, innermost last;
 /// each (file, qualified name, line).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Spectrum {
     pub id: String,
-    pub functions: Vec<(String, String, u32)>,
+    pub functions: Vec<Frame>,
     /// (file, qualified name, line, the lines it ran) for each function of `functions`.
     #[serde(default)]
     pub lines: Vec<(String, String, u32, Vec<u32>)>,
     #[serde(default)]
-    pub raised: Vec<(String, String, u32)>,
+    pub raised: Vec<Frame>,
+    /// Collection's record only (id `<collection>`): each collector that failed (a module that
+    /// did not import) and the project frames its error passed through.
+    #[serde(default)]
+    pub errors: Vec<(String, Vec<Frame>)>,
 }
 
 /// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.

@@ -1,0 +1,225 @@
+//! `cargo bench --bench fix [-- --per-project N] [--project NAME ...] [--held-out]`: `rgd fix` end to
+//! end on faults no one here wrote. The mutants of `rgd bench locate` (single faults planted by
+//! `code::mutate` in the bench projects, each making some originally passing test fail) are put
+//! one at a time in a copy of their project, and the real binary runs `rgd fix --failing <the
+//! tests the mutant broke>` against the scripted loopback server. The script is an oracle for one
+//! function only: asked to repair the mutated function, it answers the original; asked to repair
+//! any other, it has nothing to offer. So a mutant is fixed exactly when `rgd fix` brings the
+//! agents to the faulty function within its candidates, and the fix breaks none of the tests that
+//! passed (rgd fix's own rule). Reported per project: mutants, fixed, the attempt that fixed it,
+//! the share fixed only because of the combined ranking (Ochiai alone would have put the faulty
+//! function below the candidates tried), and seconds per mutant. It says nothing about a real
+//! model's repairs; it measures localisation and rgd fix's loop.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::Value;
+use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+
+/// Candidates `rgd fix` tries (its --candidates), pairs off: the mutants are single faults.
+const CANDIDATES: usize = 5;
+
+/// The function the oracle can repair, and how.
+#[derive(Default)]
+struct Oracle {
+    /// `write the function `f`` or `write the method `m` of the class `C``, as the task says it.
+    asked: String,
+    answer: String,
+}
+
+fn marker(qualname: &str) -> String {
+    match qualname.rsplit_once('.') {
+        Some((class, method)) => format!("write the method `{method}` of the class `{class}`"),
+        None => format!("write the function `{qualname}`"),
+    }
+}
+
+/// The original definition of `qualname` in `module`, decorators included, at column 0.
+fn original(module: &str, qualname: &str) -> Option<String> {
+    let site = rgd::code::find_function(module, qualname).ok()?;
+    let text = &module[site.start..site.end];
+    let pad = " ".repeat(site.indent);
+    Some(
+        text.lines()
+            .map(|l| l.strip_prefix(&pad).unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    )
+}
+
+struct Outcome {
+    project: String,
+    fixed: bool,
+    /// Which attempt fixed it (1-based), and the faulty function's place by Ochiai alone in
+    /// rgd fix's ranking (None: not among the 20 kept).
+    attempt: Option<usize>,
+    ochiai_place: Option<usize>,
+    seconds: f64,
+}
+
+fn ochiai_place(ranking: &[Value], file: &str, name: &str) -> Option<usize> {
+    let mut by: Vec<&Value> = ranking.iter().collect();
+    by.sort_by(|a, b| {
+        let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or_default();
+        f(b, "ochiai")
+            .total_cmp(&f(a, "ochiai"))
+            .then(f(a, "passing").total_cmp(&f(b, "passing")))
+    });
+    by.iter().position(|c| c["file"] == file && c["name"] == name).map(|p| p + 1)
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let Some(python) = support::pytest_python() else { return };
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
+    let per_project: usize = value("--per-project").and_then(|v| v.parse().ok()).unwrap_or(10);
+    let only: Vec<String> = args.windows(2).filter(|w| w[0] == "--project").map(|w| w[1].clone()).collect();
+    let set: &'static [rgd::repo::bench::Project] = if args.iter().any(|a| a == "--held-out") {
+        &rgd::repo::bench::HELD_OUT
+    } else {
+        &rgd::repo::bench::PROJECTS
+    };
+    let cache = rgd::store::Home::resolve(None).root.join("bench").join("repo");
+    let runner = rgd::repo::testrun::ProjectTests::new(&python).expect("pytest runner");
+    let say = |s: &str| eprintln!("{s}");
+    // Half again as many tried as wanted: some mutants survive every test.
+    let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
+
+    let oracle = Arc::new(Mutex::new(Oracle::default()));
+    let script = {
+        let oracle = oracle.clone();
+        Arc::new(move |req: &support::Request| match req.purpose {
+            "debug_init" | "debug_fix" => {
+                let o = oracle.lock().unwrap();
+                if !o.asked.is_empty() && req.user.contains(&o.asked) {
+                    Reply::Text(fenced(&o.answer))
+                } else {
+                    Reply::Text("I cannot tell what is wrong here.".into())
+                }
+            }
+            "feedback" => Reply::Text("A test fails.".into()),
+            _ => Reply::Text("1. Read the function.\n2. Repair it.".into()),
+        })
+    };
+    let server = ScriptedServer::start(script).await;
+    let home = temp_home();
+    let mut outcomes = Vec::new();
+    for p in &projects {
+        let source = rgd::repo::bench::fetch(&cache, set, &say)
+            .expect("fetched")
+            .into_iter()
+            .find(|(proj, _)| p.name.starts_with(proj.name))
+            .map(|(_, dir)| dir)
+            .expect("project dir");
+        // One copy per project, reused: rgd fix's index of it stays warm (one changed file).
+        let work = home.path().join("work").join(p.name.replace(' ', "-"));
+        std::fs::create_dir_all(&work).unwrap();
+        rgd::repo::testrun::copy_project(&source, &work).expect("copy");
+        for m in p.located.iter().take(per_project) {
+            let path = work.join(&m.file);
+            let before = std::fs::read_to_string(&path).unwrap();
+            let Some(answer) = original(&before, &m.function) else {
+                continue;
+            };
+            *oracle.lock().unwrap() = Oracle {
+                asked: marker(&m.function),
+                answer,
+            };
+            std::fs::write(&path, &m.text).unwrap();
+            let started = Instant::now();
+            let mut cmd = rgd(home.path(), &server.base_url());
+            cmd.args(["fix", "--repo"])
+                .arg(&work)
+                .args(["--no-memory", "--max-iters", "2", "--pairs-of", "0", "--json"])
+                .args(["--candidates", &CANDIDATES.to_string()])
+                .arg("--python")
+                .arg(&python);
+            for f in &m.failing {
+                cmd.args(["--failing", f]);
+            }
+            let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+            let seconds = started.elapsed().as_secs_f64();
+            std::fs::write(&path, &before).unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let record: Option<Value> = stdout.lines().last().and_then(|l| serde_json::from_str(l).ok());
+            let Some(record) = record else {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                eprintln!(
+                    "{} {}::{}: rgd fix ended without a record: {}",
+                    p.name,
+                    m.file,
+                    m.function,
+                    stderr.lines().last().unwrap_or_default()
+                );
+                outcomes.push(Outcome {
+                    project: p.name.clone(),
+                    fixed: false,
+                    attempt: None,
+                    ochiai_place: None,
+                    seconds,
+                });
+                continue;
+            };
+            let target = format!("{}::{}", m.file, m.function);
+            let fixed = record["fixed_by"]
+                .as_array()
+                .is_some_and(|b| b.len() == 1 && b[0] == target.as_str());
+            let attempt = record["tried"]
+                .as_array()
+                .and_then(|t| t.iter().position(|t| t["target"] == target.as_str()))
+                .map(|p| p + 1);
+            let ranking = record["ranking"].as_array().cloned().unwrap_or_default();
+            let outcome = Outcome {
+                project: p.name.clone(),
+                fixed,
+                attempt: if fixed { attempt } else { None },
+                ochiai_place: ochiai_place(&ranking, &m.file, &m.function),
+                seconds,
+            };
+            eprintln!(
+                "{} {target} ({}): {} in {seconds:.1}s",
+                p.name,
+                m.operator,
+                if fixed {
+                    format!("fixed at attempt {}", attempt.unwrap_or(0))
+                } else {
+                    "not fixed".into()
+                }
+            );
+            outcomes.push(outcome);
+        }
+    }
+    println!("| project | mutants | fixed | at attempt 1 | fixed only with the combined ranking | s per mutant |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let row = |name: &str, o: &[&Outcome]| {
+        let n = o.len().max(1) as f64;
+        let fixed = o.iter().filter(|o| o.fixed).count();
+        let first = o.iter().filter(|o| o.attempt == Some(1)).count();
+        let only = o
+            .iter()
+            .filter(|o| o.fixed && o.ochiai_place.is_none_or(|p| p > CANDIDATES))
+            .count();
+        let secs = o.iter().map(|o| o.seconds).sum::<f64>() / n;
+        println!(
+            "| {name} | {} | {fixed} ({:.2}) | {first} ({:.2}) | {only} ({:.2}) | {secs:.1} |",
+            o.len(),
+            fixed as f64 / n,
+            first as f64 / n,
+            only as f64 / n
+        );
+    };
+    for p in &projects {
+        row(&p.name, &outcomes.iter().filter(|o| o.project == p.name).collect::<Vec<_>>());
+    }
+    row("all", &outcomes.iter().collect::<Vec<_>>());
+    drop(server);
+}

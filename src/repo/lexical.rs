@@ -1,0 +1,76 @@
+//! A project's functions by their words (BM25 over split identifiers and docstrings, no
+//! embeddings: built in a moment, with no index to wait for), for `rgd locate`'s retrieval
+//! signal: the failing tests' source and failure messages are the query, as a developer greps a
+//! failure's names.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::chunks::{ChunkKind, cut};
+use super::index::{Bm25, python_files};
+use super::task::is_test_file;
+
+pub struct Lexical {
+    bm25: Bm25,
+    /// (file, qualified name) of each indexed function.
+    functions: Vec<(String, String)>,
+    /// The test files' chunks by id (`path::Class.test`), for the failing tests' source.
+    tests: HashMap<String, String>,
+}
+
+impl Lexical {
+    /// The functions and methods of the project's Python files (files that do not parse are
+    /// left out: the spectra have the rest).
+    pub fn build(root: &Path) -> anyhow::Result<Lexical> {
+        let mut chunks = Vec::new();
+        let mut tests = HashMap::new();
+        for file in python_files(root)? {
+            let Ok(source) = std::fs::read_to_string(root.join(&file)) else {
+                continue;
+            };
+            let Ok(module) = cut(&file, &source) else {
+                continue;
+            };
+            if is_test_file(&file) {
+                tests.extend(module.chunks.into_iter().map(|c| (c.id, c.code)));
+                continue;
+            }
+            chunks.extend(
+                module
+                    .chunks
+                    .into_iter()
+                    .filter(|c| matches!(c.kind, ChunkKind::Function | ChunkKind::Method)),
+            );
+        }
+        let bm25 = Bm25::build(&chunks)?;
+        let functions = chunks.into_iter().map(|c| (c.file, c.name)).collect();
+        Ok(Lexical { bm25, functions, tests })
+    }
+
+    /// The source of the test a node id names (`tests/t.py::TestC::test_m[1]`), if known.
+    pub fn test_source(&self, node: &str) -> Option<&str> {
+        self.tests.get(&super::task::test_chunk_id(node)?).map(String::as_str)
+    }
+
+    /// Each function's BM25 score against the failing tests (their source and failure
+    /// messages, at most `MAX_TESTS` of them), divided by the best: 1 for the best match.
+    pub fn scores(&self, failing: &[(&str, &str)]) -> anyhow::Result<HashMap<(String, String), f64>> {
+        const MAX_TESTS: usize = 5;
+        let mut query = String::new();
+        for (id, message) in failing.iter().take(MAX_TESTS) {
+            query.push_str(self.test_source(id).unwrap_or_default());
+            query.push('\n');
+            // The message's first lines: the assertion and the values, not a long repr.
+            for line in message.lines().take(5) {
+                query.push_str(line);
+                query.push('\n');
+            }
+        }
+        let hits = self.bm25.search(&query, self.functions.len().max(1))?;
+        let best = hits.first().map_or(1.0, |h| h.1.max(f32::EPSILON)) as f64;
+        Ok(hits
+            .into_iter()
+            .map(|(i, s)| (self.functions[i].clone(), s as f64 / best))
+            .collect())
+    }
+}
