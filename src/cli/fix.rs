@@ -19,11 +19,10 @@ use clap::Args;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::attempt::{run_agents, write_keeping_backup};
 use super::locate::FailureArgs;
-use super::repo_cmd::{RepoSolveArgs, open, print_report, project_root};
+use super::project::{RepoSolveArgs, TargetSpec, open, print_report, project_root, target_task, verifier};
 use super::run::CommonArgs;
-use super::solve::{run_agents, write_keeping_backup};
-use super::solve_repo::{TargetSpec, target_task, verifier};
 use crate::config::LlmArgs;
 use crate::repo::localise::{Localisation, localise};
 use crate::repo::locate::Candidate;

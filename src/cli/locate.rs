@@ -40,7 +40,7 @@ pub struct FailureArgs {
 }
 
 pub fn execute(args: LocateArgs) -> anyhow::Result<ExitCode> {
-    let root = super::repo_cmd::project_root(&args.failure.repo)?;
+    let root = super::project::project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.python.as_deref())?;
     let found = localise(&runner, &root, &args.failure.failing, args.failure.tests.as_deref())?;
     let ranked = &found.ranked;

@@ -1,6 +1,7 @@
 //! Command-line interface. Every command is a thin layer over the library: it builds the parts,
 //! starts the engine and subscribes a printer to the event stream.
 
+mod attempt;
 mod compare;
 mod control;
 mod datasets;
@@ -13,6 +14,7 @@ mod fix;
 mod locate;
 mod memory_cmd;
 mod print;
+mod project;
 mod relaunch;
 mod repo_cmd;
 mod report;
@@ -243,14 +245,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
         Command::Index(args) => {
-            let from = repo_cmd::ModelFrom {
+            let from = project::ModelFrom {
                 config: cli.config.as_deref(),
                 llm: &cli.llm,
             };
             repo_cmd::index(&home, args, from).await
         }
         Command::Context(args) => {
-            let from = repo_cmd::ModelFrom {
+            let from = project::ModelFrom {
                 config: cli.config.as_deref(),
                 llm: &cli.llm,
             };
@@ -262,7 +264,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             fix::execute(&home, cli.config.as_deref(), &llm, args).await
         }
         Command::Bench(cmd) => {
-            let from = repo_cmd::ModelFrom {
+            let from = project::ModelFrom {
                 config: cli.config.as_deref(),
                 llm: &cli.llm,
             };

@@ -2,14 +2,13 @@
 //! project indexed, the context retrieved for one of its functions (with why each piece was
 //! chosen), and retrieval measured on real projects.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
+use super::project::{ModelFrom, RetrievalArgs, Wanted, bar, guide_model, open, print_report, retrieve};
 use super::stderr_line;
-use crate::repo::{IndexReport, Query, RepoIndex, Stream, embedder};
 use crate::store::Home;
 
 #[derive(Debug, Args)]
@@ -51,43 +50,6 @@ pub struct ContextArgs {
     /// Print JSON (one object with the pieces)
     #[arg(long)]
     pub json: bool,
-}
-
-/// `rgd solve --repo`'s own flags (the rest are `rgd solve`'s).
-#[derive(Debug, Args)]
-#[command(next_help_heading = "With --repo")]
-pub struct RepoSolveArgs {
-    /// Give the agents no repository context (the ablation: the function's file alone)
-    #[arg(long, requires = "repo")]
-    pub no_context: bool,
-    /// How many retrieved pieces the context may hold
-    #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
-    pub context_k: usize,
-    /// The interpreter that runs the project's tests: it needs pytest and the project's
-    /// dependencies [default: $RGD_PYTHON, else python3]
-    #[arg(long, requires = "repo")]
-    pub python: Option<PathBuf>,
-    #[command(flatten)]
-    pub retrieval: RetrievalArgs,
-}
-
-/// How the context of a target is retrieved (shared by `rgd context` and `rgd solve --repo`).
-#[derive(Debug, Clone, Args)]
-pub struct RetrievalArgs {
-    /// The streams to fuse (comma-separated; all but augmented by default)
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "graph,bm25,code,description")]
-    pub streams: Vec<Stream>,
-    /// Also search with the requirement as the Guide's model restates it, with a sketch
-    /// implementation (RepoRift's query augmentation; one LLM call)
-    #[arg(long)]
-    pub augment: bool,
-    /// Let the Guide's model pick, among the first N fused pieces, the ones the function needs;
-    /// they move to the front (qodo's second stage; one LLM call)
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = crate::validate::parse_count)]
-    pub rerank: Option<usize>,
-    /// Tokens the context block may take (estimated as characters / 4)
-    #[arg(long, default_value_t = 2000, value_parser = crate::validate::parse_count)]
-    pub budget: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -146,65 +108,6 @@ pub enum BenchCommand {
     },
 }
 
-fn bar() -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len}").unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar
-}
-
-pub(super) fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
-    let embedder = embedder(&stderr_line)?;
-    let bar = bar();
-    let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| {
-        bar.set_message(what.to_string());
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
-    result
-}
-
-/// `--repo DIR` as a project root: an existing directory, canonical.
-pub(super) fn project_root(repo: &Path) -> anyhow::Result<PathBuf> {
-    let root = repo
-        .canonicalize()
-        .map_err(|e| anyhow::anyhow!("--repo {}: no such directory ({e})", repo.display()))?;
-    if !root.is_dir() {
-        anyhow::bail!("--repo {}: not a directory", repo.display());
-    }
-    Ok(root)
-}
-
-pub(super) fn print_report(r: &IndexReport, dir: &Path) {
-    eprintln!(
-        "indexed {}: {} files ({} parsed again, {} unchanged), {} lines, {} chunks, {} edges; {} texts embedded; {:.1}s, {:.1} MB",
-        dir.display(),
-        r.files,
-        r.parsed,
-        r.files - r.parsed - r.failed.len().min(r.files - r.parsed),
-        r.lines,
-        r.chunks,
-        r.edges,
-        r.embedded,
-        r.seconds,
-        r.bytes as f64 / 1e6
-    );
-    if r.described + r.describe_failed > 0 {
-        eprintln!(
-            "the model described {} chunks{}",
-            r.described,
-            if r.describe_failed > 0 {
-                format!(" ({} failed: they keep their docstring)", r.describe_failed)
-            } else {
-                String::new()
-            }
-        );
-    }
-    for (file, line) in &r.failed {
-        eprintln!("  {file}:{line}: does not parse; left out");
-    }
-}
-
 pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
     let (mut index, mut report) = open(home, &args.dir)?;
     if args.describe {
@@ -235,89 +138,6 @@ pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow:
         println!("index in {}", index.dir.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-type GuideModel = (
-    std::sync::Arc<dyn crate::llm::ChatModel>,
-    crate::llm::CallParams,
-    crate::agents::Prompts,
-);
-
-/// The Guide agent's model and parameters, and the built-in prompts.
-fn guide_model(home: &Home, from: &ModelFrom<'_>) -> anyhow::Result<GuideModel> {
-    let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
-    let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
-    let params = settings
-        .agents
-        .get(&crate::agents::Agent::Guide)
-        .cloned()
-        .ok_or_else(|| anyhow::anyhow!("no Guide agent configured"))?;
-    Ok((
-        crate::launch::chat_model(&settings, &stderr_line)?,
-        params,
-        crate::agents::Prompts::builtin(),
-    ))
-}
-
-/// Where `rgd index` and `rgd context` find a model when they ask one.
-pub struct ModelFrom<'a> {
-    pub config: Option<&'a Path>,
-    pub llm: &'a crate::config::LlmArgs,
-}
-
-/// What is retrieved: for which chunk, whether its body counts as blank, how many pieces.
-pub(super) struct Wanted {
-    pub target: usize,
-    pub blank: bool,
-    pub k: usize,
-    /// Test functions and files may be retrieved (`rgd context --include-tests`; never for agents).
-    pub tests: bool,
-}
-
-/// The pieces retrieved as `want` and `args` ask (fused streams, then the LLM stages), best
-/// first, leaving out the chunks `exclude` refuses (a solve's test files: hidden tests must never
-/// reach a prompt).
-pub(super) async fn retrieve(
-    home: &Home,
-    index: &RepoIndex,
-    want: Wanted,
-    args: &RetrievalArgs,
-    from: &ModelFrom<'_>,
-    exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
-) -> anyhow::Result<Vec<crate::repo::Piece>> {
-    let Wanted { target, blank, k, .. } = want;
-    // The Guide's model, when a stage asks one.
-    let model = if args.augment || args.rerank.is_some() {
-        Some(guide_model(home, from)?)
-    } else {
-        None
-    };
-    let mut streams = args.streams.clone();
-    let augmented = match (&model, args.augment) {
-        (Some((m, params, prompts)), true) => {
-            if !streams.contains(&Stream::Augmented) {
-                streams.push(Stream::Augmented);
-            }
-            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, index, target).await?)
-        }
-        _ => None,
-    };
-    let query = Query {
-        target,
-        text: index.requirement(target),
-        body_known: !blank,
-        augmented,
-        streams,
-        depth: k.max(30),
-        similar: crate::repo::retrieve::SIMILAR,
-        tests: want.tests,
-    };
-    let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
-    pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
-    if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
-        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
-    }
-    Ok(pieces)
 }
 
 pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
@@ -525,7 +345,7 @@ pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyho
             sample,
         } => (warm, json, with_model, held_out, sample),
     };
-    let embedder = embedder(&stderr_line)?;
+    let embedder = crate::repo::embedder(&stderr_line)?;
     let cache = home.root.join("bench").join("repo");
     if with_model {
         let (model, params, prompts) = guide_model(home, &from)?;

@@ -4,18 +4,17 @@
 //! prompt) and put in the question; the visible and hidden tests are the project's own, selected
 //! by pytest; they run in a throw-away copy (`repo/testrun.rs`), never in the project.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::repo_cmd::{ModelFrom, Wanted, open, print_report, project_root, retrieve};
-use super::solve::{SolveArgs, solve_task};
+use super::attempt::{How, solve_task};
+use super::project::{TargetSpec, open, print_report, project_root, target_task, verifier};
+use super::solve::SolveArgs;
 use crate::config::LlmArgs;
-use crate::repo::render::{estimate_tokens, render_context};
-use crate::repo::task::{RepoTaskSpec, is_test_file, repo_task};
-use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits, selection};
+use crate::repo::chunks::is_test_file;
+use crate::repo::testrun::{ProjectTests, selection};
 use crate::store::Home;
 
 pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: SolveArgs) -> anyhow::Result<ExitCode> {
@@ -104,92 +103,10 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     let path = root.join(file);
     let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
     let verify = verifier(&runner, &root, file, name, &all);
-    solve_task(home, config, llm, args, task, &path, Some(&verify)).await
-}
-
-/// A function of a project and the tests that judge it.
-pub(super) struct TargetSpec<'a> {
-    pub root: &'a Path,
-    pub python: &'a Path,
-    /// `path/to/mod.py::name`.
-    pub target: &'a str,
-    pub visible: &'a [String],
-    pub hidden: &'a [String],
-}
-
-/// The task for `spec`: the function under the context retrieved for it from `index` (leaving out
-/// every test file and every file of a hidden test), unless `--no-context`.
-pub(super) async fn target_task(
-    home: &Home,
-    config: Option<&Path>,
-    llm: &LlmArgs,
-    index: &crate::repo::RepoIndex,
-    repo_args: &super::repo_cmd::RepoSolveArgs,
-    spec: &TargetSpec<'_>,
-) -> anyhow::Result<crate::dataset::UserTask> {
-    let (file, name) = spec
-        .target
-        .split_once("::")
-        .with_context(|| format!("{}: give path/to/mod.py::name", spec.target))?;
-    let chunk = index.target(spec.target)?;
-    let context = if repo_args.no_context {
-        eprintln!("context: none (--no-context)");
-        None
-    } else {
-        let module = std::fs::read_to_string(spec.root.join(file)).with_context(|| format!("reading {file}"))?;
-        let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
-        let hidden_files: HashSet<&str> = spec.hidden.iter().filter_map(|h| h.split("::").next()).collect();
-        let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
-        let from = ModelFrom { config, llm };
-        let k = repo_args.context_k;
-        let r = &repo_args.retrieval;
-        let want = Wanted {
-            target: chunk,
-            blank,
-            k,
-            tests: false,
-        };
-        let pieces = retrieve(home, index, want, r, &from, &exclude).await?;
-        let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
-        let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
-        eprintln!(
-            "context: {} pieces in about {} of {} tokens: {}",
-            used.len(),
-            estimate_tokens(&text),
-            r.budget,
-            names.join(", ")
-        );
-        Some(text)
+    let how = How {
+        common: args.common,
+        quiet: args.quiet,
+        write: args.write,
     };
-    repo_task(
-        index,
-        &RepoTaskSpec {
-            root: spec.root,
-            target: spec.target,
-            python: spec.python,
-            visible: spec.visible,
-            hidden: spec.hidden,
-            context: context.as_deref(),
-        },
-    )
-}
-
-/// Before --write: the program passes every test of `all` again, in a fresh copy of `root`.
-pub(super) fn verifier<'a>(
-    runner: &'a ProjectTests,
-    root: &'a Path,
-    file: &'a str,
-    name: &'a str,
-    all: &'a [String],
-) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
-    move |program: &str| {
-        let spec = RunSpec {
-            replace: Some((file, program)),
-            target: Some(name),
-            ids: all,
-            withhold: &[],
-        };
-        let run = runner.run(root, &spec, TestLimits::default())?;
-        run.all_passed().map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))
-    }
+    solve_task(home, config, llm, how, task, &path, Some(&verify)).await
 }

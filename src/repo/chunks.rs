@@ -68,6 +68,16 @@ pub struct Module {
     pub lines: usize,
 }
 
+/// Is `path` (relative to the root) a test file or test helper? Its chunks never go into a
+/// solve's context: hidden tests live there, and the visible ones are shown on their own.
+pub fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').any(|part| part == "tests" || part == "test" || part == "testing")
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+}
+
 /// `pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`; a leading `src/` is dropped.
 pub fn module_name(file: &str) -> String {
     let path = file.strip_prefix("src/").unwrap_or(file);
@@ -429,6 +439,22 @@ pub fn split_identifiers(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_files_are_recognised() {
+        for p in [
+            "tests/test_a.py",
+            "pkg/tests/helpers.py",
+            "test_x.py",
+            "pkg/x_test.py",
+            "conftest.py",
+        ] {
+            assert!(is_test_file(p), "{p}");
+        }
+        for p in ["pkg/core.py", "pkg/testament.py", "contest.py"] {
+            assert!(!is_test_file(p), "{p}");
+        }
+    }
 
     const SOURCE: &str = r#""""Tools."""
 import os.path as osp

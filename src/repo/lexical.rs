@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::chunks::is_test_file;
 use super::chunks::{ChunkKind, cut};
 use super::index::{Bm25, python_files};
-use super::task::is_test_file;
 
 pub struct Lexical {
     bm25: Bm25,

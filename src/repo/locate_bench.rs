@@ -11,8 +11,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::bench::{Project, fetch};
+use super::chunks::is_test_file;
 use super::locate::{Signals, rank_with};
-use super::task::is_test_file;
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// One mutant's result.

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::chunks::ChunkKind;
+use super::chunks::is_test_file;
 use super::graph::EdgeKind;
 use super::index::{RepoIndex, description};
-use super::task::is_test_file;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

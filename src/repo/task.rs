@@ -16,16 +16,6 @@ use crate::dataset::UserTask;
 /// larger one shows only its imports (in the context block) and the function's spec.
 const WHOLE_MODULE_TOKENS: usize = 1500;
 
-/// Is `path` (relative to the root) a test file or test helper? Its chunks never go into a
-/// solve's context: hidden tests live there, and the visible ones are shown on their own.
-pub fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    path.split('/').any(|part| part == "tests" || part == "test" || part == "testing")
-        || name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name == "conftest.py"
-}
-
 /// The chunk id of the test function a pytest node id names (`tests/t.py::TestC::test_m[1]` ->
 /// `tests/t.py::TestC.test_m`).
 pub fn test_chunk_id(node: &str) -> Option<String> {
@@ -121,25 +111,4 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
         module,
         has_hidden: !spec.hidden.is_empty(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn test_files_are_recognised() {
-        for p in [
-            "tests/test_a.py",
-            "pkg/tests/helpers.py",
-            "test_x.py",
-            "pkg/x_test.py",
-            "conftest.py",
-        ] {
-            assert!(is_test_file(p), "{p}");
-        }
-        for p in ["pkg/core.py", "pkg/testament.py", "contest.py"] {
-            assert!(!is_test_file(p), "{p}");
-        }
-    }
 }

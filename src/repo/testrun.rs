@@ -188,7 +188,7 @@ pub fn selection(flag: &str, text: &str, root: &Path) -> anyhow::Result<Vec<Stri
 /// under bubblewrap they are mounted read-only.
 fn decides_tests(file: &str) -> bool {
     let name = file.rsplit('/').next().unwrap_or(file);
-    (file.ends_with(".py") && super::task::is_test_file(file))
+    (file.ends_with(".py") && super::chunks::is_test_file(file))
         || matches!(name, "pytest.ini" | "tox.ini" | "setup.cfg" | "pyproject.toml" | ".pytest.ini")
 }
 

@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::bench::{Project, fetch};
-use super::task::is_test_file;
+use super::chunks::is_test_file;
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// One half of one project's suite.

@@ -1,0 +1,285 @@
+//! What every repository command shares (`solve --repo`, `fix`, `context`, `index`): the
+//! project's root and index, retrieval for a target function, a target as the agents' task, and
+//! the run again in a fresh copy before anything is written. Commands call this, never each other.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::stderr_line;
+use crate::config::LlmArgs;
+use crate::repo::chunks::is_test_file;
+use crate::repo::render::{estimate_tokens, render_context};
+use crate::repo::task::{RepoTaskSpec, repo_task};
+use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::{IndexReport, Query, RepoIndex, Stream, embedder};
+use crate::store::Home;
+
+/// `rgd solve --repo`'s own flags (the rest are `rgd solve`'s).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "With --repo")]
+pub struct RepoSolveArgs {
+    /// Give the agents no repository context (the ablation: the function's file alone)
+    #[arg(long, requires = "repo")]
+    pub no_context: bool,
+    /// How many retrieved pieces the context may hold
+    #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
+    pub context_k: usize,
+    /// The interpreter that runs the project's tests: it needs pytest and the project's
+    /// dependencies [default: $RGD_PYTHON, else python3]
+    #[arg(long, requires = "repo")]
+    pub python: Option<PathBuf>,
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+}
+
+/// How the context of a target is retrieved (shared by `rgd context` and `rgd solve --repo`).
+#[derive(Debug, Clone, Args)]
+pub struct RetrievalArgs {
+    /// The streams to fuse (comma-separated; all but augmented by default)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "graph,bm25,code,description")]
+    pub streams: Vec<Stream>,
+    /// Also search with the requirement as the Guide's model restates it, with a sketch
+    /// implementation (RepoRift's query augmentation; one LLM call)
+    #[arg(long)]
+    pub augment: bool,
+    /// Let the Guide's model pick, among the first N fused pieces, the ones the function needs;
+    /// they move to the front (qodo's second stage; one LLM call)
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20", value_parser = crate::validate::parse_count)]
+    pub rerank: Option<usize>,
+    /// Tokens the context block may take (estimated as characters / 4)
+    #[arg(long, default_value_t = 2000, value_parser = crate::validate::parse_count)]
+    pub budget: usize,
+}
+
+pub fn bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar
+}
+
+pub fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
+    let embedder = embedder(&stderr_line)?;
+    let bar = bar();
+    let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| {
+        bar.set_message(what.to_string());
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    result
+}
+
+/// `--repo DIR` as a project root: an existing directory, canonical.
+pub fn project_root(repo: &Path) -> anyhow::Result<PathBuf> {
+    let root = repo
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("--repo {}: no such directory ({e})", repo.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("--repo {}: not a directory", repo.display());
+    }
+    Ok(root)
+}
+
+pub fn print_report(r: &IndexReport, dir: &Path) {
+    eprintln!(
+        "indexed {}: {} files ({} parsed again, {} unchanged), {} lines, {} chunks, {} edges; {} texts embedded; {:.1}s, {:.1} MB",
+        dir.display(),
+        r.files,
+        r.parsed,
+        r.files - r.parsed - r.failed.len().min(r.files - r.parsed),
+        r.lines,
+        r.chunks,
+        r.edges,
+        r.embedded,
+        r.seconds,
+        r.bytes as f64 / 1e6
+    );
+    if r.described + r.describe_failed > 0 {
+        eprintln!(
+            "the model described {} chunks{}",
+            r.described,
+            if r.describe_failed > 0 {
+                format!(" ({} failed: they keep their docstring)", r.describe_failed)
+            } else {
+                String::new()
+            }
+        );
+    }
+    for (file, line) in &r.failed {
+        eprintln!("  {file}:{line}: does not parse; left out");
+    }
+}
+
+pub type GuideModel = (
+    std::sync::Arc<dyn crate::llm::ChatModel>,
+    crate::llm::CallParams,
+    crate::agents::Prompts,
+);
+
+/// The Guide agent's model and parameters, and the built-in prompts.
+pub fn guide_model(home: &Home, from: &ModelFrom<'_>) -> anyhow::Result<GuideModel> {
+    let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
+    let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
+    let params = settings
+        .agents
+        .get(&crate::agents::Agent::Guide)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("no Guide agent configured"))?;
+    Ok((
+        crate::launch::chat_model(&settings, &stderr_line)?,
+        params,
+        crate::agents::Prompts::builtin(),
+    ))
+}
+
+/// Where `rgd index` and `rgd context` find a model when they ask one.
+pub struct ModelFrom<'a> {
+    pub config: Option<&'a Path>,
+    pub llm: &'a crate::config::LlmArgs,
+}
+
+/// What is retrieved: for which chunk, whether its body counts as blank, how many pieces.
+pub struct Wanted {
+    pub target: usize,
+    pub blank: bool,
+    pub k: usize,
+    /// Test functions and files may be retrieved (`rgd context --include-tests`; never for agents).
+    pub tests: bool,
+}
+
+/// The pieces retrieved as `want` and `args` ask (fused streams, then the LLM stages), best
+/// first, leaving out the chunks `exclude` refuses (a solve's test files: hidden tests must never
+/// reach a prompt).
+pub async fn retrieve(
+    home: &Home,
+    index: &RepoIndex,
+    want: Wanted,
+    args: &RetrievalArgs,
+    from: &ModelFrom<'_>,
+    exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
+) -> anyhow::Result<Vec<crate::repo::Piece>> {
+    let Wanted { target, blank, k, .. } = want;
+    // The Guide's model, when a stage asks one.
+    let model = if args.augment || args.rerank.is_some() {
+        Some(guide_model(home, from)?)
+    } else {
+        None
+    };
+    let mut streams = args.streams.clone();
+    let augmented = match (&model, args.augment) {
+        (Some((m, params, prompts)), true) => {
+            if !streams.contains(&Stream::Augmented) {
+                streams.push(Stream::Augmented);
+            }
+            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, index, target).await?)
+        }
+        _ => None,
+    };
+    let query = Query {
+        target,
+        text: index.requirement(target),
+        body_known: !blank,
+        augmented,
+        streams,
+        depth: k.max(30),
+        similar: crate::repo::retrieve::SIMILAR,
+        tests: want.tests,
+    };
+    let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
+    if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
+        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
+    }
+    Ok(pieces)
+}
+
+/// A function of a project and the tests that judge it.
+pub struct TargetSpec<'a> {
+    pub root: &'a Path,
+    pub python: &'a Path,
+    /// `path/to/mod.py::name`.
+    pub target: &'a str,
+    pub visible: &'a [String],
+    pub hidden: &'a [String],
+}
+
+/// The task for `spec`: the function under the context retrieved for it from `index` (leaving out
+/// every test file and every file of a hidden test), unless `--no-context`.
+pub async fn target_task(
+    home: &Home,
+    config: Option<&Path>,
+    llm: &LlmArgs,
+    index: &crate::repo::RepoIndex,
+    repo_args: &RepoSolveArgs,
+    spec: &TargetSpec<'_>,
+) -> anyhow::Result<crate::dataset::UserTask> {
+    let (file, name) = spec
+        .target
+        .split_once("::")
+        .with_context(|| format!("{}: give path/to/mod.py::name", spec.target))?;
+    let chunk = index.target(spec.target)?;
+    let context = if repo_args.no_context {
+        eprintln!("context: none (--no-context)");
+        None
+    } else {
+        let module = std::fs::read_to_string(spec.root.join(file)).with_context(|| format!("reading {file}"))?;
+        let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
+        let hidden_files: HashSet<&str> = spec.hidden.iter().filter_map(|h| h.split("::").next()).collect();
+        let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
+        let from = ModelFrom { config, llm };
+        let k = repo_args.context_k;
+        let r = &repo_args.retrieval;
+        let want = Wanted {
+            target: chunk,
+            blank,
+            k,
+            tests: false,
+        };
+        let pieces = retrieve(home, index, want, r, &from, &exclude).await?;
+        let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
+        let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
+        eprintln!(
+            "context: {} pieces in about {} of {} tokens: {}",
+            used.len(),
+            estimate_tokens(&text),
+            r.budget,
+            names.join(", ")
+        );
+        Some(text)
+    };
+    repo_task(
+        index,
+        &RepoTaskSpec {
+            root: spec.root,
+            target: spec.target,
+            python: spec.python,
+            visible: spec.visible,
+            hidden: spec.hidden,
+            context: context.as_deref(),
+        },
+    )
+}
+
+/// Before --write: the program passes every test of `all` again, in a fresh copy of `root`.
+pub fn verifier<'a>(
+    runner: &'a ProjectTests,
+    root: &'a Path,
+    file: &'a str,
+    name: &'a str,
+    all: &'a [String],
+) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
+    move |program: &str| {
+        let spec = RunSpec {
+            replace: Some((file, program)),
+            target: Some(name),
+            ids: all,
+            withhold: &[],
+        };
+        let run = runner.run(root, &spec, TestLimits::default())?;
+        run.all_passed().map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))
+    }
+}
