@@ -139,3 +139,31 @@ fn a_fault_that_stops_the_tests_module_importing_is_located_from_the_collection_
     let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_units.py::test_x"]);
     assert!(!ok, "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_guides_model_reranks_the_suspects_it_read() {
+    let Some(python) = support::pytest_python() else { return };
+    let project = support::project_with(&FILES);
+    // The model names the second suspect (cents, the real fault) first.
+    let server = support::ScriptedServer::start(std::sync::Arc::new(|_: &support::Request| support::Reply::Text("2\n".into()))).await;
+    let home = temp_home();
+    let mut cmd = support::rgd(home.path(), &server.base_url());
+    cmd.args(["locate", "--repo"])
+        .arg(project.path())
+        .arg("--python")
+        .arg(&python)
+        .args(["--failing", "tests/test_cart.py::test_total_round", "--rerank-suspects", "5"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/money.py:1  cents"), "{stdout}");
+    assert!(stdout.contains("the model's choice #1 (--rerank-suspects)"), "{stdout}");
+    assert!(stdout.contains("total"), "the others follow: {stdout}");
+    let asked = server.requests();
+    assert_eq!(asked.len(), 1);
+    // It read the failing test, its failure, and the suspects' source.
+    assert!(asked[0].user.contains("def test_total_round():"), "{}", asked[0].user);
+    assert!(asked[0].user.contains("assert"), "{}", asked[0].user);
+    assert!(asked[0].user.contains("return int(amount * 100)"), "{}", asked[0].user);
+}

@@ -41,6 +41,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("repo/augment", include_str!("../../assets/prompts/repo/augment.md")),
     ("repo/describe", include_str!("../../assets/prompts/repo/describe.md")),
     ("repo/rerank", include_str!("../../assets/prompts/repo/rerank.md")),
+    ("repo/suspects", include_str!("../../assets/prompts/repo/suspects.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -24,7 +24,7 @@ use super::locate::FailureArgs;
 use super::project::{RepoSolveArgs, TargetSpec, open, print_report, project_root, target_task, verifier};
 use super::run::CommonArgs;
 use crate::config::LlmArgs;
-use crate::repo::localise::{Localisation, localise};
+use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
 use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits, copy_project};
 use crate::store::Home;
@@ -116,7 +116,8 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
-    let found = localise(&runner, &root, &args.failure.failing, args.failure.tests.as_deref())?;
+    let from = super::project::ModelFrom { config, llm };
+    let found = super::locate::suspects(home, &from, &runner, &root, &args.failure).await?;
     let (visible, hidden) = split_tests(&found);
     eprintln!(
         "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}",
@@ -431,6 +432,7 @@ mod tests {
             passing: vec!["t.py::test_a[2]".into(), "t.py::test_b".into()],
             also_failing: vec![],
             ranked: vec![],
+            failures: vec![],
             failing_spectra: 1,
             passing_spectra: 2,
         };

@@ -37,12 +37,35 @@ pub struct FailureArgs {
     /// pytest selection; default: the failing tests' files)
     #[arg(long, allow_hyphen_values = true)]
     pub tests: Option<String>,
+    /// Let the Guide's model read the failing tests and the first N suspects' source and pick the
+    /// likeliest; they move to the front (qodo's second stage; one LLM call)
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = crate::validate::parse_count)]
+    pub rerank_suspects: Option<usize>,
 }
 
-pub fn execute(args: LocateArgs) -> anyhow::Result<ExitCode> {
+/// The failure's suspects: located, then (with `--rerank`) reordered by the Guide's model.
+pub async fn suspects(
+    home: &crate::store::Home,
+    from: &super::project::ModelFrom<'_>,
+    runner: &ProjectTests,
+    root: &std::path::Path,
+    args: &FailureArgs,
+) -> anyhow::Result<crate::repo::localise::Localisation> {
+    let mut found = localise(runner, root, &args.failing, args.tests.as_deref())?;
+    if let Some(top) = args.rerank_suspects {
+        let (model, params, prompts) = super::project::guide_model(home, from)?;
+        let ranked = std::mem::take(&mut found.ranked);
+        found.ranked = crate::repo::llm::rerank_suspects(model.as_ref(), &params, &prompts, root, &found.failures, ranked, top).await?;
+        let named = found.ranked.iter().filter(|c| c.model_rank.is_some()).count();
+        eprintln!("the Guide's model named {named} of the first {top} suspects (--rerank-suspects)");
+    }
+    Ok(found)
+}
+
+pub async fn execute(home: &crate::store::Home, from: super::project::ModelFrom<'_>, args: LocateArgs) -> anyhow::Result<ExitCode> {
     let root = super::project::project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.python.as_deref())?;
-    let found = localise(&runner, &root, &args.failure.failing, args.failure.tests.as_deref())?;
+    let found = suspects(home, &from, &runner, &root, &args.failure).await?;
     let ranked = &found.ranked;
     if args.json {
         println!("{}", serde_json::to_string(&ranked[..ranked.len().min(args.k)])?);

@@ -258,7 +258,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             repo_cmd::context(&home, args, from).await
         }
-        Command::Locate(args) => locate::execute(args),
+        Command::Locate(args) => {
+            let from = project::ModelFrom {
+                config: cli.config.as_deref(),
+                llm: &cli.llm,
+            };
+            locate::execute(&home, from, args).await
+        }
         Command::Fix(args) => {
             let llm = args.llm.over(&cli.llm);
             fix::execute(&home, cli.config.as_deref(), &llm, args).await

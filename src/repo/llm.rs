@@ -133,6 +133,89 @@ pub async fn rerank(
 }
 
 #[derive(Serialize)]
+struct Failure<'a> {
+    id: &'a str,
+    source: &'a str,
+    message: String,
+}
+
+#[derive(Serialize)]
+struct Suspect {
+    target: String,
+    code: String,
+}
+
+#[derive(Serialize)]
+struct SuspectsContext<'a> {
+    failures: Vec<Failure<'a>>,
+    candidates: Vec<Suspect>,
+}
+
+/// Lines of a suspect's source the model reads, and failing tests it is shown.
+const SUSPECT_LINES: usize = 60;
+const FAILURES_SHOWN: usize = 3;
+
+/// qodo's second stage for `rgd locate --rerank-suspects N`: the Guide's model reads the failing tests
+/// (source and failure) and the first `top` suspects' source, and the ones it names move to the
+/// front in its order (each with `model_rank`); the rest follow as they were.
+pub async fn rerank_suspects(
+    model: &dyn ChatModel,
+    params: &CallParams,
+    prompts: &Prompts,
+    root: &std::path::Path,
+    failures: &[super::localise::FailingTest],
+    mut ranked: Vec<super::locate::Candidate>,
+    top: usize,
+) -> anyhow::Result<Vec<super::locate::Candidate>> {
+    let n = top.min(ranked.len());
+    if n == 0 {
+        return Ok(ranked);
+    }
+    let code = |c: &super::locate::Candidate| -> String {
+        let module = std::fs::read_to_string(root.join(&c.file)).unwrap_or_default();
+        match crate::code::find_function(&module, &c.name) {
+            Ok(site) => module[site.start..site.end]
+                .lines()
+                .take(SUSPECT_LINES)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(_) => String::from("(source not available)"),
+        }
+    };
+    let ctx = SuspectsContext {
+        failures: failures
+            .iter()
+            .take(FAILURES_SHOWN)
+            .map(|f| Failure {
+                id: &f.id,
+                source: &f.source,
+                message: f.message.lines().take(12).collect::<Vec<_>>().join("\n"),
+            })
+            .collect(),
+        candidates: ranked[..n]
+            .iter()
+            .map(|c| Suspect {
+                target: c.target(),
+                code: code(c),
+            })
+            .collect(),
+    };
+    let messages = prompts.render_named("repo/suspects", &ctx)?;
+    let answer = model.chat(&messages, params, &Silent).await?;
+    let order = chosen(&answer.text, n);
+    let mut front = Vec::with_capacity(order.len());
+    for (rank, k) in order.iter().enumerate() {
+        let mut c = ranked[k - 1].clone();
+        c.model_rank = Some(rank + 1);
+        front.push(c);
+    }
+    let picked: Vec<String> = front.iter().map(|c| c.target()).collect();
+    ranked.retain(|c| !picked.contains(&c.target()));
+    front.extend(ranked);
+    Ok(front)
+}
+
+#[derive(Serialize)]
 struct DescribeContext<'a> {
     file: &'a str,
     class_header: Option<&'a str>,

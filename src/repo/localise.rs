@@ -11,6 +11,14 @@ use anyhow::{Context, bail};
 use super::locate::{Candidate, per_test, rank};
 use super::testrun::{ProjectTests, RunSpec, TestLimits, selection};
 
+/// A failing test as a model may read it.
+#[derive(Debug, Clone)]
+pub struct FailingTest {
+    pub id: String,
+    pub source: String,
+    pub message: String,
+}
+
 /// What running a failure's tests found.
 #[derive(Debug, Clone)]
 pub struct Localisation {
@@ -22,6 +30,8 @@ pub struct Localisation {
     pub also_failing: Vec<String>,
     /// The project's functions the failing tests entered, best suspect first.
     pub ranked: Vec<Candidate>,
+    /// The named failing tests with their source and failure.
+    pub failures: Vec<FailingTest>,
     /// Failing and passing spectra the ranking used.
     pub failing_spectra: usize,
     pub passing_spectra: usize,
@@ -114,7 +124,16 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
         .iter()
         .map(|id| (id.as_str(), outcome(id).map_or("", |o| o.message.as_str())))
         .collect();
-    let retrieval = super::lexical::Lexical::build(root)?.scores(&messages)?;
+    let lexical = super::lexical::Lexical::build(root)?;
+    let retrieval = lexical.scores(&messages)?;
+    let failures = messages
+        .iter()
+        .map(|(id, message)| FailingTest {
+            id: id.to_string(),
+            source: lexical.test_source(id).unwrap_or_default().to_string(),
+            message: message.to_string(),
+        })
+        .collect();
     let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
     if ranked.is_empty() {
         bail!(
@@ -126,6 +145,7 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
         also_failing: ids.iter().filter(|id| !named.contains(id) && failed(id)).cloned().collect(),
         failing: named,
         ranked,
+        failures,
         failing_spectra: failing_spectra.len(),
         passing_spectra: passing_spectra.len(),
     })

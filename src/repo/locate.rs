@@ -102,6 +102,9 @@ pub struct Candidate {
     /// Failing and passing tests that entered it.
     pub failing: usize,
     pub passing: usize,
+    /// Where the Guide's model put it (`--rerank-suspects`), if it named it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_rank: Option<usize>,
 }
 
 impl Candidate {
@@ -124,6 +127,9 @@ impl Candidate {
         }
         if self.retrieval > 0.0 {
             why.push_str(&format!("; words like the failing tests' ({:.2})", self.retrieval));
+        }
+        if let Some(k) = self.model_rank {
+            why.push_str(&format!("; the model's choice #{k} (--rerank-suspects)"));
         }
         why
     }
@@ -280,6 +286,7 @@ pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retri
                 path: c.path,
                 failing: c.ef,
                 passing: c.ep,
+                model_rank: None,
             }
         })
         .collect();
