@@ -295,11 +295,19 @@ pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retri
             }
         })
         .collect();
+    // Ties go to the better spectrum, unless the ranking is of a signal alone.
+    let spectral = signals.spectrum != Spectral::None;
     out.sort_by(|a, b| {
+        let by_spectrum = || {
+            if spectral {
+                b.ochiai.total_cmp(&a.ochiai).then(a.passing.cmp(&b.passing))
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        };
         b.score
             .total_cmp(&a.score)
-            .then(b.ochiai.total_cmp(&a.ochiai))
-            .then(a.passing.cmp(&b.passing))
+            .then_with(by_spectrum)
             .then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line)))
     });
     out

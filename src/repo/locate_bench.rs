@@ -2,7 +2,8 @@
 //! bench repo` whose sdist ships tests, single-fault mutants (`code::mutate`) of its modules are
 //! planted one at a time, spread evenly over all the mutants it has; a mutant counts when it makes
 //! at least one test fail that passes on the original. `rgd locate`'s ranking then runs on the
-//! spectra of that mutant's suite, and the mutated function's place is noted, for Ochiai alone and
+//! spectra of that mutant's suite, and the mutated function's place is noted (ties counted as
+//! broken at random), for Ochiai alone and
 //! for line Ochiai alone and for rgd's ranking (line Ochiai and the exception path).
 
 use std::path::Path;
@@ -24,14 +25,14 @@ pub struct Located {
     pub operator: String,
     /// The tests the mutant made fail (that pass on the original).
     pub failing: Vec<String>,
-    /// 1-based place of the mutated function by function Ochiai alone, line Ochiai alone and
-    /// rgd's ranking (None: not ranked).
-    pub ochiai: Option<usize>,
-    pub lines: Option<usize>,
+    /// Where the mutated function ranks by function Ochiai alone, line Ochiai alone and rgd's
+    /// ranking (None: not ranked).
+    pub ochiai: Option<Place>,
+    pub lines: Option<Place>,
     /// ... by the failing call tree alone (exception paths) and by retrieval alone.
-    pub call_tree: Option<usize>,
-    pub retrieval: Option<usize>,
-    pub combined: Option<usize>,
+    pub call_tree: Option<Place>,
+    pub retrieval: Option<Place>,
+    pub combined: Option<Place>,
     pub seconds: f64,
     /// rgd's ranking with every signal's value (to weigh them anew
     /// without running the tests again).
@@ -50,12 +51,38 @@ pub struct ProjectLocated {
     pub located: Vec<Located>,
 }
 
-/// Share of `located` whose place by `place` is `k` or better.
-pub fn top(located: &[&Located], k: usize, place: fn(&Located) -> Option<usize>) -> f64 {
+/// A candidate's place among equals: how many scored higher, and how many scored the same (itself
+/// included). Ties are the rule for a signal alone (every function no exception passed through
+/// has path 0), and the order among equals says nothing: it counts as random.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Place {
+    pub better: usize,
+    pub tied: usize,
+}
+
+impl Place {
+    /// Where `file::name` stands in `ranked` (best first, by `score`).
+    pub fn of(ranked: &[super::locate::Candidate], file: &str, name: &str) -> Option<Place> {
+        let me = ranked.iter().find(|c| c.file == file && c.name == name)?;
+        let close = |c: &super::locate::Candidate| (c.score - me.score).abs() <= 1e-12;
+        Some(Place {
+            better: ranked.iter().filter(|c| c.score > me.score && !close(c)).count(),
+            tied: ranked.iter().filter(|c| close(c)).count(),
+        })
+    }
+
+    /// The chance it is among the first `k` when ties are broken at random.
+    pub fn within(self, k: usize) -> f64 {
+        ((k as f64 - self.better as f64) / self.tied as f64).clamp(0.0, 1.0)
+    }
+}
+
+/// Expected share of `located` among the first `k` by `place` (ties broken at random).
+pub fn top(located: &[&Located], k: usize, place: fn(&Located) -> Option<Place>) -> f64 {
     if located.is_empty() {
         return 0.0;
     }
-    located.iter().filter(|l| place(l).is_some_and(|p| p <= k)).count() as f64 / located.len() as f64
+    located.iter().filter_map(|l| place(l)).map(|p| p.within(k)).sum::<f64>() / located.len() as f64
 }
 
 pub fn run(
@@ -139,12 +166,7 @@ pub fn run(
                 .map(|o| (o.id.as_str(), o.message.as_str()))
                 .collect();
             let retrieval = lexical.scores(&messages)?;
-            let place = |signals: Signals| {
-                rank_with(&failing, &passing, &retrieval, signals)
-                    .iter()
-                    .position(|c| &c.file == file && c.name == m.function)
-                    .map(|p| p + 1)
-            };
+            let place = |signals: Signals| Place::of(&rank_with(&failing, &passing, &retrieval, signals), file, &m.function);
             located.push(Located {
                 file: file.clone(),
                 function: m.function.clone(),
