@@ -167,3 +167,25 @@ async fn the_guides_model_reranks_the_suspects_it_read() {
     assert!(asked[0].user.contains("assert"), "{}", asked[0].user);
     assert!(asked[0].user.contains("return int(amount * 100)"), "{}", asked[0].user);
 }
+
+#[test]
+fn a_fault_in_what_a_fixture_calls_is_located_from_the_setup_that_failed() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/stock.py",
+        "def opening_stock(items):\n    counts = {}\n    for item in items:\n        counts[item] = 1\n    return counts\n\n\ndef restock(counts, item):\n    counts[item] = counts.get(item, 0) + 1\n",
+    ));
+    files.push((
+        "tests/test_stock.py",
+        "import pytest\n\nfrom shop.stock import opening_stock, restock\n\n\n@pytest.fixture\ndef stock():\n    counts = opening_stock([\"pen\", \"pen\"])\n    assert counts == {\"pen\": 2}, counts\n    return counts\n\n\ndef test_pens(stock):\n    restock(stock, \"pen\")\n    assert stock[\"pen\"] == 3\n\n\ndef test_restock_new():\n    counts = {}\n    restock(counts, \"ink\")\n    assert counts == {\"ink\": 1}\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_stock.py::test_pens"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    // The fixture's own assertion failed: no project frame raised, but the setup's spectrum shows
+    // what it ran (restock, which the test would have called, never ran).
+    assert!(first.contains("shop/stock.py:1  opening_stock"), "{stdout}");
+    assert!(!stdout.contains("restock"), "{stdout}");
+}

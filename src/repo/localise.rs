@@ -85,13 +85,15 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
     if let Some(p) = named.iter().find(|id| outcome(id).is_some_and(|o| o.passed())) {
         bail!("{p} passes here: there is no fault to locate for it");
     }
-    // A test that did not run is evidence only when project code raised while its module was
-    // imported (then that error's path is its exception path).
-    if let Some(o) = named
-        .iter()
-        .filter_map(|id| outcome(id))
-        .find(|o| (o.status == "not run" || o.status == "error") && spectrum(&o.id).is_none_or(|s| s.raised.is_empty()))
-    {
+    // A test whose setup failed ran project code (fixtures), traced: evidence. One that did not
+    // run at all is evidence only when project code raised while its module was imported (then
+    // that error's path is its exception path).
+    let unseen = |o: &&super::testrun::Outcome| match o.status.as_str() {
+        "not run" => spectrum(&o.id).is_none_or(|s| s.raised.is_empty()),
+        "error" => spectrum(&o.id).is_none(),
+        _ => false,
+    };
+    if let Some(o) = named.iter().filter_map(|id| outcome(id)).find(unseen) {
         bail!(
             "{} did not run to its failure ({}: {}); if its module cannot be collected, the error is in the test file or a package, not in the project's code",
             o.id,
