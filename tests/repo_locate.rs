@@ -189,3 +189,22 @@ fn a_fault_in_what_a_fixture_calls_is_located_from_the_setup_that_failed() {
     assert!(first.contains("shop/stock.py:1  opening_stock"), "{stdout}");
     assert!(!stdout.contains("restock"), "{stdout}");
 }
+
+#[test]
+fn a_parametrised_test_whose_id_holds_spaces_and_brackets_is_one_node_id() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push(("shop/words.py", "def shout(word):\n    return word.lower()\n"));
+    files.push((
+        "tests/test_words.py",
+        "import pytest\n\nfrom shop.words import shout\n\n\n@pytest.mark.parametrize(\"word\", [\"jeans funky\", \"b-(a, c)\"])\ndef test_shout(word):\n    assert shout(word) == word.upper()\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_words.py::test_shout[jeans funky]"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.lines().next().unwrap_or_default().contains("shout"), "{stdout}");
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 
 use super::locate::{Candidate, per_test, rank};
-use super::testrun::{ProjectTests, RunSpec, TestLimits, selection};
+use super::testrun::{ProjectTests, RunSpec, TestLimits, node_id, selection};
 
 /// A failing test as a model may read it.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub struct Localisation {
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
 pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: Option<&str>) -> anyhow::Result<Localisation> {
     for id in failing {
-        selection("--failing", id, root)?;
+        node_id("--failing", id, root)?;
     }
     // A module that cannot be imported cannot be collected: its tests are taken as named, and the
     // run says whether project code raised while importing it (a fault to locate) or not.

@@ -172,16 +172,31 @@ pub fn selection(flag: &str, text: &str, root: &Path) -> anyhow::Result<Vec<Stri
         if !is_path {
             continue;
         }
-        let path = word.split("::").next().unwrap_or(word);
-        let inside = Path::new(path).is_relative() && root.join(path).canonicalize().is_ok_and(|p| p.starts_with(root));
-        if !inside {
-            bail!(
-                "{flag}: {path} is not a test file or directory inside the project {}",
-                root.display()
-            );
-        }
+        inside(flag, word, root)?;
     }
     Ok(words)
+}
+
+/// A single pytest node id (`tests/t.py::test_x[a b]`: its parameters may hold spaces, quotes and
+/// brackets, so it is not split as a selection is), whose file is inside the project.
+pub fn node_id(flag: &str, id: &str, root: &Path) -> anyhow::Result<()> {
+    if id.trim().is_empty() || id.starts_with('-') {
+        bail!("{flag} {id:?}: give a pytest node id (path/to/test_file.py::test_name)");
+    }
+    inside(flag, id, root)
+}
+
+/// The file or directory a selection word or node id names is inside the project.
+fn inside(flag: &str, word: &str, root: &Path) -> anyhow::Result<()> {
+    let path = word.split("::").next().unwrap_or(word);
+    let inside = Path::new(path).is_relative() && root.join(path).canonicalize().is_ok_and(|p| p.starts_with(root));
+    if !inside {
+        bail!(
+            "{flag}: {path} is not a test file or directory inside the project {}",
+            root.display()
+        );
+    }
+    Ok(())
 }
 
 /// Files that decide how pytest runs or what it collects: a program must not write them, and
