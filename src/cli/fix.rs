@@ -21,11 +21,12 @@ use sha2::{Digest, Sha256};
 
 use super::attempt::{run_agents, write_keeping_backup};
 use super::locate::FailureArgs;
-use super::project::{RepoSolveArgs, TargetSpec, open, print_report, project_root, target_task, verifier};
+use super::project::{RepoSolveArgs, open, print_report, project_root, target_task, verifier};
 use super::run::CommonArgs;
 use crate::config::LlmArgs;
 use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
+use crate::repo::task::RepoTaskSpec;
 use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits, copy_project};
 use crate::store::Home;
 
@@ -100,6 +101,7 @@ struct Ctx<'a> {
 }
 
 /// What one attempt left.
+#[derive(Clone)]
 struct Repair {
     target: String,
     file: String,
@@ -254,12 +256,13 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         eprintln!("{target}: skipped (not a function the index knows)");
         return Ok(None);
     }
-    let spec = TargetSpec {
+    let spec = RepoTaskSpec {
         root,
         python: cx.python,
         target: &target,
         visible: cx.visible,
         hidden: cx.hidden,
+        context: None,
     };
     let task = target_task(cx.home, cx.config, cx.llm, cx.index, &cx.args.repo_args, &spec).await?;
     let attempt = run_agents(cx.home, cx.config, cx.llm, cx.args.common.clone(), cx.args.quiet, &task).await?;
@@ -331,14 +334,8 @@ async fn pairs(
             tried.push(tried_of(&second, Some(&first.target)));
             if second.fixed {
                 let first = Repair {
-                    target: first.target.clone(),
-                    file: first.file.clone(),
-                    name: first.name.clone(),
-                    before: first.before.clone(),
-                    program: first.program.clone(),
-                    run_id: first.run_id.clone(),
                     fixed: true,
-                    outcome: first.outcome.clone(),
+                    ..first.clone()
                 };
                 return Ok(Some(vec![first, second]));
             }

@@ -197,25 +197,15 @@ pub async fn retrieve(
     Ok(pieces)
 }
 
-/// A function of a project and the tests that judge it.
-pub struct TargetSpec<'a> {
-    pub root: &'a Path,
-    pub python: &'a Path,
-    /// `path/to/mod.py::name`.
-    pub target: &'a str,
-    pub visible: &'a [String],
-    pub hidden: &'a [String],
-}
-
-/// The task for `spec`: the function under the context retrieved for it from `index` (leaving out
-/// every test file and every file of a hidden test), unless `--no-context`.
+/// The task for `spec` (its `context` left as given with `--no-context`, else retrieved for the
+/// function from `index`, leaving out every test file and every file of a hidden test).
 pub async fn target_task(
     home: &Home,
     config: Option<&Path>,
     llm: &LlmArgs,
     index: &crate::repo::RepoIndex,
     repo_args: &RepoSolveArgs,
-    spec: &TargetSpec<'_>,
+    spec: &RepoTaskSpec<'_>,
 ) -> anyhow::Result<crate::dataset::UserTask> {
     let (file, name) = spec
         .target
@@ -254,12 +244,8 @@ pub async fn target_task(
     repo_task(
         index,
         &RepoTaskSpec {
-            root: spec.root,
-            target: spec.target,
-            python: spec.python,
-            visible: spec.visible,
-            hidden: spec.hidden,
-            context: context.as_deref(),
+            context: context.as_deref().or(spec.context),
+            ..*spec
         },
     )
 }

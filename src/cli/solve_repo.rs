@@ -10,10 +10,11 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use super::attempt::{How, solve_task};
-use super::project::{TargetSpec, open, print_report, project_root, target_task, verifier};
+use super::project::{open, print_report, project_root, target_task, verifier};
 use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::repo::chunks::is_test_file;
+use crate::repo::task::RepoTaskSpec;
 use crate::repo::testrun::{ProjectTests, selection};
 use crate::store::Home;
 
@@ -92,12 +93,13 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         );
     }
 
-    let spec = TargetSpec {
+    let spec = RepoTaskSpec {
         root: &root,
         python: &python,
         target: &target,
         visible: &visible,
         hidden: &hidden,
+        context: None,
     };
     let task = target_task(home, config, llm, &index, &args.repo_args, &spec).await?;
     let path = root.join(file);

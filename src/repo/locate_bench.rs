@@ -166,6 +166,8 @@ pub fn run(
                 .map(|o| (o.id.as_str(), o.message.as_str()))
                 .collect();
             let retrieval = lexical.scores(&messages)?;
+            // rgd's ranking once: its place, and every candidate's signals for the JSON.
+            let combined = rank_with(&failing, &passing, &retrieval, Signals::COMBINED);
             let place = |signals: Signals| Place::of(&rank_with(&failing, &passing, &retrieval, signals), file, &m.function);
             located.push(Located {
                 file: file.clone(),
@@ -175,10 +177,10 @@ pub fn run(
                 failing: failed.iter().map(|f| f.to_string()).collect(),
                 ochiai: place(Signals::OCHIAI),
                 lines: place(Signals::LINES),
-                combined: place(Signals::COMBINED),
+                combined: Place::of(&combined, file, &m.function),
                 call_tree: place(Signals::CALL_TREE),
                 retrieval: place(Signals::RETRIEVAL),
-                candidates: rank_with(&failing, &passing, &retrieval, Signals::COMBINED).into_iter().collect(),
+                candidates: combined,
                 seconds: started.elapsed().as_secs_f64(),
                 text: m.text.clone(),
             });

@@ -38,6 +38,7 @@ pub fn test_source(index: &RepoIndex, node: &str) -> String {
 }
 
 /// What `repo_task` needs.
+#[derive(Debug, Clone, Copy)]
 pub struct RepoTaskSpec<'a> {
     pub root: &'a Path,
     /// `path/to/mod.py::name`.
