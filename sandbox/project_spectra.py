@@ -10,7 +10,9 @@ one JSON object per test:
      "raised": [[file, qualname, line], ...]}
 and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
 A function is the project's when its file is under the working directory (the copy) and is not a
-test file or conftest; tracing covers every thread.
+test file or conftest; tracing covers every thread. What pytest's reporting runs to print a failure
+(an assertion's message calls the operands' __repr__, a traceback's formatting) is not traced: it is
+not code the test ran, and only failing tests run it, so it would look like the fault.
 """
 
 import json
@@ -36,6 +38,23 @@ def _is_test(path):
 
 
 _project = {}
+# pytest's reporting: what a frame called from here runs, it runs to print a failure.
+_REPORTING = tuple(
+    os.sep + os.path.join("_pytest", part) for part in ("assertion", "_io", "_code", "reports.py", "terminal.py")
+)
+
+
+def _reporting(frame):
+    """Whether pytest's reporting called this project frame (walking up to the first frame under the root)."""
+    frame = frame.f_back
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(_ROOT):
+            return False
+        if any(part in path for part in _REPORTING):
+            return True
+        frame = frame.f_back
+    return False
 _NEWLOCALS = 0x2  # inspect.CO_NEWLOCALS, without importing inspect
 
 
@@ -65,13 +84,24 @@ class _Tracer:
 
     def __init__(self):
         self.seen = {}
+        # Per thread: the reporting frame whose calls go untraced until it returns.
+        self.muted = threading.local()
 
     def trace(self, frame, event, arg):
-        if event != "call":
+        if event != "call" or getattr(self.muted, "frame", None) is not None:
             return None
         key = _key(frame.f_code)
         if key is None:
             return None
+        if _reporting(frame):
+            self.muted.frame = frame
+
+            def unmute(frame, event, arg):
+                if event == "return":
+                    self.muted.frame = None
+                return unmute
+
+            return unmute
         ran = self.seen.get(key)
         if ran is None:
             ran = self.seen[key] = set()

@@ -208,3 +208,29 @@ fn a_parametrised_test_whose_id_holds_spaces_and_brackets_is_one_node_id() {
     assert!(ok, "{stdout}\n{stderr}");
     assert!(stdout.lines().next().unwrap_or_default().contains("shout"), "{stdout}");
 }
+
+#[test]
+fn what_pytest_runs_to_print_a_failure_is_no_suspect() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    // Only a failing assertion's message calls `Ledger.__repr__` (and, through it, `describe`):
+    // traced, they would hold Ochiai 1.0 (entered by the failing test alone), ahead of the fault,
+    // which a passing test enters too.
+    files.push((
+        "shop/ledger.py",
+        "def describe(entries):\n    return ', '.join(str(e) for e in entries)\n\n\nclass Ledger:\n    def __init__(self, entries):\n        self.entries = entries\n\n    def balance(self):\n        return sum(self.entries[1:])\n\n    def __repr__(self):\n        return 'Ledger(' + describe(self.entries) + ')'\n",
+    ));
+    files.push((
+        "tests/test_ledger.py",
+        "from shop.ledger import Ledger\n\n\ndef test_balance():\n    assert Ledger([2, 3]).balance() == 5\n\n\ndef test_empty():\n    assert Ledger([]).balance() == 0\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_ledger.py::test_balance", "--tests", "tests/test_ledger.py"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.lines().next().unwrap_or_default().contains("Ledger.balance"), "{stdout}");
+    assert!(!stdout.contains("__repr__") && !stdout.contains("describe"), "{stdout}");
+}
