@@ -243,3 +243,41 @@ fn what_cannot_be_fixed_is_named_before_any_agent_runs() {
     assert!(e.contains("missing package") && e.contains("not_a_real_package_rgd"), "{e}");
     assert_eq!(support::snapshot(project.path()), before);
 }
+
+/// `--tui`: the suspects in a panel, each attempt's run beside it as it happens, then the diff;
+/// after the view closes the same diff is printed, and nothing was written.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_shows_the_suspects_each_attempt_live_and_the_diff() {
+    use support::tmux::{Tmux, wait_for};
+    let Some(python) = support::pytest_python() else { return };
+    let server = ScriptedServer::start(script()).await;
+    let home = temp_home();
+    let project = support::project_with(&SIZE);
+    let before = support::snapshot(project.path());
+    let env = [
+        ("RGD_HOME", home.path().display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("TERM", "xterm-256color".to_string()),
+    ];
+    let command = format!(
+        "cd {} && {} fix --repo {} --failing tests/test_size.py::test_describe_four --no-memory --max-iters 2 --python {} --tui",
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_BIN_EXE_rgd"),
+        project.path().display(),
+        python.display()
+    );
+    let tmux = Tmux::start(&command, &env, (150, 45));
+    // The ranking, describe first; its attempt failed (✗), scale's fixed it (✓); the diff pops up.
+    wait_for(&tmux, &["fixed by repairing pkg/size.py::scale", "+    return x * 2"], 90).await;
+    // Under the popup (q closes it), the panel and the attempt's own screens: the last run's task.
+    tmux.keys(&["q"]);
+    let task = wait_for(&tmux, &["fix: suspects, 2 tried", "task pkg/size.py::scale", "Visible tests"], 10).await;
+    assert!(task.contains("✗  1. pkg/size.py::describe"), "{task}");
+    assert!(task.contains("✓  2. pkg/size.py::scale"), "{task}");
+    assert!(task.contains("test_size.py::test_describe_fo"), "{task}");
+    assert!(!task.contains("test_scale_zero"), "a regression test on screen:\n{task}");
+    tmux.keys(&["q"]);
+    let printed = wait_for(&tmux, &["RGD-EXITED=0"], 20).await;
+    assert!(printed.contains("--- a/pkg/size.py"), "{printed}");
+    assert_eq!(support::snapshot(project.path()), before, "the project changed without --write");
+}

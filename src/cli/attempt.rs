@@ -18,6 +18,10 @@ use crate::store::{Home, RunStore};
 /// A last check of the program about to be written, in a fresh place (`Err` says why not).
 pub type Verify<'a> = &'a (dyn Fn(&str) -> anyhow::Result<()> + Sync);
 
+/// Told a run's id and its task's id once it is prepared: a view elsewhere (`rgd fix --tui`)
+/// follows its journal, and the run itself prints nothing.
+pub type Watcher<'a> = &'a (dyn Fn(&str, &str) + Sync);
+
 /// One run of the agents on one task.
 pub struct Attempt {
     pub code: ExitCode,
@@ -38,7 +42,17 @@ pub async fn run_agents(
     mut common: CommonArgs,
     quiet: bool,
     task: &UserTask,
+    watcher: Option<Watcher<'_>>,
 ) -> anyhow::Result<Attempt> {
+    // Watched from elsewhere: notes and progress lines would write over that view, and the run
+    // has no debugger of its own there (its stdin reader would take the view's keys).
+    if watcher.is_some() {
+        common.tui = false;
+    }
+    let say: &dyn Fn(&str) = match watcher {
+        Some(_) => &|_: &str| {},
+        None => &stderr_line,
+    };
     let record = task.record.to_string();
     let digest = hex::encode(&Sha256::digest(record.as_bytes())[..6]);
     let dir = home.root.join("solve");
@@ -56,21 +70,25 @@ pub async fn run_agents(
         std::fs::write(&seeds, format!("{line}\n"))?;
         common.seed_from = Some(seeds.display().to_string());
     }
-    let dataset = load_dataset_named(&dataset_path.display().to_string(), None, common.split_seed, &stderr_line)?;
+    let dataset = load_dataset_named(&dataset_path.display().to_string(), None, common.split_seed, say)?;
     let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None)?;
     let (file_config, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file_config, file_path, llm, Some(1), common.max_iters);
-    let prepared = new_run(home, &settings, &common.plan(), dataset, tasks, &stderr_line).await?;
+    let prepared = new_run(home, &settings, &common.plan(), dataset, tasks, say).await?;
     let run_id = prepared.store.run_id.clone();
-    let mode = match (common.json, quiet) {
-        (true, _) => PrinterMode::Json,
-        (false, true) => PrinterMode::Quiet,
-        (false, false) => PrinterMode::Detailed,
+    let mode = match (watcher.is_some(), common.json, quiet) {
+        (true, _, _) => PrinterMode::Silent,
+        (false, true, _) => PrinterMode::Json,
+        (false, false, true) => PrinterMode::Quiet,
+        (false, false, false) => PrinterMode::Detailed,
     };
+    if let Some(watch) = watcher {
+        watch(&run_id, &task.task_id);
+    }
     let front = Front {
         out: common.out.as_deref(),
-        tui: common.tui,
-        journal: false,
+        tui: common.tui && watcher.is_none(),
+        journal: watcher.is_some(),
     };
     let code = execute(prepared, mode, &front).await?;
     let store = RunStore::open(home, &run_id)?;
@@ -112,7 +130,7 @@ pub async fn solve_task(
     file: &Path,
     verify: Option<Verify<'_>>,
 ) -> anyhow::Result<ExitCode> {
-    let Attempt { code, result, mode, .. } = run_agents(home, config, llm, how.common, how.quiet, &task).await?;
+    let Attempt { code, result, mode, .. } = run_agents(home, config, llm, how.common, how.quiet, &task, None).await?;
     let Some(result) = result else {
         return Ok(code);
     };

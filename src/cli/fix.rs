@@ -9,21 +9,24 @@
 //! top of it. The result is one diff; `--write` applies it, keeping FILE.orig.
 //!
 //! Every attempt is a run of its own (replayed and forked like any run); `~/.rgd/fix/` keeps a
-//! record of the ranking and the attempts.
+//! record of the ranking, the attempts and the events. What the fix reports is a stream of
+//! `FixEvent`s: printed as lines headless, shown by the TUI's fix panel with `--tui`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::attempt::{run_agents, write_keeping_backup};
+use super::attempt::{Watcher, run_agents, write_keeping_backup};
 use super::locate::FailureArgs;
 use super::project::{RepoSolveArgs, open, print_report, project_root, target_task, verifier};
 use super::run::CommonArgs;
 use crate::config::LlmArgs;
+use crate::repo::fix_event::{FixEvent, Suspect};
 use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
 use crate::repo::task::RepoTaskSpec;
@@ -75,6 +78,13 @@ struct Change {
     after: String,
 }
 
+impl Change {
+    /// For `patch -p1`.
+    fn diff(&self) -> String {
+        crate::code::unified_diff_named(&self.before, &self.after, &format!("a/{}", self.file), &format!("b/{}", self.file))
+    }
+}
+
 /// What `rgd fix` keeps in `fix/`.
 #[derive(Debug, Serialize)]
 struct FixRecord<'a> {
@@ -85,19 +95,38 @@ struct FixRecord<'a> {
     tried: &'a [Tried],
     fixed_by: Option<Vec<String>>,
     changes: &'a [Change],
+    /// What the printer printed and the view showed, in order.
+    events: &'a [FixEvent],
+}
+
+/// Where the fix's events go (a printer or the view), each kept for the record.
+struct Reporter<'a> {
+    out: &'a (dyn Fn(&FixEvent) + Sync),
+    kept: Mutex<Vec<FixEvent>>,
+}
+
+impl Reporter<'_> {
+    fn send(&self, event: FixEvent) {
+        (self.out)(&event);
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+
+    fn note(&self, text: String) {
+        self.send(FixEvent::Note { text });
+    }
 }
 
 /// Everything the attempts share.
 struct Ctx<'a> {
     home: &'a Home,
-    config: Option<&'a Path>,
-    llm: &'a LlmArgs,
+    from: &'a super::project::ModelFrom<'a>,
     args: &'a FixArgs,
     runner: &'a ProjectTests,
     index: &'a crate::repo::RepoIndex,
     python: &'a Path,
     visible: &'a [String],
     hidden: &'a [String],
+    report: &'a Reporter<'a>,
 }
 
 /// What one attempt left.
@@ -115,6 +144,9 @@ struct Repair {
 }
 
 pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: FixArgs) -> anyhow::Result<ExitCode> {
+    if args.common.tui && (args.common.breakpoints.is_some() || args.common.control.is_some()) {
+        anyhow::bail!("rgd fix --tui follows each attempt and cannot drive the debugger: give --break without --tui (commands on stdin)");
+    }
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
@@ -135,51 +167,70 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         );
     }
     crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
-    println!("suspects:");
-    super::locate::print_ranking(&found.ranked, found.failing_spectra, args.candidates.max(args.pairs_of));
+    let shown = args.candidates.max(args.pairs_of);
+    if !args.common.tui {
+        println!("suspects:");
+        super::locate::print_ranking(&found.ranked, found.failing_spectra, shown);
+    }
     let (index, report) = open(home, &root)?;
     if !args.common.json {
         print_report(&report, &root);
     }
+    // Headless, the events are lines on stderr; with --tui, the view's (printed after it closes).
+    let (to_view, from_fix) = tokio::sync::mpsc::unbounded_channel::<FixEvent>();
+    let print = |e: &FixEvent| {
+        if let Some(line) = e.line() {
+            eprintln!("{line}");
+        }
+    };
+    let send = move |e: &FixEvent| {
+        let _ = to_view.send(e.clone());
+    };
+    let reporter = Reporter {
+        out: if args.common.tui { &send } else { &print },
+        kept: Mutex::new(Vec::new()),
+    };
     let cx = Ctx {
         home,
-        config,
-        llm,
+        from: &from,
         args: &args,
         runner: &runner,
         index: &index,
         python: &python,
         visible: &visible,
         hidden: &hidden,
+        report: &reporter,
     };
-    let mut tried = Vec::new();
-    let mut singles: Vec<Repair> = Vec::new();
-    let mut fixed: Option<Vec<Repair>> = None;
-    let shortlist: Vec<&Candidate> = found.ranked.iter().take(args.candidates).collect();
-    for (i, c) in shortlist.iter().enumerate() {
-        eprintln!(
-            "\ncandidate {}/{}: {} ({})",
-            i + 1,
-            shortlist.len(),
-            c.target(),
-            c.why(found.failing_spectra)
-        );
-        let Some(repair) = attempt(&cx, &root, c, None).await? else {
-            tried.push(skipped(c));
-            continue;
-        };
-        eprintln!("candidate {}: {}", c.target(), repair.outcome);
-        tried.push(tried_of(&repair, None));
-        if repair.fixed {
-            fixed = Some(vec![repair]);
-            break;
-        }
-        singles.push(repair);
-    }
-    if fixed.is_none() && args.pairs_of >= 2 {
-        fixed = pairs(&cx, &root, &found, &singles, &mut tried).await?;
-    }
-    let changes = fixed.as_deref().map(changes_of).unwrap_or_default();
+    reporter.send(FixEvent::Suspects {
+        suspects: found
+            .ranked
+            .iter()
+            .take(shown)
+            .map(|c| Suspect::of(c, found.failing_spectra))
+            .collect(),
+        candidates: args.candidates,
+        visible: visible.len(),
+        hidden: hidden.len(),
+    });
+    let ended = match args.common.tui {
+        false => drive(&cx, &root, &found).await?,
+        true => match watched(&cx, &root, &found, from_fix).await? {
+            Some(ended) => {
+                for e in reporter.kept.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                    if let FixEvent::Finished { .. } = e {
+                        print(e);
+                    }
+                }
+                ended
+            }
+            None => {
+                eprintln!("stopped: the view closed before the fix ended; nothing was written (each attempt so far is a recorded run)");
+                return Ok(ExitCode::from(130));
+            }
+        },
+    };
+    let Ended { tried, fixed, changes } = ended;
+    let events = reporter.kept.into_inner().unwrap_or_else(|e| e.into_inner());
     let record = FixRecord {
         root: root.display().to_string(),
         failing: &found.failing,
@@ -188,6 +239,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         tried: &tried,
         fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
         changes: &changes,
+        events: &events,
     };
     let saved = save_record(home, &record)?;
     if args.common.json {
@@ -201,25 +253,12 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
             .collect();
         ids.join("; ")
     });
-    let Some(fix) = fixed else {
-        eprintln!(
-            "not fixed: no repair of the first {} candidates (or of their pairs) made every failing test pass without breaking a passing one",
-            shortlist.len()
-        );
+    if fixed.is_none() {
         return Ok(ExitCode::FAILURE);
-    };
-    match fix.as_slice() {
-        [one] => eprintln!("fixed by repairing {}", one.target),
-        [first, second] => eprintln!(
-            "fixed by repairing {} and {} together (a pair: no single function's repair fixed it)",
-            first.target, second.target
-        ),
-        _ => {}
     }
     if !args.common.json {
         for c in &changes {
-            let diff = crate::code::unified_diff_named(&c.before, &c.after, &format!("a/{}", c.file), &format!("b/{}", c.file));
-            println!("{}", crate::terminal::clean(&diff));
+            println!("{}", crate::terminal::clean(&c.diff()));
         }
     }
     if args.write {
@@ -230,6 +269,81 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         eprintln!("the project is unchanged (--write applies the fix)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the attempts came to.
+struct Ended {
+    tried: Vec<Tried>,
+    fixed: Option<Vec<Repair>>,
+    changes: Vec<Change>,
+}
+
+/// The attempts in rank order, then pairs; ends with the `Finished` event.
+async fn drive(cx: &Ctx<'_>, root: &Path, found: &Localisation) -> anyhow::Result<Ended> {
+    let mut tried = Vec::new();
+    let mut singles: Vec<Repair> = Vec::new();
+    let mut fixed: Option<Vec<Repair>> = None;
+    let shortlist: Vec<&Candidate> = found.ranked.iter().take(cx.args.candidates).collect();
+    for (i, c) in shortlist.iter().enumerate() {
+        cx.report.send(FixEvent::Trying {
+            target: c.target(),
+            on_top_of: None,
+            nth: i + 1,
+            of: shortlist.len(),
+            why: c.why(found.failing_spectra),
+        });
+        let Some(repair) = attempt(cx, root, c, None).await? else {
+            record_tried(cx, &mut tried, skipped(c, None), false);
+            continue;
+        };
+        record_tried(cx, &mut tried, tried_of(&repair, None), repair.fixed);
+        if repair.fixed {
+            fixed = Some(vec![repair]);
+            break;
+        }
+        singles.push(repair);
+    }
+    if fixed.is_none() && cx.args.pairs_of >= 2 {
+        fixed = pairs(cx, root, found, &singles, &mut tried).await?;
+    }
+    let changes = fixed.as_deref().map(changes_of).unwrap_or_default();
+    cx.report.send(FixEvent::Finished {
+        fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
+        diff: changes.iter().map(Change::diff).collect::<Vec<_>>().join("\n"),
+        tried: shortlist.len(),
+    });
+    Ok(Ended { tried, fixed, changes })
+}
+
+/// `drive` while the TUI shows its events (the view runs on a thread of its own, so a test run
+/// that blocks this task never freezes it). `None` when the user closed the view first: the fix
+/// stops there.
+async fn watched(
+    cx: &Ctx<'_>,
+    root: &Path,
+    found: &Localisation,
+    events: tokio::sync::mpsc::UnboundedReceiver<FixEvent>,
+) -> anyhow::Result<Option<Ended>> {
+    let view = crate::tui::watch_fix(cx.home.clone(), events);
+    let mut closed = tokio::task::spawn_blocking(move || view.join());
+    let view_ended = |joined: Result<std::thread::Result<anyhow::Result<()>>, tokio::task::JoinError>| match joined {
+        Ok(Ok(result)) => result,
+        _ => Err(anyhow::anyhow!("the fix view ended abnormally")),
+    };
+    tokio::select! {
+        ended = drive(cx, root, found) => {
+            if let Err(e) = &ended {
+                cx.report.send(FixEvent::Note { text: format!("the fix failed: {e:#}") });
+            }
+            // The view stays until the user leaves it.
+            view_ended(closed.await)?;
+            ended.map(Some)
+        }
+        joined = &mut closed => {
+            view_ended(joined)?;
+            Ok(None)
+        }
+    }
 }
 
 /// The failing tests and their parametrised siblings that passed are shown to the agents (the
@@ -249,11 +363,11 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
     let target = c.target();
     let before = std::fs::read_to_string(root.join(&c.file)).with_context(|| format!("reading {}", c.file))?;
     if let Err(e) = crate::code::find_function(&before, &c.name) {
-        eprintln!("{target}: skipped ({e})");
+        cx.report.note(format!("{target}: skipped ({e})"));
         return Ok(None);
     }
     if cx.index.target(&target).is_err() {
-        eprintln!("{target}: skipped (not a function the index knows)");
+        cx.report.note(format!("{target}: skipped (not a function the index knows)"));
         return Ok(None);
     }
     let spec = RepoTaskSpec {
@@ -264,8 +378,17 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         hidden: cx.hidden,
         context: None,
     };
-    let task = target_task(cx.home, cx.config, cx.llm, cx.index, &cx.args.repo_args, &spec).await?;
-    let attempt = run_agents(cx.home, cx.config, cx.llm, cx.args.common.clone(), cx.args.quiet, &task).await?;
+    let say = |line: &str| cx.report.note(line.to_string());
+    let task = target_task(cx.home, cx.from, cx.index, &cx.args.repo_args, &spec, &say).await?;
+    let watch = |run_id: &str, task_id: &str| {
+        cx.report.send(FixEvent::Running {
+            run_id: run_id.into(),
+            task_id: task_id.into(),
+        })
+    };
+    let watcher: Option<Watcher<'_>> = cx.args.common.tui.then_some(&watch);
+    let (config, llm) = (cx.from.config, cx.from.llm);
+    let attempt = run_agents(cx.home, config, llm, cx.args.common.clone(), cx.args.quiet, &task, watcher).await?;
     let mut repair = Repair {
         target: target.clone(),
         file: c.file.clone(),
@@ -318,7 +441,7 @@ async fn pairs(
             continue;
         }
         if let Err(why) = keeps_passing(cx, root, first) {
-            eprintln!("{}'s repair is not staged for a pair: {why}", first.target);
+            cx.report.note(format!("{}'s repair is not staged for a pair: {why}", first.target));
             continue;
         }
         let stage = stage_dir(cx.home, root, first)?;
@@ -326,12 +449,18 @@ async fn pairs(
             if b.file == a.file && b.name == a.name {
                 continue;
             }
-            eprintln!("\npair: {} on top of {}'s repair", b.target(), first.target);
+            cx.report.send(FixEvent::Trying {
+                target: b.target(),
+                on_top_of: Some(first.target.clone()),
+                nth: 0,
+                of: 0,
+                why: String::new(),
+            });
             let Some(second) = attempt(cx, &stage, b, Some(first)).await? else {
+                record_tried(cx, tried, skipped(b, Some(&first.target)), false);
                 continue;
             };
-            eprintln!("pair {} + {}: {}", first.target, second.target, second.outcome);
-            tried.push(tried_of(&second, Some(&first.target)));
+            record_tried(cx, tried, tried_of(&second, Some(&first.target)), second.fixed);
             if second.fixed {
                 let first = Repair {
                     fixed: true,
@@ -400,10 +529,21 @@ fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
     }
 }
 
-fn skipped(c: &Candidate) -> Tried {
+/// An attempt's end, told and kept.
+fn record_tried(cx: &Ctx<'_>, tried: &mut Vec<Tried>, t: Tried, fixed: bool) {
+    cx.report.send(FixEvent::Tried {
+        target: t.target.clone(),
+        on_top_of: t.on_top_of.clone(),
+        outcome: t.outcome.clone(),
+        fixed,
+    });
+    tried.push(t);
+}
+
+fn skipped(c: &Candidate, on_top_of: Option<&String>) -> Tried {
     Tried {
         target: c.target(),
-        on_top_of: None,
+        on_top_of: on_top_of.cloned(),
         run_id: String::new(),
         outcome: "skipped: not a function the agents can repair".into(),
     }

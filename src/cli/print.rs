@@ -21,6 +21,8 @@ pub enum PrinterMode {
     Progress,
     /// Only the final line.
     Quiet,
+    /// Nothing: a view elsewhere follows the run's journal (`rgd fix --tui`).
+    Silent,
 }
 
 pub struct Printer {
@@ -62,7 +64,7 @@ impl Printer {
                         let tests = envelope.event.task_id().and_then(|id| labels.get(id)).unwrap_or(&none);
                         detailed(&envelope.event, tests)
                     }
-                    PrinterMode::Quiet => {}
+                    PrinterMode::Quiet | PrinterMode::Silent => {}
                     PrinterMode::Progress => {
                         let Some(bar) = bar.as_ref() else { continue };
                         match &envelope.event {

@@ -10,7 +10,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::stderr_line;
-use crate::config::LlmArgs;
 use crate::repo::chunks::is_test_file;
 use crate::repo::render::{estimate_tokens, render_context};
 use crate::repo::task::{RepoTaskSpec, repo_task};
@@ -198,14 +197,15 @@ pub async fn retrieve(
 }
 
 /// The task for `spec` (its `context` left as given with `--no-context`, else retrieved for the
-/// function from `index`, leaving out every test file and every file of a hidden test).
+/// function from `index`, leaving out every test file and every file of a hidden test); what the
+/// context holds is told to `say`.
 pub async fn target_task(
     home: &Home,
-    config: Option<&Path>,
-    llm: &LlmArgs,
+    from: &ModelFrom<'_>,
     index: &crate::repo::RepoIndex,
     repo_args: &RepoSolveArgs,
     spec: &RepoTaskSpec<'_>,
+    say: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<crate::dataset::UserTask> {
     let (file, name) = spec
         .target
@@ -213,14 +213,13 @@ pub async fn target_task(
         .with_context(|| format!("{}: give path/to/mod.py::name", spec.target))?;
     let chunk = index.target(spec.target)?;
     let context = if repo_args.no_context {
-        eprintln!("context: none (--no-context)");
+        say("context: none (--no-context)");
         None
     } else {
         let module = std::fs::read_to_string(spec.root.join(file)).with_context(|| format!("reading {file}"))?;
         let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
         let hidden_files: HashSet<&str> = spec.hidden.iter().filter_map(|h| h.split("::").next()).collect();
         let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
-        let from = ModelFrom { config, llm };
         let k = repo_args.context_k;
         let r = &repo_args.retrieval;
         let want = Wanted {
@@ -229,16 +228,16 @@ pub async fn target_task(
             k,
             tests: false,
         };
-        let pieces = retrieve(home, index, want, r, &from, &exclude).await?;
+        let pieces = retrieve(home, index, want, r, from, &exclude).await?;
         let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
         let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
-        eprintln!(
+        say(&format!(
             "context: {} pieces in about {} of {} tokens: {}",
             used.len(),
             estimate_tokens(&text),
             r.budget,
             names.join(", ")
-        );
+        ));
         Some(text)
     };
     repo_task(

@@ -421,7 +421,9 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
         return finish(&store, outcome?, mode, out);
     }
     let printer = Printer::spawn(mode, bus.subscribe(), sweep.tasks.len());
-    if let Some(control) = &sweep.runner.control {
+    if let Some(control) = &sweep.runner.control
+        && mode != PrinterMode::Silent
+    {
         super::control::spawn_stdin(control.clone(), bus.clone());
     }
     let summary = tokio::select! {
@@ -452,7 +454,7 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
         export_run(store, dir)?;
         eprintln!("wrote samples.jsonl, results.jsonl and summary.json to {}", dir.display());
     }
-    if mode != PrinterMode::Json {
+    if !matches!(mode, PrinterMode::Json | PrinterMode::Silent) {
         eprintln!(
             "run {run_id}: {}/{} solved (pass@1 {:.1}%), {} failed, {} errors{}{}",
             summary.solved,
@@ -474,6 +476,9 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
         eprintln!("recorded in {}", store.dir.display());
     }
     if let Some(why) = &summary.halted {
+        if mode == PrinterMode::Silent {
+            return Ok(ExitCode::from(ENDPOINT_DOWN));
+        }
         eprintln!(
             "stopped early: {why}; {} task(s) left. When the endpoint is back: rgd sweep --resume {run_id}",
             summary.unfinished.len()

@@ -101,7 +101,8 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         hidden: &hidden,
         context: None,
     };
-    let task = target_task(home, config, llm, &index, &args.repo_args, &spec).await?;
+    let from = super::project::ModelFrom { config, llm };
+    let task = target_task(home, &from, &index, &args.repo_args, &spec, &super::stderr_line).await?;
     let path = root.join(file);
     let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
     let verify = verifier(&runner, &root, file, name, &all);

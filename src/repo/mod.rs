@@ -7,6 +7,7 @@ pub mod bench;
 pub mod chunks;
 pub mod confine;
 pub mod executor;
+pub mod fix_event;
 pub mod graph;
 pub mod index;
 pub mod lexical;

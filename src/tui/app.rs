@@ -241,6 +241,8 @@ pub struct App {
     pub breakpoints_text: String,
     /// An edit for the UI loop to open in `$EDITOR`.
     pub editor: Option<debugger::EditorRequest>,
+    /// `rgd fix --tui`: the fix's panel beside the attempt being watched.
+    pub fix: Option<super::fix_panel::FixPanel>,
     /// Background jobs report here; the UI loop takes `job_events` and feeds `apply_event`.
     jobs: JobSender,
     job_events: Option<JobReceiver>,
@@ -276,9 +278,15 @@ impl App {
             breakpoints_text: String::new(),
             editor: None,
             memory: None,
+            fix: None,
             jobs,
             job_events: Some(job_events),
         }
+    }
+
+    /// Where events for `apply_event` may be sent from outside the UI loop.
+    pub fn job_sender(&self) -> JobSender {
+        self.jobs.clone()
     }
 
     /// The receiving end of the background jobs' channel (taken once, by the UI loop).
@@ -307,6 +315,7 @@ impl App {
     pub fn apply_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Launched(prepared) => self.launched(prepared),
+            AppEvent::Fix(event) => self.fix_event(event),
             AppEvent::Compared(Ok(comparison)) => {
                 self.status = None;
                 let mut lines: Vec<String> = crate::analysis::render(&comparison).lines().map(str::to_string).collect();
@@ -797,6 +806,34 @@ impl App {
         if self.memory.as_ref().is_some_and(|b| b.selected != before) {
             self.task.scroll[0] = 0;
             self.load_uses();
+        }
+    }
+
+    /// `rgd fix --tui`: the panel takes the event; a new attempt's run is followed from its
+    /// start (its task opened), and the end pops up.
+    fn fix_event(&mut self, event: crate::repo::fix_event::FixEvent) {
+        let Some(panel) = self.fix.as_mut() else { return };
+        match panel.next(event) {
+            Some(super::fix_panel::Next::Follow { run_id, task_id }) => {
+                let Some(root) = self.home_dir.clone() else { return };
+                self.model = RunModel::new();
+                self.live = Some(LiveRun::follow(crate::store::Home { root }.run_dir(&run_id)));
+                self.modals.clear();
+                self.screens = vec![Screen::Sweep];
+                self.open_task(task_id);
+            }
+            Some(super::fix_panel::Next::End { title, lines }) => {
+                self.status = Some("the fix ended; q quits, then the diff is printed (and written with --write)".into());
+                self.modals.push(Modal::Text {
+                    title,
+                    lines,
+                    scroll: 0,
+                    targets: Vec::new(),
+                    selected: None,
+                    flips: Vec::new(),
+                });
+            }
+            None => {}
         }
     }
 

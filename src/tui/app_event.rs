@@ -38,6 +38,8 @@ pub enum AppEvent {
         query: String,
         hits: Result<Vec<crate::store::RunHit>, String>,
     },
+    /// What `rgd fix` reports (the fix runs outside the view: `tui::watch_fix`).
+    Fix(crate::repo::fix_event::FixEvent),
 }
 
 pub type JobSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;

@@ -8,6 +8,7 @@
 mod app;
 mod app_event;
 mod debugger;
+mod fix_panel;
 mod flip;
 mod form;
 mod highlighted;
@@ -201,6 +202,33 @@ async fn finish_live(app: &mut App) -> anyhow::Result<Option<RunSummary>> {
             LiveMsg::Done(outcome) => return (*outcome).map(Some).map_err(anyhow::Error::msg),
         }
     }
+}
+
+/// `rgd fix --tui`: the fix's events (suspects, attempts, the diff) in a panel, each attempt's
+/// run followed beside it through its journal. The view runs on a thread of its own, with its own
+/// runtime: the fix's test runs block the task that drives them, never the view. It ends when the
+/// user quits; closing the channel (the fix ended) leaves it open.
+pub fn watch_fix(
+    home: Home,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::repo::fix_event::FixEvent>,
+) -> std::thread::JoinHandle<anyhow::Result<()>> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async move {
+            let mut app = App::new(Screen::Sweep);
+            app.home_dir = Some(home.root);
+            app.fix = Some(fix_panel::FixPanel::default());
+            let jobs = app.job_sender();
+            tokio::spawn(async move {
+                while let Some(event) = events.recv().await {
+                    if jobs.send(AppEvent::Fix(event)).is_err() {
+                        return;
+                    }
+                }
+            });
+            run_app(&mut app).await
+        })
+    })
 }
 
 /// `rgd replay RUN_ID --follow` and `rgd sweep --detach --tui`: watch a run that another process

@@ -1,6 +1,7 @@
 //! Drawing: pure functions of the app state. Nothing here waits, reads files or changes what the
 //! app shows; the only thing written back is where things were drawn (for mouse hits).
 
+mod fix;
 mod home;
 mod memory;
 pub mod pending;
@@ -31,6 +32,15 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
     let [top, body, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
     frame.render_widget(Paragraph::new(title_line(app)), top);
+    // `rgd fix --tui`: the fix's panel on the left, the attempt's screens beside it.
+    let body = match &app.fix {
+        Some(panel) if body.width >= 2 * fix::WIDTH => {
+            let [left, rest] = Layout::horizontal([Constraint::Length(fix::WIDTH), Constraint::Min(1)]).areas(body);
+            fix::draw(frame, left, panel);
+            rest
+        }
+        _ => body,
+    };
     match app.screen().clone() {
         Screen::Home => home::draw(frame, body, app),
         Screen::Sweep => sweep::draw(frame, body, app),
