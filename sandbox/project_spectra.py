@@ -9,7 +9,8 @@ one JSON object per test:
     {"id", "functions": [[file, qualname, line], ...], "lines": [[file, qualname, line, [ran, ...]], ...],
      "raised": [[file, qualname, line], ...]}
 and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
-A function is the project's when its file is under the working directory (the copy) and is not a
+With $RGD_SPECTRA_TEST_SECONDS, a test's call phase that runs longer is stopped (it fails with
+RgdTestTimeout, raised where it was). A function is the project's when its file is under the working directory (the copy) and is not a
 test file or conftest; tracing covers every thread. What pytest's reporting runs to print a failure
 (an assertion's message calls the operands' __repr__, a traceback's formatting) is not traced: it is
 not code the test ran, and only failing tests run it, so it would look like the fault.
@@ -17,12 +18,17 @@ not code the test ran, and only failing tests run it, so it would look like the 
 
 import json
 import os
+import signal
 import sys
 import threading
 
 import pytest
 
 _OUT = os.environ.pop("RGD_SPECTRA_OUT", None)
+# A test's call phase is stopped after this many seconds (then 1 s for every later test: a fault
+# that loops tends to loop in every test reaching it), so a looping fault leaves the spectrum of
+# what ran and, on its exception path, where it was looping, instead of a whole run timed out.
+_LIMIT = float(os.environ.pop("RGD_SPECTRA_TEST_SECONDS", "0") or 0)
 _ROOT = os.path.realpath(os.getcwd()) + os.sep
 
 
@@ -179,6 +185,34 @@ def pytest_runtest_setup(item):
         _test = _Tracer()
         _test.start()
     yield
+
+
+class RgdTestTimeout(Exception):
+    """Raised in the test by the collector's timer: the test ran over its time."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    # Only the main thread receives signals; a Python-level loop is stopped between bytecodes,
+    # one inside C code when it returns to Python (the run's own timeout stays the last resort).
+    timed = _OUT is not None and _LIMIT > 0 and threading.current_thread() is threading.main_thread()
+    if not timed:
+        yield
+        return
+    limit = _LIMIT
+
+    def stop(signum, frame):
+        global _LIMIT
+        _LIMIT = 1.0
+        raise RgdTestTimeout(f"rgd locate stopped this test after {limit:g} s (an endless loop?)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -234,3 +234,32 @@ fn what_pytest_runs_to_print_a_failure_is_no_suspect() {
     assert!(stdout.lines().next().unwrap_or_default().contains("Ledger.balance"), "{stdout}");
     assert!(!stdout.contains("__repr__") && !stdout.contains("describe"), "{stdout}");
 }
+
+#[test]
+fn a_fault_that_loops_forever_is_stopped_where_it_loops_and_located() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    // `lo = mid` instead of `mid + 1`: looking for the last item loops forever. Without a limit
+    // per test the whole run would time out and leave nothing to rank.
+    files.push((
+        "shop/search.py",
+        "def find(xs, target):\n    lo, hi = 0, len(xs) - 1\n    while lo <= hi:\n        mid = (lo + hi) // 2\n        if xs[mid] == target:\n            return mid\n        if xs[mid] < target:\n            lo = mid\n        else:\n            hi = mid - 1\n    return -1\n\n\ndef first(xs):\n    return xs[0]\n",
+    ));
+    files.push((
+        "tests/test_search.py",
+        "from shop.search import find, first\n\n\ndef test_find_last():\n    assert find([1, 2, 3], 3) == 2\n\n\ndef test_find_first():\n    assert find([1, 2, 3], 1) == 0\n\n\ndef test_first():\n    assert first([4]) == 4\n",
+    ));
+    let project = support::project_with(&files);
+    let started = std::time::Instant::now();
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_search.py::test_find_last", "--test-timeout", "2"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/search.py:1  find"), "{stdout}");
+    assert!(stdout.contains("exception path"), "{stdout}");
+    // Stopped at its limit, not at the run's (120 s).
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}

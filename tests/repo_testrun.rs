@@ -146,6 +146,7 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
     let limits = TestLimits {
         timeout: Duration::from_secs(2),
         memory_mb: 1024,
+        per_test: None,
     };
     let spec = RunSpec {
         ids: &slow,

@@ -17,6 +17,10 @@ pub struct LocateArgs {
     /// How many candidates to show
     #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
     pub k: usize,
+    /// Seconds one test may run; a test over it is stopped where it is (its exception path then
+    /// shows the loop) and every later one gets 1 s
+    #[arg(long, value_name = "SECONDS", default_value_t = LOCATE_TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
+    pub test_timeout: f64,
     /// The interpreter that runs the tests [default: $RGD_PYTHON, else python3]
     #[arg(long)]
     pub python: Option<PathBuf>,
@@ -43,15 +47,21 @@ pub struct FailureArgs {
     pub rerank_suspects: Option<usize>,
 }
 
-/// The failure's suspects: located, then (with `--rerank`) reordered by the Guide's model.
+/// How long one test may run while the fault is located, unless `--test-timeout` says.
+pub const LOCATE_TEST_SECONDS: f64 = 10.0;
+
+/// The failure's suspects: located (each test stopped after `test_seconds`), then (with
+/// `--rerank`) reordered by the Guide's model.
 pub async fn suspects(
     home: &crate::store::Home,
     from: &super::project::ModelFrom<'_>,
     runner: &ProjectTests,
     root: &std::path::Path,
     args: &FailureArgs,
+    test_seconds: f64,
 ) -> anyhow::Result<crate::repo::localise::Localisation> {
-    let mut found = localise(runner, root, &args.failing, args.tests.as_deref())?;
+    let per_test = std::time::Duration::from_secs_f64(test_seconds);
+    let mut found = localise(runner, root, &args.failing, args.tests.as_deref(), per_test)?;
     if let Some(top) = args.rerank_suspects {
         let (model, params, prompts) = super::project::guide_model(home, from)?;
         let ranked = std::mem::take(&mut found.ranked);
@@ -65,7 +75,7 @@ pub async fn suspects(
 pub async fn execute(home: &crate::store::Home, from: super::project::ModelFrom<'_>, args: LocateArgs) -> anyhow::Result<ExitCode> {
     let root = super::project::project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.python.as_deref())?;
-    let found = suspects(home, &from, &runner, &root, &args.failure).await?;
+    let found = suspects(home, &from, &runner, &root, &args.failure, args.test_timeout).await?;
     let ranked = &found.ranked;
     if args.json {
         println!("{}", serde_json::to_string(&ranked[..ranked.len().min(args.k)])?);

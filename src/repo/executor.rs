@@ -143,6 +143,7 @@ impl Executor for ProjectExecutor {
         let limits = TestLimits {
             timeout: job.limits.total_for(nodes.len()) + STARTUP,
             memory_mb: job.limits.memory_mb,
+            per_test: None,
         };
         let withhold = t.withhold(&nodes);
         let (root, file, code, name) = (t.root.to_path_buf(), t.file.to_string(), job.code.to_string(), t.name.to_string());
@@ -186,6 +187,7 @@ impl Executor for ProjectExecutor {
         let limits = TestLimits {
             timeout: job.limits.per_test * 4 + STARTUP,
             memory_mb: job.limits.memory_mb,
+            per_test: None,
         };
         let (root, file, code, id, max) = (
             t.root.to_path_buf(),

@@ -39,7 +39,13 @@ pub struct Localisation {
 
 /// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
-pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: Option<&str>) -> anyhow::Result<Localisation> {
+pub fn localise(
+    runner: &ProjectTests,
+    root: &Path,
+    failing: &[String],
+    tests: Option<&str>,
+    test_timeout: std::time::Duration,
+) -> anyhow::Result<Localisation> {
     for id in failing {
         node_id("--failing", id, root)?;
     }
@@ -75,7 +81,11 @@ pub fn localise(runner: &ProjectTests, root: &Path, failing: &[String], tests: O
         ids: &ids,
         ..RunSpec::default()
     };
-    let (run, records) = runner.spectra(root, &spec, TestLimits::default())?;
+    let limits = TestLimits {
+        per_test: Some(test_timeout),
+        ..TestLimits::default()
+    };
+    let (run, records) = runner.spectra(root, &spec, limits)?;
     let spectra = per_test(&records, &ids);
     let spectrum = |id: &str| spectra.iter().find(|s| s.id == id);
     if !run.tampered.is_empty() {

@@ -71,6 +71,10 @@ pub struct RunSpec<'a> {
 pub struct TestLimits {
     pub timeout: Duration,
     pub memory_mb: u64,
+    /// Under the spectrum collector: how long one test may run before it is stopped where it is
+    /// (then 1 s for the rest of the run: `project_spectra.py`), so a looping fault leaves
+    /// spectra to rank instead of one timed-out run.
+    pub per_test: Option<Duration>,
 }
 
 impl Default for TestLimits {
@@ -78,6 +82,7 @@ impl Default for TestLimits {
         TestLimits {
             timeout: Duration::from_secs(120),
             memory_mb: 2048,
+            per_test: None,
         }
     }
 }
@@ -454,9 +459,13 @@ impl ProjectTests {
         path.push(tools.path().to_path_buf());
         let path = std::env::join_paths(&path)?;
         let spectra_file = spectra.map(|d| d.join("spectra.jsonl"));
+        let per_test = limits.per_test.map(|d| std::ffi::OsString::from(format!("{}", d.as_secs_f64())));
         let mut env = vec![("PYTHONPATH", path.as_os_str())];
         if let Some(f) = &spectra_file {
             env.push(("RGD_SPECTRA_OUT", f.as_os_str()));
+            if let Some(seconds) = &per_test {
+                env.push(("RGD_SPECTRA_TEST_SECONDS", seconds.as_os_str()));
+            }
         }
         let readonly = copy.readonly(&[tools.path()]);
         let writable: Vec<&Path> = spectra.into_iter().collect();
