@@ -151,7 +151,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
     let from = super::project::ModelFrom { config, llm };
-    let test_seconds = args.common.test_timeout.unwrap_or(super::locate::LOCATE_TEST_SECONDS);
+    let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
     let found = super::locate::suspects(home, &from, &runner, &root, &args.failure, test_seconds).await?;
     let (visible, hidden) = split_tests(&found);
     eprintln!(

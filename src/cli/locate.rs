@@ -19,7 +19,7 @@ pub struct LocateArgs {
     pub k: usize,
     /// Seconds one test may run; a test over it is stopped where it is (its exception path then
     /// shows the loop) and every later one gets 1 s
-    #[arg(long, value_name = "SECONDS", default_value_t = LOCATE_TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::repo::localise::TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
     pub test_timeout: f64,
     /// The interpreter that runs the tests [default: $RGD_PYTHON, else python3]
     #[arg(long)]
@@ -46,9 +46,6 @@ pub struct FailureArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = crate::validate::parse_count)]
     pub rerank_suspects: Option<usize>,
 }
-
-/// How long one test may run while the fault is located, unless `--test-timeout` says.
-pub const LOCATE_TEST_SECONDS: f64 = 10.0;
 
 /// The failure's suspects: located (each test stopped after `test_seconds`), then (with
 /// `--rerank`) reordered by the Guide's model.

@@ -37,6 +37,10 @@ pub struct Localisation {
     pub passing_spectra: usize,
 }
 
+/// How long one test may run while a fault is located (`--test-timeout`): a test over it is
+/// stopped where it is, so a fault that loops forever still leaves spectra.
+pub const TEST_SECONDS: f64 = 10.0;
+
 /// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
 pub fn localise(

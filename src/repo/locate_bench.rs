@@ -119,9 +119,11 @@ pub fn run(
         )?;
         let ids: Vec<String> = baseline.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect();
         // A mutant that loops forever would take the whole default timeout: four times the
-        // original's run (the collector slows a run down) and ten seconds are plenty.
+        // original's run (the collector slows a run down) and ten seconds are plenty; each test
+        // is stopped as `rgd locate` stops it.
         let limits = TestLimits {
             timeout: std::time::Duration::from_secs_f64(baseline.seconds * 4.0 + 10.0),
+            per_test: Some(std::time::Duration::from_secs_f64(super::localise::TEST_SECONDS)),
             ..limits
         };
         let mut candidates = Vec::new();
