@@ -296,3 +296,39 @@ async fn a_static_method_is_repaired_in_its_class() {
         "{written}"
     );
 }
+
+/// Every refusal that needs no index comes before it (a cold index of a real project takes
+/// a while): the index directory is never made.
+#[tokio::test(flavor = "multi_thread")]
+async fn refusals_that_need_no_index_come_before_it() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let project = support::project_with(&FILES);
+    let repo = project.path().display().to_string();
+    for (target, extra, said) in [
+        ("pkg/nothing.py::f", None, "no such Python file"),
+        ("pkg/cart.py::grand_total", None, "no function `grand_total`"),
+        ("../outside.py::f", None, "inside the project"),
+        (
+            "tests/test_cart.py::test_total_simple",
+            None,
+            "a test file's function is not a target",
+        ),
+        ("pkg/cart.py::total", Some("../elsewhere/test_x.py"), "inside the project"),
+        (
+            "pkg/cart.py::total",
+            Some("tests/test_cart.py -k nothing_like_this"),
+            "selects no test",
+        ),
+    ] {
+        let mut cmd = rgd(home.path(), "http://127.0.0.1:9");
+        cmd.args(["solve", "--repo", &repo, "--target", target, "--python"]).arg(&python);
+        if let Some(tests) = extra {
+            cmd.args(["--tests", tests]);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(said), "{target} {extra:?}: {err}");
+        assert!(!home.path().join("repos").exists(), "{target} {extra:?} built an index first");
+    }
+}

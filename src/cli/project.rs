@@ -61,6 +61,8 @@ pub fn bar() -> ProgressBar {
 }
 
 pub fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
+    // Before the model loads: a directory without Python is refused at once.
+    crate::repo::index::python_project(dir)?;
     let embedder = embedder(&stderr_line)?;
     let bar = bar();
     let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| {
@@ -81,6 +83,27 @@ pub fn project_root(repo: &Path) -> anyhow::Result<PathBuf> {
         anyhow::bail!("--repo {}: not a directory", repo.display());
     }
     Ok(root)
+}
+
+/// `--target FILE::NAME` checked against the project's files, before any index is opened (a
+/// cold one takes a while): a `.py` file inside the project; with `function`, one that holds
+/// that function where it can be spliced back (not nested in another function).
+pub fn check_target(root: &Path, target: &str, function: bool) -> anyhow::Result<()> {
+    let (file, name) = target
+        .split_once("::")
+        .with_context(|| format!("--target {target:?}: a target is path/to/mod.py::name (or ::Class.method)"))?;
+    let relative = Path::new(file).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !relative || !file.ends_with(".py") {
+        anyhow::bail!("--target {target}: give a .py file inside the project, relative to its root");
+    }
+    if !root.join(file).is_file() {
+        anyhow::bail!("--target {target}: {file}: no such Python file in {}", root.display());
+    }
+    if function {
+        let module = std::fs::read_to_string(root.join(file)).with_context(|| format!("--target {target}: reading {file}"))?;
+        crate::code::find_function(&module, name).map_err(|e| anyhow::anyhow!("--target {target}: {e}"))?;
+    }
+    Ok(())
 }
 
 pub fn print_report(r: &IndexReport, dir: &Path) {

@@ -141,6 +141,8 @@ pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow:
 }
 
 pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+    // A class is a target here too; whether it is one of the file's, the index says.
+    super::project::check_target(&super::project::project_root(&args.repo)?, &args.target, false)?;
     let (index, report) = open(home, &args.repo)?;
     if !args.json {
         print_report(&report, &args.repo);

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use super::attempt::{How, solve_task};
-use super::project::{open, print_report, project_root, target_task, verifier};
+use super::project::{check_target, open, print_report, project_root, target_task, verifier};
 use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::repo::chunks::is_test_file;
@@ -23,24 +23,14 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         bail!("--repo DIR needs --target path/to/mod.py::name");
     };
     let root = project_root(&repo)?;
-    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
-    let python = runner.python().to_path_buf();
-    let (index, report) = open(home, &root)?;
-    if !args.common.json {
-        print_report(&report, &root);
-    }
-    let (file, name) = target
-        .split_once("::")
-        .with_context(|| format!("--target {target}: give path/to/mod.py::name or path/to/mod.py::Class.method"))?;
+    // Everything that can be refused without the index is, before it: a cold index takes a while.
+    check_target(&root, &target, true)?;
+    let (file, name) = target.split_once("::").context("--target: no ::")?;
     if is_test_file(file) {
         bail!("{target}: a test file's function is not a target (its tests are what judge the target)");
     }
-    // The function's own reasons first (nested in a function, a class, missing), then the index's.
-    if let Ok(module) = std::fs::read_to_string(root.join(file)) {
-        crate::code::find_function(&module, name).map_err(|e| anyhow::anyhow!("--target {target}: {e}"))?;
-    }
-    index.target(&target)?;
-
+    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
+    let python = runner.python().to_path_buf();
     let function = name.rsplit('.').next().unwrap_or(name);
     let visible_sel = match &args.tests {
         Some(text) => selection("--tests", text, &root)?,
@@ -79,6 +69,11 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     }
     // Refused here, before any agent runs: a hidden test that is one function with a visible one.
     crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
+    let (index, report) = open(home, &root)?;
+    if !args.common.json {
+        print_report(&report, &root);
+    }
+    index.target(&target)?;
     eprintln!(
         "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
         visible.len(),

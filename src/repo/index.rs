@@ -207,6 +207,15 @@ pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(files)
 }
 
+/// The project's Python files; an error when there are none (said before any work).
+pub fn python_project(root: &Path) -> anyhow::Result<Vec<String>> {
+    let files = python_files(root)?;
+    if files.is_empty() {
+        bail!("{} holds no Python file: is it a Python project?", root.display());
+    }
+    Ok(files)
+}
+
 fn dir_size(dir: &Path) -> u64 {
     walkdir::WalkDir::new(dir)
         .into_iter()
@@ -227,10 +236,7 @@ impl RepoIndex {
         progress: &dyn Fn(&str, usize, usize),
     ) -> anyhow::Result<(RepoIndex, IndexReport)> {
         let started = Instant::now();
-        let files = python_files(root)?;
-        if files.is_empty() {
-            bail!("{} holds no Python file: is it a Python project?", root.display());
-        }
+        let files = python_project(root)?;
         let dir = index_dir(home_root, root)?;
         std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
         let db = open_db(&dir)?;
