@@ -54,23 +54,57 @@ pub struct RetrievalArgs {
     pub budget: usize,
 }
 
-pub fn bar() -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len}").unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar
+/// A progress bar on stderr that shows itself only once the work has taken a second (a warm
+/// index opens without one): what is being done, how far, how fast, and the time left.
+pub struct Progress {
+    bar: ProgressBar,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    pub fn new() -> Progress {
+        let bar = ProgressBar::hidden();
+        bar.set_style(
+            ProgressStyle::with_template("{msg:>16} [{bar:30}] {pos}/{len}  {per_sec}  eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Progress {
+            bar,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    pub fn set(&self, what: &str, done: usize, total: usize) {
+        if self.bar.is_hidden() && self.started.elapsed() > std::time::Duration::from_secs(1) {
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        if self.bar.message() != what {
+            // A new stage: its rate and time left start again.
+            self.bar.set_message(what.to_string());
+            self.bar.reset();
+        }
+        self.bar.set_length(total as u64);
+        self.bar.set_position(done as u64);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress::new()
+    }
 }
 
 pub fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
     // Before the model loads: a directory without Python is refused at once.
     crate::repo::index::python_project(dir)?;
     let embedder = embedder(&stderr_line)?;
-    let bar = bar();
-    let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| {
-        bar.set_message(what.to_string());
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
+    let progress = Progress::new();
+    let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| progress.set(what, done, total));
+    progress.finish();
     result
 }
 

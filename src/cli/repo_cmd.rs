@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::project::{ModelFrom, RetrievalArgs, Wanted, bar, guide_model, open, print_report, retrieve};
+use super::project::{ModelFrom, Progress, RetrievalArgs, Wanted, guide_model, open, print_report, retrieve};
 use super::stderr_line;
 use crate::store::Home;
 
@@ -113,14 +113,12 @@ pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow:
     if args.describe {
         let (model, params, prompts) = guide_model(home, &from)?;
         let todo = crate::repo::index::undescribed(&index)?;
-        let bar = bar();
-        bar.set_message("describing");
+        let progress = Progress::new();
         let (written, failed) = crate::repo::llm::describe(model.as_ref(), &params, &prompts, &index, &todo, &|done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
+            progress.set("describing", done, total)
         })
         .await?;
-        bar.finish_and_clear();
+        progress.finish();
         crate::repo::index::store_descriptions(&index.dir, &written)?;
         let described = written.len();
         let first = report;

@@ -248,7 +248,7 @@ impl RepoIndex {
         let mut modules = Vec::new();
         let (mut parsed, mut failed) = (0, Vec::new());
         for (n, file) in files.iter().enumerate() {
-            progress("reading", n, files.len());
+            progress("parsing files", n, files.len());
             let path = root.join(file);
             let bytes = std::fs::read(&path).with_context(|| path.display().to_string())?;
             let sha = hex::encode(Sha256::digest(&bytes));
@@ -309,7 +309,7 @@ impl RepoIndex {
         }
         let embedded = wanted.len();
         for (n, batch) in wanted.chunks(32).enumerate() {
-            progress("embedding", n * 32, embedded);
+            progress("embedding texts", n * 32, embedded);
             let vectors = embedder.embed(batch)?;
             let mut b = sled::Batch::default();
             for (t, v) in batch.iter().zip(vectors) {
