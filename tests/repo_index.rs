@@ -441,3 +441,34 @@ fn a_helper_described_in_other_words_comes_first_and_tests_are_left_out_unless_a
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("test functions and test files left out"), "{said}");
 }
+
+/// What cannot or should not be indexed is named and left out, the rest indexed: a 5 MB
+/// generated module, a file with a NUL byte, a symlink that loops.
+#[test]
+fn files_that_cannot_be_indexed_are_named_and_left_out() {
+    let home = temp_home();
+    let project = project();
+    let generated: String = (0..400_000).map(|i| format!("T{i} = {i}\n")).collect();
+    std::fs::write(project.path().join("pkg/table.py"), generated).unwrap();
+    std::fs::write(project.path().join("pkg/blob.py"), b"x = 1\n\0\0\x01binary").unwrap();
+    std::os::unix::fs::symlink("loop.py", project.path().join("pkg/loop.py")).unwrap();
+    let out = rgd(home.path()).arg("index").arg(project.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("pkg/table.py: left out:") && err.contains("(generated?)"), "{err}");
+    assert!(err.contains("pkg/blob.py: left out: holds a NUL byte"), "{err}");
+    assert!(
+        err.contains("pkg/loop.py: left out: a symbolic link that leads nowhere or loops"),
+        "{err}"
+    );
+    let report = json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    assert_eq!(report["skipped"].as_array().map(Vec::len), Some(3), "{report}");
+    // The rest is indexed: its functions are targets.
+    let ok = rgd(home.path())
+        .args(["context", "--repo"])
+        .arg(project.path())
+        .args(["--target", "pkg/core.py::Report.render"])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}

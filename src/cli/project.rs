@@ -168,6 +168,9 @@ pub fn print_report(r: &IndexReport, dir: &Path) {
     for (file, line) in &r.failed {
         eprintln!("  {file}:{line}: does not parse; left out");
     }
+    for (file, why) in &r.skipped {
+        eprintln!("  {file}: left out: {why}");
+    }
 }
 
 pub type GuideModel = (

@@ -45,6 +45,9 @@ pub struct IndexReport {
     pub parsed: usize,
     /// Files that do not parse: path and the line of the first error.
     pub failed: Vec<(String, usize)>,
+    /// Files left out before parsing: path and why (unreadable, too large, binary).
+    #[serde(default)]
+    pub skipped: LeftOut,
     pub removed: usize,
     pub chunks: usize,
     pub lines: usize,
@@ -186,18 +189,42 @@ pub fn project_walk(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir
     })
 }
 
-/// The project's files (what `project_walk` reads), relative and `/`-separated, sorted.
+/// The project's files (what `project_walk` reads), relative and `/`-separated, sorted; a place
+/// the walk cannot read is an error (what must be complete, such as the files a copy withholds,
+/// is built from this). Symbolic links are not followed.
 pub fn project_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    let walked = walk_files(root)?;
+    if let Some((path, why)) = walked.unreadable.first() {
+        bail!("reading {}: {path}: {why}", root.display());
+    }
+    Ok(walked.files)
+}
+
+/// What a walk of the project found: files, places it could not read (path and why), and
+/// symbolic links (not followed).
+struct Walked {
+    files: Vec<String>,
+    unreadable: Vec<(String, String)>,
+    links: Vec<String>,
+}
+
+fn walk_files(root: &Path) -> anyhow::Result<Walked> {
     anyhow::ensure!(root.is_dir(), "{}: not a directory", root.display());
-    let mut files = Vec::new();
+    let relative = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+    let mut walked = Walked {
+        files: Vec::new(),
+        unreadable: Vec::new(),
+        links: Vec::new(),
+    };
     for entry in project_walk(root) {
-        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            files.push(rel.to_string_lossy().replace('\\', "/"));
+        match entry {
+            Ok(e) if e.file_type().is_file() => walked.files.push(relative(e.path())),
+            Ok(e) if e.path_is_symlink() => walked.links.push(relative(e.path())),
+            Ok(_) => {}
+            Err(e) => walked.unreadable.push((e.path().map(relative).unwrap_or_default(), e.to_string())),
         }
     }
-    Ok(files)
+    Ok(walked)
 }
 
 /// The project's Python files, relative and `/`-separated, sorted.
@@ -207,13 +234,60 @@ pub fn python_files(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(files)
 }
 
-/// The project's Python files; an error when there are none (said before any work).
-pub fn python_project(root: &Path) -> anyhow::Result<Vec<String>> {
-    let files = python_files(root)?;
+/// Files left out of an index: path and why.
+pub type LeftOut = Vec<(String, String)>;
+
+/// What the index reads: the Python files; and what it leaves out, named in its report: places
+/// the walk could not read, and Python files that are symbolic links (not followed: one may lead
+/// out of the project, or loop).
+fn indexed_files(root: &Path) -> anyhow::Result<(Vec<String>, LeftOut)> {
+    let Walked {
+        mut files,
+        unreadable,
+        links,
+    } = walk_files(root)?;
+    files.retain(|f| f.ends_with(".py"));
+    let mut left_out: LeftOut = unreadable.into_iter().map(|(p, why)| (p, format!("unreadable: {why}"))).collect();
+    for link in links.into_iter().filter(|l| l.ends_with(".py")) {
+        let why = match std::fs::metadata(root.join(&link)) {
+            Ok(_) => "a symbolic link: not followed (it may lead out of the project)".to_string(),
+            Err(e) => format!("a symbolic link that leads nowhere or loops: {e}"),
+        };
+        left_out.push((link, why));
+    }
+    Ok((files, left_out))
+}
+
+/// A source file larger than this is left out: generated code (tables, vendored bundles) that no
+/// function's context needs, and whose thousands of chunks would each be embedded.
+const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+/// A Python file's bytes, or why it is left out: unreadable (a symlink loop, no permission), over
+/// `MAX_SOURCE_BYTES`, or holding a NUL byte (not text).
+fn read_source(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("unreadable: {e}"))?;
+    if meta.len() > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "{:.1} MB, over the {} MB a source file may have (generated?)",
+            meta.len() as f64 / 1e6,
+            MAX_SOURCE_BYTES >> 20
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+    if bytes.contains(&0) {
+        return Err("holds a NUL byte: not Python source".into());
+    }
+    Ok(bytes)
+}
+
+/// The project's Python files and the places left out; an error when there are no files (said
+/// before any work).
+pub fn python_project(root: &Path) -> anyhow::Result<(Vec<String>, LeftOut)> {
+    let (files, unreadable) = indexed_files(root)?;
     if files.is_empty() {
         bail!("{} holds no Python file: is it a Python project?", root.display());
     }
-    Ok(files)
+    Ok((files, unreadable))
 }
 
 fn dir_size(dir: &Path) -> u64 {
@@ -236,7 +310,7 @@ impl RepoIndex {
         progress: &dyn Fn(&str, usize, usize),
     ) -> anyhow::Result<(RepoIndex, IndexReport)> {
         let started = Instant::now();
-        let files = python_project(root)?;
+        let (files, mut skipped) = python_project(root)?;
         let dir = index_dir(home_root, root)?;
         std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
         let db = open_db(&dir)?;
@@ -249,8 +323,13 @@ impl RepoIndex {
         let (mut parsed, mut failed) = (0, Vec::new());
         for (n, file) in files.iter().enumerate() {
             progress("parsing files", n, files.len());
-            let path = root.join(file);
-            let bytes = std::fs::read(&path).with_context(|| path.display().to_string())?;
+            let bytes = match read_source(&root.join(file)) {
+                Ok(bytes) => bytes,
+                Err(why) => {
+                    skipped.push((file.clone(), why));
+                    continue;
+                }
+            };
             let sha = hex::encode(Sha256::digest(&bytes));
             let known: Option<FileRecord> = file_tree.get(file)?.and_then(|v| serde_json::from_slice(&v).ok());
             let record = match known {
@@ -336,6 +415,7 @@ impl RepoIndex {
             files: files.len(),
             parsed,
             failed,
+            skipped,
             removed,
             chunks: graph.chunks.len(),
             lines,
