@@ -62,6 +62,39 @@ pub struct IndexReport {
     pub describe_failed: usize,
 }
 
+/// Texts embedded at once, at most: sorted by length, a batch's texts are about as long as each
+/// other, and a batch of long ones holds fewer, so that it pads to at most `BATCH_TOKENS` tokens
+/// (what ONNX Runtime's buffers grow to, and keep, is a batch's padded size).
+const EMBED_BATCH: usize = 32;
+const BATCH_TOKENS: usize = 2048;
+/// The embedding model's window (`memory::embed`): a longer text counts as this many tokens.
+const WINDOW_TOKENS: usize = 256;
+
+/// Texts sorted by length cut into batches of at most `EMBED_BATCH` texts and, padded to the
+/// last (longest) one, about `BATCH_TOKENS` tokens (a token is taken as 3 characters: code has
+/// many short ones).
+fn batches<'a>(sorted: &'a [&'a str]) -> Vec<&'a [&'a str]> {
+    let tokens = |t: &str| (t.len() / 3 + 2).min(WINDOW_TOKENS);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in 1..=sorted.len() {
+        let count = end - start;
+        let full = count == EMBED_BATCH || count * tokens(sorted[end - 1]) >= BATCH_TOKENS;
+        let next_too_big = sorted.get(end).is_some_and(|t| (count + 1) * tokens(t) > BATCH_TOKENS);
+        if end == sorted.len() || full || next_too_big {
+            out.push(&sorted[start..end]);
+            start = end;
+        }
+    }
+    out
+}
+
+/// Whether a chunk's code is embedded: the code stream returns neither modules nor test
+/// functions (`rgd context --include-tests` embeds those when it asks).
+pub fn needs_code_vector(c: &Chunk) -> bool {
+    c.kind != ChunkKind::Module && !super::chunks::is_test_file(&c.file)
+}
+
 /// The chunker's version: a file parsed by another version is parsed again (what a chunk holds
 /// may have changed even though the file did not).
 const CHUNKER: u32 = 2;
@@ -371,24 +404,35 @@ impl RepoIndex {
         }
         let graph = Graph::build(&modules);
 
-        // Embeddings: by the hash of the text, so unchanged chunks are never embedded again.
+        // Embeddings: by the hash of the text, so unchanged chunks are never embedded again. A
+        // chunk the code stream never returns (a module, a test: `retrieve.rs` leaves them out)
+        // gets no code vector; every chunk keeps its description's, which similar requirements
+        // compare.
         let written_tree = db.open_tree("descriptions")?;
-        let mut texts: Vec<(String, String)> = Vec::with_capacity(graph.chunks.len());
+        let mut texts: Vec<(Option<String>, String)> = Vec::with_capacity(graph.chunks.len());
         for c in &graph.chunks {
             let written = written_tree.get(code_key(c))?.map(|v| String::from_utf8_lossy(&v).into_owned());
-            texts.push((c.code.clone(), description_with(c, written.as_deref())));
+            texts.push((
+                needs_code_vector(c).then(|| c.code.clone()),
+                description_with(c, written.as_deref()),
+            ));
         }
+        let mut seen = std::collections::HashSet::new();
         let mut wanted: Vec<&str> = Vec::new();
         for (code, desc) in &texts {
-            for t in [code.as_str(), desc.as_str()] {
-                if !vector_tree.contains_key(hash(t))? && !wanted.contains(&t) {
+            for t in code.iter().map(String::as_str).chain([desc.as_str()]) {
+                if seen.insert(t) && !vector_tree.contains_key(hash(t))? {
                     wanted.push(t);
                 }
             }
         }
+        // By length, so a batch pads its texts to about their own length, not to its longest.
+        wanted.sort_by_key(|t| t.len());
         let embedded = wanted.len();
-        for (n, batch) in wanted.chunks(32).enumerate() {
-            progress("embedding texts", n * 32, embedded);
+        let mut done = 0;
+        for batch in batches(&wanted) {
+            progress("embedding texts", done, embedded);
+            done += batch.len();
             let vectors = embedder.embed(batch)?;
             let mut b = sled::Batch::default();
             for (t, v) in batch.iter().zip(vectors) {
@@ -404,7 +448,10 @@ impl RepoIndex {
         let mut code_vectors = Vec::with_capacity(texts.len());
         let mut description_vectors = Vec::with_capacity(texts.len());
         for (code, desc) in &texts {
-            code_vectors.push(lookup(code)?);
+            code_vectors.push(match code {
+                Some(code) => lookup(code)?,
+                None => Vec::new(),
+            });
             description_vectors.push(lookup(desc)?);
         }
         let imports = modules.iter().map(|m| (m.file.clone(), m.import_text.clone())).collect();
@@ -446,7 +493,8 @@ impl RepoIndex {
         self.bm25.search(query, k)
     }
 
-    /// Chunks by cosine to `query` among code or description vectors: (chunk, cosine), best first.
+    /// Chunks by cosine to `query` among code or description vectors: (chunk, cosine), best first
+    /// (a chunk without a code vector, a module or a test, is not among the code's).
     pub fn nearest(&self, query: &[f32], descriptions: bool, k: usize) -> Vec<(usize, f32)> {
         let vectors = if descriptions {
             &self.description_vectors
@@ -456,6 +504,7 @@ impl RepoIndex {
         let mut scored: Vec<(usize, f32)> = vectors
             .iter()
             .enumerate()
+            .filter(|(_, v)| !v.is_empty())
             .map(|(i, v)| (i, crate::memory::embed::dot(query, v)))
             .collect();
         let k = k.min(scored.len());
@@ -548,5 +597,26 @@ impl Bm25 {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_of_long_texts_hold_fewer_and_every_text_is_in_one() {
+        let short = "x = 1".to_string();
+        let long = "y".repeat(3000);
+        let mut texts: Vec<&str> = vec![short.as_str(); 70];
+        texts.extend(vec![long.as_str(); 20]);
+        let cut = batches(&texts);
+        assert_eq!(cut.iter().map(|b| b.len()).sum::<usize>(), 90);
+        assert!(cut.iter().all(|b| b.len() <= EMBED_BATCH));
+        assert_eq!(cut[0].len(), EMBED_BATCH);
+        // Padded to its last (longest) text, no batch is over 2048 tokens: 8 long ones at most.
+        let sizes: Vec<usize> = cut.iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, [32, 32, 8, 8, 8, 2], "{sizes:?}");
+        assert_eq!(cut[2].iter().filter(|t| t.len() == 3000).count(), 2);
     }
 }

@@ -313,6 +313,25 @@ impl RepoIndex {
         };
         // Embedded once, for every stream that compares with it.
         let qv: &[f32] = query_vector.as_deref().unwrap_or_default();
+        // Test functions have no code vector in the index (the code stream leaves them out);
+        // asked for, they are embedded now.
+        let wants_code = q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Augmented));
+        let test_code: Vec<(usize, Vec<f32>)> = if q.tests && wants_code {
+            let ids: Vec<usize> = (0..self.graph.chunks.len())
+                .filter(|&i| self.code_vectors[i].is_empty() && self.graph.chunks[i].kind != ChunkKind::Module)
+                .collect();
+            let texts: Vec<&str> = ids.iter().map(|&i| self.graph.chunks[i].code.as_str()).collect();
+            ids.into_iter().zip(self.embedder.embed(&texts)?).collect()
+        } else {
+            Vec::new()
+        };
+        let by_code = |v: &[f32], k: usize| {
+            let mut hits = self.nearest(v, false, k);
+            hits.extend(test_code.iter().map(|(i, tv)| (*i, crate::memory::embed::dot(v, tv))));
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+            hits.truncate(k);
+            hits
+        };
         let name = |i: usize| self.graph.chunks[i].name.clone();
         for &stream in &q.streams {
             let list: Ranked = match stream {
@@ -345,8 +364,11 @@ impl RepoIndex {
                     .collect(),
                 Stream::Code | Stream::Description => {
                     let descriptions = stream == Stream::Description;
-                    self.nearest(qv, descriptions, fetch)
-                        .into_iter()
+                    let hits = match descriptions {
+                        true => self.nearest(qv, true, fetch),
+                        false => by_code(qv, fetch),
+                    };
+                    hits.into_iter()
                         .filter(|(i, _)| keep(*i))
                         .take(q.depth)
                         .map(|(i, s)| {
@@ -363,7 +385,7 @@ impl RepoIndex {
                     None => continue,
                     Some(text) => {
                         let v = self.embedder.embed_one(text)?;
-                        let mut by_code = self.nearest(&v, false, fetch);
+                        let mut by_code = by_code(&v, fetch);
                         by_code.retain(|(i, _)| keep(*i));
                         let mut bm = self.bm25(text, fetch)?;
                         bm.retain(|(i, _)| keep(*i));
