@@ -23,7 +23,9 @@ pub struct Located {
     pub function: String,
     pub line: usize,
     pub operator: String,
-    /// The tests the mutant made fail (that pass on the original).
+    /// The tests the mutant made fail (that pass on the original) and that ran to their failure:
+    /// a test the run never reached (cut at its time limit) is not given to `rgd fix`, which
+    /// would rightly say it passes.
     pub failing: Vec<String>,
     /// Where the mutated function ranks by function Ochiai alone, line Ochiai alone and rgd's
     /// ranking (None: not ranked).
@@ -176,7 +178,12 @@ pub fn run(
                 function: m.function.clone(),
                 line: m.line,
                 operator: m.operator.to_string(),
-                failing: failed.iter().map(|f| f.to_string()).collect(),
+                failing: run
+                    .outcomes
+                    .iter()
+                    .filter(|o| o.status == "failed" || o.status == "error")
+                    .map(|o| o.id.clone())
+                    .collect(),
                 ochiai: place(Signals::OCHIAI),
                 lines: place(Signals::LINES),
                 combined: Place::of(&combined, file, &m.function),
