@@ -96,7 +96,10 @@ fn bad_input_is_named() {
     let Some(python) = support::pytest_python() else { return };
     let project = support::project_with(&FILES);
     let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_cart.py::test_count"]);
-    assert!(!ok && stderr.contains("passes here"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("passes here") && stderr.contains("give them with --tests"),
+        "{stderr}"
+    );
     let (ok, _, stderr) = locate(project.path(), &python, &["--failing", "tests/test_cart.py::test_nothing"]);
     assert!(
         !ok && (stderr.contains("no such test") || stderr.contains("selects no test")),

@@ -97,7 +97,11 @@ pub fn localise(
     }
     let outcome = |id: &str| run.outcomes.iter().find(|o| o.id == id);
     if let Some(p) = named.iter().find(|id| outcome(id).is_some_and(|o| o.passed())) {
-        bail!("{p} passes here: there is no fault to locate for it");
+        let hint = match tests {
+            None => " (it ran with its own file only: if it fails only after other tests, give them with --tests, e.g. --tests tests/)",
+            Some(_) => "",
+        };
+        bail!("{p} passes here: there is no fault to locate for it{hint}");
     }
     // A test whose setup failed ran project code (fixtures), traced: evidence. One that did not
     // run at all is evidence only when project code raised while its module was imported (then
