@@ -87,7 +87,7 @@ pub async fn run_agents(
     }
     let front = Front {
         out: common.out.as_deref(),
-        tui: common.tui && watcher.is_none(),
+        tui: common.tui,
         journal: watcher.is_some(),
     };
     let code = execute(prepared, mode, &front).await?;

@@ -288,7 +288,6 @@ async fn drive(cx: &Ctx<'_>, root: &Path, found: &Localisation) -> anyhow::Resul
     for (i, c) in shortlist.iter().enumerate() {
         cx.report.send(FixEvent::Trying {
             target: c.target(),
-            on_top_of: None,
             nth: i + 1,
             of: shortlist.len(),
             why: c.why(found.failing_spectra),
@@ -450,12 +449,9 @@ async fn pairs(
             if b.file == a.file && b.name == a.name {
                 continue;
             }
-            cx.report.send(FixEvent::Trying {
+            cx.report.send(FixEvent::TryingPair {
                 target: b.target(),
-                on_top_of: Some(first.target.clone()),
-                nth: 0,
-                of: 0,
-                why: String::new(),
+                on_top_of: first.target.clone(),
             });
             let Some(second) = attempt(cx, &stage, b, Some(first)).await? else {
                 record_tried(cx, tried, skipped(b, Some(&first.target)), false);

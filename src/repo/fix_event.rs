@@ -36,14 +36,15 @@ pub enum FixEvent {
         visible: usize,
         hidden: usize,
     },
-    /// The agents start on `target` (on top of a pair's staged first repair, if any).
+    /// The agents start on `target`, the `nth` of `of` suspects, ranked there for `why`.
     Trying {
         target: String,
-        on_top_of: Option<String>,
         nth: usize,
         of: usize,
         why: String,
     },
+    /// The agents start on `target` on top of `on_top_of`'s staged repair (a pair).
+    TryingPair { target: String, on_top_of: String },
     /// The attempt's run is prepared: a view may follow its journal.
     Running { run_id: String, task_id: String },
     /// The attempt ended: `outcome` is "fixed" or why not.
@@ -68,12 +69,8 @@ impl FixEvent {
     pub fn line(&self) -> Option<String> {
         Some(match self {
             FixEvent::Suspects { .. } | FixEvent::Running { .. } => return None,
-            FixEvent::Trying {
-                target,
-                on_top_of: Some(first),
-                ..
-            } => format!("\npair: {target} on top of {first}'s repair"),
-            FixEvent::Trying { target, nth, of, why, .. } => format!("\ncandidate {nth}/{of}: {target} ({why})"),
+            FixEvent::TryingPair { target, on_top_of } => format!("\npair: {target} on top of {on_top_of}'s repair"),
+            FixEvent::Trying { target, nth, of, why } => format!("\ncandidate {nth}/{of}: {target} ({why})"),
             FixEvent::Tried {
                 target,
                 on_top_of: Some(first),

@@ -17,6 +17,18 @@ pub struct AttemptRow {
     pub fixed: bool,
 }
 
+impl AttemptRow {
+    fn started(target: &str, on_top_of: Option<&String>) -> AttemptRow {
+        AttemptRow {
+            target: target.to_string(),
+            on_top_of: on_top_of.cloned(),
+            run_id: None,
+            outcome: None,
+            fixed: false,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct FixPanel {
     pub suspects: Vec<Suspect>,
@@ -52,13 +64,8 @@ impl FixPanel {
                 self.candidates = *candidates;
                 (self.visible, self.hidden) = (*visible, *hidden);
             }
-            FixEvent::Trying { target, on_top_of, .. } => self.attempts.push(AttemptRow {
-                target: target.clone(),
-                on_top_of: on_top_of.clone(),
-                run_id: None,
-                outcome: None,
-                fixed: false,
-            }),
+            FixEvent::Trying { target, .. } => self.attempts.push(AttemptRow::started(target, None)),
+            FixEvent::TryingPair { target, on_top_of } => self.attempts.push(AttemptRow::started(target, Some(on_top_of))),
             FixEvent::Running { run_id, .. } => {
                 if let Some(last) = self.attempts.last_mut() {
                     last.run_id = Some(run_id.clone());
@@ -151,12 +158,17 @@ mod tests {
             visible: 1,
             hidden: 2,
         });
-        let trying = |target: &str, on: Option<&str>| FixEvent::Trying {
-            target: target.into(),
-            on_top_of: on.map(str::to_string),
-            nth: 1,
-            of: 3,
-            why: String::new(),
+        let trying = |target: &str, on: Option<&str>| match on {
+            None => FixEvent::Trying {
+                target: target.into(),
+                nth: 1,
+                of: 3,
+                why: String::new(),
+            },
+            Some(first) => FixEvent::TryingPair {
+                target: target.into(),
+                on_top_of: first.into(),
+            },
         };
         let tried = |target: &str, on: Option<&str>, fixed| FixEvent::Tried {
             target: target.into(),
@@ -183,7 +195,6 @@ mod tests {
         let mut p = FixPanel::default();
         p.apply(&FixEvent::Trying {
             target: "m.py::f".into(),
-            on_top_of: None,
             nth: 1,
             of: 1,
             why: String::new(),
