@@ -10,8 +10,8 @@ one JSON object per test:
      "raised": [[file, qualname, line], ...]}
 and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
 With $RGD_SPECTRA_TEST_SECONDS, a test's call phase that runs longer is stopped (it fails with
-RgdTestTimeout, raised where it was). A function is the project's when its file is under the working directory (the copy) and is not a
-test file or conftest; tracing covers every thread. What pytest's reporting runs to print a failure
+RgdTestTimeout, raised where it was). A function is the project's when its file is under the
+working directory (the copy) and is not a test file or conftest; tracing covers every thread. What pytest's reporting runs to print a failure
 (an assertion's message calls the operands' __repr__, a traceback's formatting) is not traced: it is
 not code the test ran, and only failing tests run it, so it would look like the fault.
 """
