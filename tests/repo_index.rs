@@ -73,6 +73,27 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// `rgd context --json` for `target` with its body blank.
+fn blank_context(home: &Path, project: &Path, target: &str, extra: &[&str]) -> Value {
+    json(
+        rgd(home)
+            .args(["context", "--repo"])
+            .arg(project)
+            .args(["--target", target, "--blank", "--json"])
+            .args(extra),
+    )
+}
+
+/// The ids of a context's pieces, best first.
+fn piece_ids(context: &Value) -> Vec<String> {
+    context["pieces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn a_project_is_indexed_incrementally_and_its_unparsable_files_are_named() {
     let home = temp_home();
@@ -401,24 +422,7 @@ const HELPER_ELSEWHERE: [(&str, &str); 5] = [
 fn a_helper_described_in_other_words_comes_first_and_tests_are_left_out_unless_asked() {
     let home = temp_home();
     let project = support::project_with(&HELPER_ELSEWHERE);
-    let context = |extra: &[&str]| {
-        let out = rgd(home.path())
-            .args(["context", "--repo"])
-            .arg(project.path())
-            .args(["--target", "pkg/table.py::tidy_cell", "--blank", "--json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let ids: Vec<String> = v["pieces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["id"].as_str().unwrap().to_string())
-            .collect();
-        ids
-    };
+    let context = |extra: &[&str]| piece_ids(&blank_context(home.path(), project.path(), "pkg/table.py::tidy_cell", extra));
     let ids = context(&[]);
     let at = ids.iter().position(|i| i == "pkg/strings.py::squeeze_blanks");
     assert!(at.is_some_and(|a| a < 3), "the helper BM25 finds first is buried: {ids:?}");
@@ -471,4 +475,72 @@ fn files_that_cannot_be_indexed_are_named_and_left_out() {
         .output()
         .unwrap();
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
+/// A project too large to embed at once (more than `EAGER_TEXTS` texts): twelve modules of
+/// unrelated steps, and an invoice that rounds with a helper from another module.
+fn large_project() -> tempfile::TempDir {
+    let mut files: Vec<(String, String)> = (0..12)
+        .map(|m| {
+            let body: String = (0..20)
+                .map(|i| format!("def step_{m}_{i}(x):\n    \"\"\"Stage {m}, step {i}: shifts x by {i}.\"\"\"\n    return x + {i}\n\n"))
+                .collect();
+            (format!("pkg/stage{m}.py"), body)
+        })
+        .collect();
+    files.push((
+        "pkg/money.py".into(),
+        "def round_half_up(value, places):\n    \"\"\"Round a decimal amount to `places` digits, halves away from zero.\"\"\"\n    \
+         q = 10 ** places\n    return int(value * q + 0.5) / q\n"
+            .into(),
+    ));
+    files.push((
+        "pkg/invoice.py".into(),
+        "from .money import round_half_up\n\ndef invoice_total(amounts):\n    \"\"\"Sum the line amounts and round the total to cents, halves away from zero.\"\"\"\n    \
+         return round_half_up(sum(amounts), 2)\n"
+            .into(),
+    ));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    support::project_with(&files)
+}
+
+/// On a project never indexed, `rgd context` does not wait for every embedding: graph and BM25
+/// choose the neighbourhood, only it is embedded, and the answer says so; `rgd index` then embeds
+/// the rest (not again what the query embedded), after which the context says every chunk was
+/// compared.
+#[test]
+fn a_cold_project_answers_from_graph_and_bm25_and_embeds_only_the_neighbourhood() {
+    let home = temp_home();
+    let project = large_project();
+    let context = || {
+        let v = blank_context(home.path(), project.path(), "pkg/invoice.py::invoice_total", &[]);
+        (v["embeddings"].clone(), piece_ids(&v))
+    };
+    let (cold, ids) = context();
+    assert_eq!(cold["complete"], false, "{cold}");
+    let (embedded, chunks) = (cold["embedded"].as_u64().unwrap(), cold["chunks"].as_u64().unwrap());
+    assert!(embedded > 0 && embedded * 4 < chunks, "a neighbourhood, not the project: {cold}");
+    assert_eq!(ids.first().map(String::as_str), Some("pkg/money.py::round_half_up"), "{ids:?}");
+    // Said in words too.
+    let out = rgd(home.path())
+        .args(["context", "--repo"])
+        .arg(project.path())
+        .args(["--target", "pkg/invoice.py::invoice_total", "--blank"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("texts not embedded yet") && said.contains("not every chunk is embedded yet: `rgd index` embeds the rest"),
+        "{said}"
+    );
+
+    // The full index embeds what the queries did not; from nothing it embeds more.
+    let rest = json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    let fresh = temp_home();
+    let full = json(rgd(fresh.path()).arg("index").arg(project.path()).arg("--json"));
+    let (rest, full) = (rest["embedded"].as_u64().unwrap(), full["embedded"].as_u64().unwrap());
+    assert!(rest > 0 && rest < full, "after the cold queries {rest}, from nothing {full}");
+    let (warm, ids) = context();
+    assert_eq!(warm["complete"], true, "{warm}");
+    assert!(ids.iter().any(|i| i == "pkg/money.py::round_half_up"), "{ids:?}");
 }

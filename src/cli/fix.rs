@@ -27,6 +27,7 @@ use super::project::{RepoSolveArgs, open, print_report, project_root, target_tas
 use super::run::CommonArgs;
 use crate::config::LlmArgs;
 use crate::repo::fix_event::{FixEvent, Suspect};
+use crate::repo::index::Embed;
 use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
 use crate::repo::task::RepoTaskSpec;
@@ -173,10 +174,12 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         println!("suspects:");
         super::locate::print_ranking(&found.ranked, found.failing_spectra, shown);
     }
-    let (index, report) = open(home, &root)?;
+    let (mut index, report) = open(home, &root, Embed::Ready)?;
     if !args.common.json {
         print_report(&report, &root);
     }
+    let targets: Vec<String> = found.ranked.iter().take(shown).map(|c| c.target()).collect();
+    super::project::prepare_targets(&mut index, &root, &targets, &args.repo_args)?;
     // Headless, the events are lines on stderr; with --tui, the view's (printed after it closes).
     let (to_view, from_fix) = tokio::sync::mpsc::unbounded_channel::<FixEvent>();
     let print = |e: &FixEvent| {

@@ -11,7 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::stderr_line;
 use crate::repo::chunks::is_test_file;
+use crate::repo::index::Embed;
 use crate::repo::render::{estimate_tokens, render_context};
+use crate::repo::retrieve::Readiness;
 use crate::repo::task::{RepoTaskSpec, repo_task};
 use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 use crate::repo::{IndexReport, Query, RepoIndex, Stream, embedder};
@@ -98,12 +100,16 @@ impl Default for Progress {
     }
 }
 
-pub fn open(home: &Home, dir: &Path) -> anyhow::Result<(RepoIndex, IndexReport)> {
+/// Opens (builds, updates) `dir`'s index, embedding what `embed` says: `rgd index` every text;
+/// the commands that retrieve for one target what is cached, the rest when a query needs it.
+pub fn open(home: &Home, dir: &Path, embed: Embed) -> anyhow::Result<(RepoIndex, IndexReport)> {
     // Before the model loads: a directory without Python is refused at once.
     crate::repo::index::python_project(dir)?;
     let embedder = embedder(&stderr_line)?;
     let progress = Progress::new();
-    let result = RepoIndex::build(&home.root, dir, embedder, &|what, done, total| progress.set(what, done, total));
+    let result = RepoIndex::build(&home.root, dir, embedder, embed, &|what, done, total| {
+        progress.set(what, done, total)
+    });
     progress.finish();
     result
 }
@@ -154,6 +160,13 @@ pub fn print_report(r: &IndexReport, dir: &Path) {
         r.seconds,
         r.bytes as f64 / 1e6
     );
+    if r.pending > 0 {
+        eprintln!(
+            "{} texts not embedded yet: a query embeds those it needs (graph and BM25 find them); `rgd index {}` embeds them all",
+            r.pending,
+            dir.display()
+        );
+    }
     if r.described + r.describe_failed > 0 {
         eprintln!(
             "the model described {} chunks{}",
@@ -210,6 +223,27 @@ pub struct Wanted {
     pub tests: bool,
 }
 
+/// The query `want` makes.
+fn query(index: &RepoIndex, want: &Wanted, streams: Vec<Stream>, augmented: Option<String>) -> Query {
+    Query {
+        target: want.target,
+        text: index.requirement(want.target),
+        body_known: !want.blank,
+        augmented,
+        streams,
+        depth: want.k.max(30),
+        similar: crate::repo::retrieve::SIMILAR,
+        tests: want.tests,
+    }
+}
+
+/// Gets `index` ready to retrieve for `want` (`RepoIndex::prepare`): on an index not fully
+/// embedded (a cold project), embeds what the target's graph and BM25 neighbourhood needs.
+pub fn prepare(index: &mut RepoIndex, want: &Wanted, args: &RetrievalArgs) -> anyhow::Result<Readiness> {
+    let q = query(index, want, args.streams.clone(), None);
+    index.prepare(&q)
+}
+
 /// The pieces retrieved as `want` and `args` ask (fused streams, then the LLM stages), best
 /// first, leaving out the chunks `exclude` refuses (a solve's test files: hidden tests must never
 /// reach a prompt).
@@ -221,7 +255,7 @@ pub async fn retrieve(
     from: &ModelFrom<'_>,
     exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
 ) -> anyhow::Result<Vec<crate::repo::Piece>> {
-    let Wanted { target, blank, k, .. } = want;
+    let target = want.target;
     // The Guide's model, when a stage asks one.
     let model = if args.augment || args.rerank.is_some() {
         Some(guide_model(home, from)?)
@@ -238,22 +272,44 @@ pub async fn retrieve(
         }
         _ => None,
     };
-    let query = Query {
-        target,
-        text: index.requirement(target),
-        body_known: !blank,
-        augmented,
-        streams,
-        depth: k.max(30),
-        similar: crate::repo::retrieve::SIMILAR,
-        tests: want.tests,
-    };
-    let mut pieces = index.retrieve(&query, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    let q = query(index, &want, streams, augmented);
+    let mut pieces = index.retrieve(&q, crate::repo::retrieve::GRAPH_WEIGHT)?;
     pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
     if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
         pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
     }
     Ok(pieces)
+}
+
+/// What the agents' context for `target` (`path/to/mod.py::name`) is retrieved for: its chunk,
+/// whether its body is blank (then its callees are unknown), `k` pieces, no tests.
+pub fn target_wanted(index: &RepoIndex, root: &Path, target: &str, k: usize) -> anyhow::Result<Wanted> {
+    let (file, name) = target
+        .split_once("::")
+        .with_context(|| format!("{target}: give path/to/mod.py::name"))?;
+    let chunk = index.target(target)?;
+    let module = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+    Ok(Wanted {
+        target: chunk,
+        blank: crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub),
+        k,
+        tests: false,
+    })
+}
+
+/// Gets `index` ready for the agents' context of each of `targets` (see `prepare`), unless
+/// they get none; all before any is retrieved, so that each context comes from the same index.
+/// A target the index does not hold is left to its attempt to name.
+pub fn prepare_targets(index: &mut RepoIndex, root: &Path, targets: &[String], repo_args: &RepoSolveArgs) -> anyhow::Result<()> {
+    if repo_args.no_context {
+        return Ok(());
+    }
+    for target in targets {
+        if let Ok(want) = target_wanted(index, root, target, repo_args.context_k) {
+            prepare(index, &want, &repo_args.retrieval)?;
+        }
+    }
+    Ok(())
 }
 
 /// The task for `spec` (its `context` left as given with `--no-context`, else retrieved for the
@@ -267,36 +323,26 @@ pub async fn target_task(
     spec: &RepoTaskSpec<'_>,
     say: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<crate::dataset::UserTask> {
-    let (file, name) = spec
-        .target
-        .split_once("::")
-        .with_context(|| format!("{}: give path/to/mod.py::name", spec.target))?;
     let chunk = index.target(spec.target)?;
     let context = if repo_args.no_context {
         say("context: none (--no-context)");
         None
     } else {
-        let module = std::fs::read_to_string(spec.root.join(file)).with_context(|| format!("reading {file}"))?;
-        let blank = crate::code::find_function(&module, name).is_ok_and(|s| s.is_stub);
         let hidden_files: HashSet<&str> = spec.hidden.iter().filter_map(|h| h.split("::").next()).collect();
         let exclude = |c: &crate::repo::Chunk| is_test_file(&c.file) || hidden_files.contains(c.file.as_str());
         let k = repo_args.context_k;
         let r = &repo_args.retrieval;
-        let want = Wanted {
-            target: chunk,
-            blank,
-            k,
-            tests: false,
-        };
+        let want = target_wanted(index, spec.root, spec.target, k)?;
         let pieces = retrieve(home, index, want, r, from, &exclude).await?;
         let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
         let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
         say(&format!(
-            "context: {} pieces in about {} of {} tokens: {}",
+            "context: {} pieces in about {} of {} tokens: {}; retrieved with {}",
             used.len(),
             estimate_tokens(&text),
             r.budget,
-            names.join(", ")
+            names.join(", "),
+            index.readiness().describe()
         ));
         Some(text)
     };

@@ -10,10 +10,11 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use super::attempt::{How, solve_task};
-use super::project::{check_target, open, print_report, project_root, target_task, verifier};
+use super::project::{check_target, open, prepare_targets, print_report, project_root, target_task, verifier};
 use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::repo::chunks::is_test_file;
+use crate::repo::index::Embed;
 use crate::repo::task::RepoTaskSpec;
 use crate::repo::testrun::{ProjectTests, selection};
 use crate::store::Home;
@@ -69,11 +70,12 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     }
     // Refused here, before any agent runs: a hidden test that is one function with a visible one.
     crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
-    let (index, report) = open(home, &root)?;
+    let (mut index, report) = open(home, &root, Embed::Ready)?;
     if !args.common.json {
         print_report(&report, &root);
     }
     index.target(&target)?;
+    prepare_targets(&mut index, &root, std::slice::from_ref(&target), &args.repo_args)?;
     eprintln!(
         "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
         visible.len(),

@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::chunks::ChunkKind;
-use super::index::RepoIndex;
+use super::index::{Embed, RepoIndex};
 use super::retrieve::{Query, Stream};
 use crate::memory::Embedder;
 
@@ -186,7 +186,14 @@ pub struct BenchReport {
     pub index_mb_per_10k_lines: f64,
     pub query_ms_median: f64,
     pub query_ms_p95: f64,
+    /// The cold-start row: a query's `prepare` and retrieval (vectors read from the cache), and
+    /// the share of the project's chunks it gave vectors to, on average.
+    pub cold_query_ms_median: f64,
+    pub cold_embedded_share: f64,
 }
+
+/// The cold-start row's name.
+pub const COLD_ROW: &str = "graph x3 + ensemble, cold: embeddings only where graph and BM25 reach";
 
 /// The ways compared: a name, the streams, the graph's weight in the fusion, and how many
 /// similar-requirement functions lend the graph their callees.
@@ -232,6 +239,43 @@ pub fn targets(index: &RepoIndex) -> Vec<(usize, HashSet<usize>)> {
         .collect()
 }
 
+/// The benchmark's query for `target`: its body blank, 30 pieces a stream.
+fn blanked(index: &RepoIndex, target: usize, streams: Vec<Stream>, similar: usize) -> Query {
+    Query {
+        target,
+        text: index.requirement(target),
+        body_known: false,
+        augmented: None,
+        streams,
+        depth: 30,
+        similar,
+        tests: false,
+    }
+}
+
+/// Every stream but the augmented one (which asks a model).
+fn all_streams() -> Vec<Stream> {
+    vec![Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description]
+}
+
+/// Adds to `hits` the share of `gold` among the first 5, 10 and 30 pieces.
+fn add_recall(hits: &mut [f64; 3], pieces: &[super::retrieve::Piece], gold: &HashSet<usize>) {
+    for (h, k) in hits.iter_mut().zip([5, 10, 30]) {
+        *h += pieces.iter().take(k).filter(|p| gold.contains(&p.chunk)).count() as f64 / gold.len() as f64;
+    }
+}
+
+/// A row of recalls summed over `n` targets.
+fn row(name: &str, hits: &[f64; 3], n: usize) -> Row {
+    let n = n.max(1) as f64;
+    Row {
+        name: name.to_string(),
+        recall_at_5: hits[0] / n,
+        recall_at_10: hits[1] / n,
+        recall_at_30: hits[2] / n,
+    }
+}
+
 /// Runs the benchmark on every project (fetched into `cache`).
 pub fn run(
     home_root: &Path,
@@ -243,9 +287,9 @@ pub fn run(
 ) -> anyhow::Result<BenchReport> {
     let projects = fetch(cache, set, report)?;
     let configs = configurations();
-    let mut hits5 = vec![0.0f64; configs.len()];
-    let mut hits10 = vec![0.0f64; configs.len()];
-    let mut hits30 = vec![0.0f64; configs.len()];
+    // One more row than configurations: graph x3 + ensemble from a cold start.
+    let mut hits = vec![[0.0f64; 3]; configs.len() + 1];
+    let (mut cold_latencies, mut cold_share) = (Vec::new(), 0.0f64);
     let mut stats = Vec::new();
     let mut latencies = Vec::new();
     let mut total_targets = 0;
@@ -255,7 +299,7 @@ pub fn run(
         if !warm {
             let _ = std::fs::remove_dir_all(super::index::index_dir(home_root, &dir)?);
         }
-        let (index, r) = RepoIndex::build(home_root, &dir, embedder.clone(), &|_, _, _| {})?;
+        let (mut index, r) = RepoIndex::build(home_root, &dir, embedder.clone(), Embed::All, &|_, _, _| {})?;
         let found = targets(&index);
         if found.is_empty() {
             bail!("{}: no function to measure on", project.name);
@@ -271,27 +315,30 @@ pub fn run(
         ));
         for (target, gold) in &found {
             for (n, (_, streams, weight, similar)) in configs.iter().enumerate() {
-                let q = Query {
-                    target: *target,
-                    text: index.requirement(*target),
-                    body_known: false,
-                    augmented: None,
-                    streams: streams.clone(),
-                    depth: 30,
-                    similar: *similar,
-                    tests: false,
-                };
+                let q = blanked(&index, *target, streams.clone(), *similar);
                 let started = Instant::now();
                 let pieces = index.retrieve(&q, *weight)?;
                 if n + 1 == configs.len() {
                     latencies.push(started.elapsed().as_secs_f64() * 1000.0);
                 }
-                let recall = |k: usize| pieces.iter().take(k).filter(|p| gold.contains(&p.chunk)).count() as f64 / gold.len() as f64;
-                hits5[n] += recall(5);
-                hits10[n] += recall(10);
-                hits30[n] += recall(30);
+                add_recall(&mut hits[n], &pieces, gold);
             }
         }
+        // Cold start: each target from an index without vectors, as on a project never indexed
+        // (`Embed::Ready`): `prepare` gives vectors to the chunks graph and BM25 reach (read
+        // from the cache here: the vectors it would embed), and only those are compared.
+        let db = super::index::open_db(&index.dir)?;
+        for (target, gold) in &found {
+            index.forget_vectors();
+            let q = blanked(&index, *target, all_streams(), super::retrieve::SIMILAR);
+            let started = Instant::now();
+            let ready = index.prepare_in(&db, &q)?;
+            let pieces = index.retrieve(&q, super::retrieve::GRAPH_WEIGHT)?;
+            cold_latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+            cold_share += ready.embedded as f64 / ready.chunks.max(1) as f64;
+            add_recall(&mut hits[configs.len()], &pieces, gold);
+        }
+        drop(db);
         total_targets += found.len();
         stats.push(ProjectStats {
             name: format!("{} {}", project.name, project.version),
@@ -304,13 +351,15 @@ pub fn run(
             index_bytes: r.bytes,
         });
     }
-    latencies.sort_by(f64::total_cmp);
-    let pct = |q: f64| {
+    let pct = |latencies: &mut Vec<f64>, q: f64| {
+        latencies.sort_by(f64::total_cmp);
         latencies
             .get(((latencies.len() as f64 - 1.0) * q).round() as usize)
             .copied()
             .unwrap_or(0.0)
     };
+    let mut names: Vec<String> = configs.into_iter().map(|(name, ..)| name).collect();
+    names.push(COLD_ROW.into());
     let lines: usize = stats.iter().map(|s| s.lines).sum();
     let per10k = 10_000.0 / lines.max(1) as f64;
     Ok(BenchReport {
@@ -318,18 +367,15 @@ pub fn run(
         index_mb_per_10k_lines: stats.iter().map(|s| s.index_bytes).sum::<u64>() as f64 / 1e6 * per10k,
         projects: stats,
         targets: total_targets,
-        rows: configs
+        rows: names
             .iter()
             .enumerate()
-            .map(|(n, (name, ..))| Row {
-                name: name.clone(),
-                recall_at_5: hits5[n] / total_targets.max(1) as f64,
-                recall_at_10: hits10[n] / total_targets.max(1) as f64,
-                recall_at_30: hits30[n] / total_targets.max(1) as f64,
-            })
+            .map(|(n, name)| row(name, &hits[n], total_targets))
             .collect(),
-        query_ms_median: pct(0.5),
-        query_ms_p95: pct(0.95),
+        query_ms_median: pct(&mut latencies, 0.5),
+        query_ms_p95: pct(&mut latencies, 0.95),
+        cold_query_ms_median: pct(&mut cold_latencies, 0.5),
+        cold_embedded_share: cold_share / total_targets.max(1) as f64,
     })
 }
 
@@ -368,7 +414,7 @@ pub async fn run_model_stages(
     let mut indexes = Vec::new();
     for (project, dir) in projects {
         report(&format!("indexing {} {} (incremental)", project.name, project.version));
-        let (index, _) = RepoIndex::build(home_root, &dir, embedder.clone(), &|_, _, _| {})?;
+        let (index, _) = RepoIndex::build(home_root, &dir, embedder.clone(), Embed::All, &|_, _, _| {})?;
         let found = targets(&index);
         indexes.push((index, found));
     }
@@ -385,24 +431,13 @@ pub async fn run_model_stages(
         "+ rerank of the first 20 (qodo)",
         "+ augmented + rerank",
     ];
-    let mut hits5 = [0.0f64; 4];
-    let mut hits10 = [0.0f64; 4];
-    let mut hits30 = [0.0f64; 4];
+    let mut hits = [[0.0f64; 3]; 4];
     let (mut calls, mut failed, mut call_seconds) = (0usize, 0usize, 0.0f64);
     for (n, &(p, t)) in picked.iter().enumerate() {
         let (index, found) = &indexes[p];
         let (target, gold) = &found[t];
         report(&format!("[{}/{}] {}", n + 1, picked.len(), index.graph.chunks[*target].id));
-        let mut q = Query {
-            target: *target,
-            text: index.requirement(*target),
-            body_known: false,
-            augmented: None,
-            streams: vec![Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description],
-            depth: 30,
-            similar: super::retrieve::SIMILAR,
-            tests: false,
-        };
+        let mut q = blanked(index, *target, all_streams(), super::retrieve::SIMILAR);
         let base = index.retrieve(&q, GRAPH_WEIGHT)?;
         let started = Instant::now();
         calls += 1;
@@ -442,25 +477,16 @@ pub async fn run_model_stages(
         let both = reranked.pop().unwrap_or_default();
         let rerank = reranked.pop().unwrap_or_default();
         for (i, pieces) in [&base, &augmented, &rerank, &both].into_iter().enumerate() {
-            let recall = |k: usize| pieces.iter().take(k).filter(|p| gold.contains(&p.chunk)).count() as f64 / gold.len() as f64;
-            hits5[i] += recall(5);
-            hits10[i] += recall(10);
-            hits30[i] += recall(30);
+            add_recall(&mut hits[i], pieces, gold);
         }
     }
-    let n = picked.len().max(1) as f64;
     Ok(StagesReport {
         model: m.params.model.clone(),
         sample: picked.len(),
         rows: names
             .iter()
             .enumerate()
-            .map(|(i, name)| Row {
-                name: name.to_string(),
-                recall_at_5: hits5[i] / n,
-                recall_at_10: hits10[i] / n,
-                recall_at_30: hits30[i] / n,
-            })
+            .map(|(i, name)| row(name, &hits[i], picked.len()))
             .collect(),
         failed,
         calls,

@@ -54,6 +54,10 @@ pub struct IndexReport {
     pub edges: usize,
     /// Texts embedded in this pass (the rest came from the cache).
     pub embedded: usize,
+    /// Texts not embedded yet (`Embed::Ready` on a cold project): a query embeds those of its
+    /// neighbourhood; `rgd index` embeds them all.
+    #[serde(default)]
+    pub pending: usize,
     pub seconds: f64,
     /// The index directory's size on disk.
     pub bytes: u64,
@@ -61,6 +65,20 @@ pub struct IndexReport {
     pub described: usize,
     pub describe_failed: usize,
 }
+
+/// How much of a project's text an index build embeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Embed {
+    /// Every text a full index holds (`rgd index`, the benchmarks).
+    All,
+    /// The cached vectors, and the missing texts only when they are at most `EAGER_TEXTS` (a
+    /// changed file): a cold project starts from its syntax tree, graph and BM25, and a query
+    /// embeds what its neighbourhood needs (`RepoIndex::prepare`).
+    Ready,
+}
+
+/// Missing texts `Embed::Ready` still embeds at once (about a second).
+pub const EAGER_TEXTS: usize = 256;
 
 /// Texts embedded at once, at most: sorted by length, a batch's texts are about as long as each
 /// other, and a batch of long ones holds fewer, so that it pads to at most `BATCH_TOKENS` tokens
@@ -162,7 +180,7 @@ pub fn store_descriptions(dir: &Path, written: &[(Vec<u8>, String)]) -> anyhow::
     Ok(())
 }
 
-fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
+pub(super) fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
     sled::Config::new()
         .path(dir.join("db"))
         .cache_capacity(32 << 20)
@@ -334,12 +352,13 @@ fn dir_size(dir: &Path) -> u64 {
 }
 
 impl RepoIndex {
-    /// Indexes `root` (again: only what changed), then opens the index. `progress(done, total)`
-    /// is called as files are read and texts embedded.
+    /// Indexes `root` (again: only what changed), then opens the index, embedding what `embed`
+    /// says. `progress(done, total)` is called as files are read and texts embedded.
     pub fn build(
         home_root: &Path,
         root: &Path,
         embedder: Arc<Embedder>,
+        embed: Embed,
         progress: &dyn Fn(&str, usize, usize),
     ) -> anyhow::Result<(RepoIndex, IndexReport)> {
         let started = Instant::now();
@@ -348,7 +367,6 @@ impl RepoIndex {
         std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
         let db = open_db(&dir)?;
         let file_tree = db.open_tree("files")?;
-        let vector_tree = db.open_tree("vectors")?;
         db.insert("root", root.canonicalize()?.display().to_string().as_bytes())?;
 
         // Files: reuse what did not change.
@@ -403,89 +421,150 @@ impl RepoIndex {
             }
         }
         let graph = Graph::build(&modules);
-
-        // Embeddings: by the hash of the text, so unchanged chunks are never embedded again. A
-        // chunk the code stream never returns (a module, a test: `retrieve.rs` leaves them out)
-        // gets no code vector; every chunk keeps its description's, which similar requirements
-        // compare.
-        let written_tree = db.open_tree("descriptions")?;
-        let mut texts: Vec<(Option<String>, String)> = Vec::with_capacity(graph.chunks.len());
-        for c in &graph.chunks {
-            let written = written_tree.get(code_key(c))?.map(|v| String::from_utf8_lossy(&v).into_owned());
-            texts.push((
-                needs_code_vector(c).then(|| c.code.clone()),
-                description_with(c, written.as_deref()),
-            ));
-        }
-        let mut seen = std::collections::HashSet::new();
-        let mut wanted: Vec<&str> = Vec::new();
-        for (code, desc) in &texts {
-            for t in code.iter().map(String::as_str).chain([desc.as_str()]) {
-                if seen.insert(t) && !vector_tree.contains_key(hash(t))? {
-                    wanted.push(t);
-                }
-            }
-        }
-        // By length, so a batch pads its texts to about their own length, not to its longest.
-        wanted.sort_by_key(|t| t.len());
-        let embedded = wanted.len();
-        let mut done = 0;
-        for batch in batches(&wanted) {
-            progress("embedding texts", done, embedded);
-            done += batch.len();
-            let vectors = embedder.embed(batch)?;
-            let mut b = sled::Batch::default();
-            for (t, v) in batch.iter().zip(vectors) {
-                b.insert(hash(t), v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
-            }
-            vector_tree.apply_batch(b)?;
-        }
-        db.flush()?;
-        let lookup = |t: &str| -> anyhow::Result<Vec<f32>> {
-            let bytes = vector_tree.get(hash(t))?.context("an embedding went missing from the index")?;
-            Ok(vector_from(&bytes))
-        };
-        let mut code_vectors = Vec::with_capacity(texts.len());
-        let mut description_vectors = Vec::with_capacity(texts.len());
-        for (code, desc) in &texts {
-            code_vectors.push(match code {
-                Some(code) => lookup(code)?,
-                None => Vec::new(),
-            });
-            description_vectors.push(lookup(desc)?);
-        }
         let imports = modules.iter().map(|m| (m.file.clone(), m.import_text.clone())).collect();
         let lines = modules.iter().map(|m| m.lines).sum();
-        drop(db);
+        drop(modules);
         let bm25 = Bm25::build(&graph.chunks)?;
+        let chunks = graph.chunks.len();
+        let edges = graph.edges.len();
+        let mut index = RepoIndex {
+            root: root.to_path_buf(),
+            dir: dir.clone(),
+            code_vectors: vec![Vec::new(); chunks],
+            description_vectors: vec![Vec::new(); chunks],
+            graph,
+            imports,
+            bm25,
+            embedder,
+        };
+        // Embeddings: by the hash of the text, so unchanged chunks are never embedded again.
+        // What the cache holds is loaded; the rest is embedded now when `embed` asks it or when
+        // it is little (a changed file), else when a query needs it (`prepare`).
+        let all: Vec<usize> = (0..chunks).collect();
+        let missing = index.fill(&db, &all, false, false, progress)?;
+        let embedded = if embed == Embed::All || missing <= EAGER_TEXTS {
+            index.fill(&db, &all, false, true, progress)?
+        } else {
+            0
+        };
+        db.flush()?;
+        drop(db);
         let report = IndexReport {
             files: files.len(),
             parsed,
             failed,
             skipped,
             removed,
-            chunks: graph.chunks.len(),
+            chunks,
             lines,
-            edges: graph.edges.len(),
+            edges,
             embedded,
+            pending: missing - embedded,
             seconds: started.elapsed().as_secs_f64(),
             bytes: dir_size(&dir),
             described: 0,
             describe_failed: 0,
         };
-        Ok((
-            RepoIndex {
-                root: root.to_path_buf(),
-                dir,
-                graph,
-                imports,
-                code_vectors,
-                description_vectors,
-                bm25,
-                embedder,
-            },
-            report,
-        ))
+        Ok((index, report))
+    }
+
+    /// Loads the vectors `chunks` lack from the cache and, with `embed`, embeds what it does not
+    /// hold (and keeps it there). A chunk gets a code vector when the code stream may return it
+    /// (`needs_code_vector`; a test's too with `tests`), and a description vector (its signature,
+    /// docstring and any written description), which similar requirements compare. Returns the
+    /// texts embedded, or without `embed` the texts missing.
+    pub(super) fn fill(
+        &mut self,
+        db: &sled::Db,
+        chunks: &[usize],
+        tests: bool,
+        embed: bool,
+        progress: &dyn Fn(&str, usize, usize),
+    ) -> anyhow::Result<usize> {
+        let vector_tree = db.open_tree("vectors")?;
+        let written_tree = db.open_tree("descriptions")?;
+        // (chunk, code or description, text) for each vector a chunk lacks.
+        let mut lacking: Vec<(usize, bool, String)> = Vec::new();
+        for &i in chunks {
+            let c = &self.graph.chunks[i];
+            let wants_code = needs_code_vector(c) || (tests && c.kind != ChunkKind::Module);
+            if wants_code && self.code_vectors[i].is_empty() {
+                lacking.push((i, true, c.code.clone()));
+            }
+            if self.description_vectors[i].is_empty() {
+                let written = written_tree.get(code_key(c))?.map(|v| String::from_utf8_lossy(&v).into_owned());
+                lacking.push((i, false, description_with(c, written.as_deref())));
+            }
+        }
+        let mut cached: HashMap<&str, Vec<f32>> = HashMap::new();
+        let mut wanted: Vec<&str> = Vec::new();
+        for (_, _, t) in &lacking {
+            if cached.contains_key(t.as_str()) {
+                continue;
+            }
+            match vector_tree.get(hash(t))? {
+                Some(bytes) => {
+                    cached.insert(t, vector_from(&bytes));
+                }
+                None => wanted.push(t),
+            }
+        }
+        // Each text once, by length, so a batch pads its texts to about their own length.
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted.sort_by_key(|t| t.len());
+        if !embed {
+            self.place(&lacking, &cached);
+            return Ok(wanted.len());
+        }
+        let mut done = 0;
+        for batch in batches(&wanted) {
+            progress("embedding texts", done, wanted.len());
+            done += batch.len();
+            let vectors = self.embedder.embed(batch)?;
+            let mut b = sled::Batch::default();
+            for (t, v) in batch.iter().zip(vectors) {
+                b.insert(hash(t), v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+                cached.insert(t, v);
+            }
+            vector_tree.apply_batch(b)?;
+        }
+        self.place(&lacking, &cached);
+        Ok(wanted.len())
+    }
+
+    fn place(&mut self, lacking: &[(usize, bool, String)], vectors: &HashMap<&str, Vec<f32>>) {
+        for (i, code, t) in lacking {
+            if let Some(v) = vectors.get(t.as_str()) {
+                match code {
+                    true => self.code_vectors[*i] = v.clone(),
+                    false => self.description_vectors[*i] = v.clone(),
+                }
+            }
+        }
+    }
+
+    /// Whether every chunk has the vectors a full index gives it (else the embedding streams
+    /// only see the chunks a query's `prepare` embedded).
+    pub fn complete(&self) -> bool {
+        self.graph
+            .chunks
+            .iter()
+            .enumerate()
+            .all(|(i, c)| !self.description_vectors[i].is_empty() && (!needs_code_vector(c) || !self.code_vectors[i].is_empty()))
+    }
+
+    /// Drops every vector, as a cold open on a large project leaves the index (the benchmark's
+    /// cold-start row: each target then `prepare`s from nothing).
+    pub fn forget_vectors(&mut self) {
+        for v in self.code_vectors.iter_mut().chain(self.description_vectors.iter_mut()) {
+            *v = Vec::new();
+        }
+    }
+
+    /// How many chunks have their vectors (the embedding streams compare only these).
+    pub fn embedded_chunks(&self) -> usize {
+        self.description_vectors.iter().filter(|v| !v.is_empty()).count()
     }
 
     /// BM25 over the chunks' identifiers (split) and docstrings: (chunk, score), best first.

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::chunks::ChunkKind;
 use super::chunks::is_test_file;
 use super::graph::EdgeKind;
-use super::index::{RepoIndex, description};
+use super::index::{RepoIndex, description, open_db};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -48,6 +48,30 @@ impl Stream {
 /// The graph's weight when it is fused with the other streams: the best of 1, 3 and 5 on
 /// `rgd bench repo` (chosen on that benchmark; there is no held-out set).
 pub const GRAPH_WEIGHT: f32 = 3.0;
+
+/// What the embedding streams of a retrieval compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Readiness {
+    pub chunks: usize,
+    /// Chunks with their vectors.
+    pub embedded: usize,
+    /// Every chunk has them (a full index).
+    pub complete: bool,
+}
+
+impl Readiness {
+    /// What a retrieval used, in words.
+    pub fn describe(&self) -> String {
+        if self.complete {
+            format!("graph, BM25 and embeddings over all {} chunks", self.chunks)
+        } else {
+            format!(
+                "graph and BM25 over all {} chunks, embeddings over the {} that graph and BM25 reach from the target (not every chunk is embedded yet: `rgd index` embeds the rest)",
+                self.chunks, self.embedded
+            )
+        }
+    }
+}
 
 /// One stream's answer, best first: (chunk, the stream's own score, why).
 pub type Ranked = Vec<(usize, f32, String)>;
@@ -100,6 +124,11 @@ pub const CONFIDENT_COSINE_GAP: f32 = 0.1;
 /// own first hits may outvote it, their noise may not bury it.
 pub const CONFIDENT_PLACE: usize = 3;
 
+/// Whether `q` may return tests by their code (tests get code vectors only then).
+fn wants_test_code(q: &Query) -> bool {
+    q.tests && q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Augmented))
+}
+
 /// Whether `list`'s first hit is confident, by its stream's own scores.
 fn confident(stream: Stream, list: &Ranked) -> bool {
     let (Some(first), second) = (list.first(), list.get(1)) else {
@@ -116,107 +145,140 @@ fn confident(stream: Stream, list: &Ranked) -> bool {
 /// How many functions with the most similar requirements lend the graph their callees.
 pub const SIMILAR: usize = 5;
 
-/// Graph edges and how much each says about relevance; the requirement's likeness adds up to 1.
-fn graph_candidates(index: &RepoIndex, q: &Query, qv: &[f32]) -> HashMap<usize, (f32, String)> {
-    let (target, body_known, requirement) = (q.target, q.body_known, q.text.as_str());
-    let g = &index.graph;
-    let t = &g.chunks[target];
-    let mut found: HashMap<usize, (f32, String)> = HashMap::new();
-    let mut add = |i: usize, weight: f32, why: String| {
-        if i == target || g.chunks[i].kind == ChunkKind::Module || (!q.tests && is_test_file(&g.chunks[i].file)) {
+/// The graph stream's candidates, each with its weight and why; a candidate found twice keeps
+/// its heaviest reason.
+struct Candidates<'a> {
+    index: &'a RepoIndex,
+    q: &'a Query,
+    found: HashMap<usize, (f32, String)>,
+}
+
+impl Candidates<'_> {
+    fn add(&mut self, i: usize, weight: f32, why: String) {
+        let g = &self.index.graph;
+        if i == self.q.target || g.chunks[i].kind == ChunkKind::Module || (!self.q.tests && is_test_file(&g.chunks[i].file)) {
             return;
         }
-        let e = found.entry(i).or_insert((0.0, String::new()));
+        let e = self.found.entry(i).or_insert((0.0, String::new()));
         if weight > e.0 {
             *e = (weight, why);
         }
+    }
+
+    /// The target's structural neighbourhood: its callees (when its body is known), its class,
+    /// the class's members and bases, what its module imports from the project and defines, and
+    /// its callers.
+    fn structural(&mut self) {
+        let (index, q) = (self.index, self.q);
+        let g = &index.graph;
+        let target = q.target;
+        let t = &g.chunks[target];
+        if q.body_known {
+            for c in g.callees(target) {
+                self.add(c, 5.0, "called by the target".into());
+            }
+        }
+        // Its class, the class's other members, and its bases' members.
+        for &(p, k) in g.incoming(target) {
+            if k == EdgeKind::Contains && g.chunks[p].kind == ChunkKind::Class {
+                self.add(p, 3.5, format!("the target's class ({})", g.chunks[p].name));
+                for &(m, k) in g.outgoing(p) {
+                    if k == EdgeKind::Contains {
+                        self.add(m, 3.0, format!("same class ({})", g.chunks[p].name));
+                    }
+                    if k == EdgeKind::Inherits {
+                        self.add(m, 3.0, format!("base class of {}", g.chunks[p].name));
+                        for &(bm, k) in g.outgoing(m) {
+                            if k == EdgeKind::Contains {
+                                self.add(bm, 2.5, format!("inherited from {}", g.chunks[m].name));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // What the module imports from the project, and what it defines.
+        if let Some(m) = g.index_of(&format!("{}::<module>", t.file)) {
+            for &(x, k) in g.outgoing(m) {
+                match k {
+                    EdgeKind::Imports if g.chunks[x].kind == ChunkKind::Module => {
+                        // A whole project module imported: its definitions.
+                        for &(d, k) in g.outgoing(x) {
+                            if k == EdgeKind::Contains {
+                                self.add(d, 2.0, format!("in {}, which {} imports", g.chunks[x].module, t.module));
+                            }
+                        }
+                    }
+                    EdgeKind::Imports => self.add(x, 2.5, format!("imported by {}", t.module)),
+                    EdgeKind::Contains => self.add(x, 2.0, format!("same module ({})", t.module)),
+                    _ => {}
+                }
+            }
+        }
+        for &(c, k) in g.incoming(target) {
+            if k == EdgeKind::Calls {
+                self.add(c, 0.5, "calls the target".into());
+            }
+        }
+    }
+
+    /// Similar requirements (CodeRAG's requirement graph mapped onto the code graph): what the
+    /// functions whose descriptions are most like the target's call, the target likely calls too.
+    fn similar(&mut self, qv: &[f32]) {
+        let (index, q) = (self.index, self.q);
+        for (s, like) in index
+            .nearest(qv, true, q.similar + 1)
+            .into_iter()
+            .filter(|&(s, _)| s != q.target)
+            .take(q.similar)
+        {
+            let name = &index.graph.chunks[s].name;
+            for c in index.graph.callees(s) {
+                self.add(
+                    c,
+                    3.5 * like,
+                    format!("called by {name}, whose requirement is like this one (cosine {like:.2})"),
+                );
+            }
+        }
+    }
+
+    /// Definitions the requirement names as code (`windowed`, :func:`take`, `peekable()`,
+    /// snake_case or CamelCase words): the requirement graph's link to the code graph. A bonus on
+    /// top of a structural edge, a weak edge of its own elsewhere (names repeat across modules).
+    fn named(&mut self) {
+        let (index, q) = (self.index, self.q);
+        for name in named_in(&q.text) {
+            for (i, c) in index.graph.chunks.iter().enumerate() {
+                let short = c.name.rsplit('.').next().unwrap_or(&c.name);
+                if i == q.target || c.kind == ChunkKind::Module || short != name || (!q.tests && is_test_file(&c.file)) {
+                    continue;
+                }
+                match self.found.get_mut(&i) {
+                    Some((w, why)) => {
+                        *w += 1.0;
+                        why.push_str(&format!(", named in the requirement ({short})"));
+                    }
+                    None => {
+                        self.found.insert(i, (1.5, format!("named in the requirement ({short})")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Graph edges and how much each says about relevance; the requirement's likeness adds up to 1.
+fn graph_candidates(index: &RepoIndex, q: &Query, qv: &[f32]) -> HashMap<usize, (f32, String)> {
+    let mut c = Candidates {
+        index,
+        q,
+        found: HashMap::new(),
     };
-    if body_known {
-        for c in g.callees(target) {
-            add(c, 5.0, "called by the target".into());
-        }
-    }
-    // Its class, the class's other members, and its bases' members.
-    for &(p, k) in g.incoming(target) {
-        if k == EdgeKind::Contains && g.chunks[p].kind == ChunkKind::Class {
-            add(p, 3.5, format!("the target's class ({})", g.chunks[p].name));
-            for &(m, k) in g.outgoing(p) {
-                if k == EdgeKind::Contains {
-                    add(m, 3.0, format!("same class ({})", g.chunks[p].name));
-                }
-                if k == EdgeKind::Inherits {
-                    add(m, 3.0, format!("base class of {}", g.chunks[p].name));
-                    for &(bm, k) in g.outgoing(m) {
-                        if k == EdgeKind::Contains {
-                            add(bm, 2.5, format!("inherited from {}", g.chunks[m].name));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // What the module imports from the project, and what it defines.
-    let module = g.index_of(&format!("{}::<module>", t.file));
-    if let Some(m) = module {
-        for &(x, k) in g.outgoing(m) {
-            match k {
-                EdgeKind::Imports if g.chunks[x].kind == ChunkKind::Module => {
-                    // A whole project module imported: its definitions.
-                    for &(d, k) in g.outgoing(x) {
-                        if k == EdgeKind::Contains {
-                            add(d, 2.0, format!("in {}, which {} imports", g.chunks[x].module, t.module));
-                        }
-                    }
-                }
-                EdgeKind::Imports => add(x, 2.5, format!("imported by {}", t.module)),
-                EdgeKind::Contains => add(x, 2.0, format!("same module ({})", t.module)),
-                _ => {}
-            }
-        }
-    }
-    for &(c, k) in g.incoming(target) {
-        if k == EdgeKind::Calls {
-            add(c, 0.5, "calls the target".into());
-        }
-    }
-    // Similar requirements (CodeRAG's requirement graph mapped onto the code graph): what the
-    // functions whose descriptions are most like the target's call, the target likely calls too.
-    for (s, like) in index
-        .nearest(qv, true, q.similar + 1)
-        .into_iter()
-        .filter(|&(s, _)| s != target)
-        .take(q.similar)
-    {
-        let name = &g.chunks[s].name;
-        for c in g.callees(s) {
-            add(
-                c,
-                3.5 * like,
-                format!("called by {name}, whose requirement is like this one (cosine {like:.2})"),
-            );
-        }
-    }
-    // Definitions the requirement names as code (`windowed`, :func:`take`, `peekable()`,
-    // snake_case or CamelCase words): the requirement graph's link to the code graph. A bonus on
-    // top of a structural edge, a weak edge of its own elsewhere (names repeat across modules).
-    for name in named_in(requirement) {
-        for (i, c) in g.chunks.iter().enumerate() {
-            let short = c.name.rsplit('.').next().unwrap_or(&c.name);
-            if i == target || c.kind == ChunkKind::Module || short != name || (!q.tests && is_test_file(&c.file)) {
-                continue;
-            }
-            match found.get_mut(&i) {
-                Some((w, why)) => {
-                    *w += 1.0;
-                    why.push_str(&format!(", named in the requirement ({short})"));
-                }
-                None => {
-                    found.insert(i, (1.5, format!("named in the requirement ({short})")));
-                }
-            }
-        }
-    }
-    found
+    c.structural();
+    c.similar(qv);
+    c.named();
+    c.found
 }
 
 /// The identifiers a requirement writes as code: in backquotes, called, or shaped like an
@@ -288,19 +350,98 @@ impl RepoIndex {
         description(&self.graph.chunks[target])
     }
 
-    /// Each requested stream's ranked list for `q`, the target and module chunks left out.
-    pub fn streams(&self, q: &Query) -> anyhow::Result<Vec<(Stream, Ranked)>> {
-        let keep = |i: usize| {
-            let c = &self.graph.chunks[i];
-            i != q.target && c.kind != ChunkKind::Module && (q.tests || !is_test_file(&c.file))
-        };
-        // Enough hits that those left out do not shorten a list.
+    /// Whether a stream may return chunk `i` for `q`: not the target, not a module, not a test
+    /// unless `q` asks for them.
+    fn may_return(&self, q: &Query, i: usize) -> bool {
+        let c = &self.graph.chunks[i];
+        i != q.target && c.kind != ChunkKind::Module && (q.tests || !is_test_file(&c.file))
+    }
+
+    /// How many hits a stream fetches so that those `may_return` leaves out do not shorten it.
+    fn fetch(&self, q: &Query) -> usize {
         let left_out = if q.tests {
             0
         } else {
             self.graph.chunks.iter().filter(|c| is_test_file(&c.file)).count()
         };
-        let fetch = q.depth + 2 + left_out;
+        q.depth + 2 + left_out
+    }
+
+    /// The chunks `q` reaches without an embedding: the graph's structural and named candidates,
+    /// and BM25's first hits for the requirement (and for its expansion, when there is one).
+    fn neighbourhood(&self, q: &Query) -> anyhow::Result<Vec<usize>> {
+        let mut c = Candidates {
+            index: self,
+            q,
+            found: HashMap::new(),
+        };
+        c.structural();
+        c.named();
+        let mut near: Vec<usize> = c.found.into_keys().collect();
+        for text in std::iter::once(&q.text).chain(&q.augmented) {
+            let hits = self.bm25(text, self.fetch(q))?;
+            near.extend(hits.into_iter().map(|(i, _)| i).filter(|&i| self.may_return(q, i)).take(q.depth));
+        }
+        near.sort_unstable();
+        near.dedup();
+        Ok(near)
+    }
+
+    /// Makes the index ready for `q`: on a complete index, nothing (or, when `q` may return
+    /// tests by their code, the tests' code vectors); on one built without every embedding, the
+    /// vectors of the chunks the graph and BM25 reach from the target, and of the callees of the
+    /// functions whose requirements are most like it (the graph stream's similar-requirement
+    /// edges). Embedded texts are kept in the index's cache for the next query and the next open.
+    pub fn prepare(&mut self, q: &Query) -> anyhow::Result<Readiness> {
+        if self.complete() && !wants_test_code(q) {
+            return Ok(self.readiness());
+        }
+        let db = open_db(&self.dir)?;
+        self.prepare_in(&db, q)
+    }
+
+    /// `prepare` with the index's database already open (a benchmark asks it for every target).
+    pub fn prepare_in(&mut self, db: &sled::Db, q: &Query) -> anyhow::Result<Readiness> {
+        let test_code = wants_test_code(q);
+        let quiet = |_: &str, _: usize, _: usize| {};
+        if self.complete() {
+            if test_code {
+                let tests: Vec<usize> = (0..self.graph.chunks.len())
+                    .filter(|&i| is_test_file(&self.graph.chunks[i].file))
+                    .collect();
+                self.fill(db, &tests, true, true, &quiet)?;
+            }
+            return Ok(self.readiness());
+        }
+        let near = self.neighbourhood(q)?;
+        self.fill(db, &near, test_code, true, &quiet)?;
+        if q.similar > 0 {
+            let qv = self.embedder.embed_one(&q.text)?;
+            let lent: Vec<usize> = self
+                .nearest(&qv, true, q.similar + 1)
+                .into_iter()
+                .filter(|&(s, _)| s != q.target)
+                .take(q.similar)
+                .flat_map(|(s, _)| self.graph.callees(s).collect::<Vec<_>>())
+                .collect();
+            self.fill(db, &lent, test_code, true, &quiet)?;
+        }
+        Ok(self.readiness())
+    }
+
+    /// What the embedding streams compare now.
+    pub fn readiness(&self) -> Readiness {
+        Readiness {
+            chunks: self.graph.chunks.len(),
+            embedded: self.embedded_chunks(),
+            complete: self.complete(),
+        }
+    }
+
+    /// Each requested stream's ranked list for `q`, the target and module chunks left out.
+    pub fn streams(&self, q: &Query) -> anyhow::Result<Vec<(Stream, Ranked)>> {
+        let keep = |i: usize| self.may_return(q, i);
+        let fetch = self.fetch(q);
         let mut out = Vec::new();
         let needs_vector = q
             .streams
@@ -313,25 +454,6 @@ impl RepoIndex {
         };
         // Embedded once, for every stream that compares with it.
         let qv: &[f32] = query_vector.as_deref().unwrap_or_default();
-        // Test functions have no code vector in the index (the code stream leaves them out);
-        // asked for, they are embedded now.
-        let wants_code = q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Augmented));
-        let test_code: Vec<(usize, Vec<f32>)> = if q.tests && wants_code {
-            let ids: Vec<usize> = (0..self.graph.chunks.len())
-                .filter(|&i| self.code_vectors[i].is_empty() && self.graph.chunks[i].kind != ChunkKind::Module)
-                .collect();
-            let texts: Vec<&str> = ids.iter().map(|&i| self.graph.chunks[i].code.as_str()).collect();
-            ids.into_iter().zip(self.embedder.embed(&texts)?).collect()
-        } else {
-            Vec::new()
-        };
-        let by_code = |v: &[f32], k: usize| {
-            let mut hits = self.nearest(v, false, k);
-            hits.extend(test_code.iter().map(|(i, tv)| (*i, crate::memory::embed::dot(v, tv))));
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-            hits.truncate(k);
-            hits
-        };
         let name = |i: usize| self.graph.chunks[i].name.clone();
         for &stream in &q.streams {
             let list: Ranked = match stream {
@@ -366,7 +488,8 @@ impl RepoIndex {
                     let descriptions = stream == Stream::Description;
                     let hits = match descriptions {
                         true => self.nearest(qv, true, fetch),
-                        false => by_code(qv, fetch),
+                        // A test has a code vector once a query asked for tests (`prepare`).
+                        false => self.nearest(qv, false, fetch),
                     };
                     hits.into_iter()
                         .filter(|(i, _)| keep(*i))
@@ -385,7 +508,7 @@ impl RepoIndex {
                     None => continue,
                     Some(text) => {
                         let v = self.embedder.embed_one(text)?;
-                        let mut by_code = by_code(&v, fetch);
+                        let mut by_code = self.nearest(&v, false, fetch);
                         by_code.retain(|(i, _)| keep(*i));
                         let mut bm = self.bm25(text, fetch)?;
                         bm.retain(|(i, _)| keep(*i));
