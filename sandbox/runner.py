@@ -23,7 +23,7 @@ Jobs arrive as one JSON line on stdin:
   candidate: {"role": "candidate", "code": str, "mode": "function"|"stdio"|"call",
               "entry_point": str|null, "per_test_timeout": float, "output_cap": int, "chdir": str?}
   checker:   {"role": "checker", "nonce": str, "mode": ..., "entry_point": ...,
-              "tests": [{"kind": "assert"|"check", "src": str} | {"kind": "io"|"run", "input", "output"}]}
+              "tests": [{"kind": "assert"|"check"|"value", "src": str} | {"kind": "io"|"run", "input", "output"}]}
 Only the standard library is used; imports beyond `json` are kept lazy: start-up time is much of a run.
 """
 
@@ -865,6 +865,19 @@ class Checker:
         ns["__rgd_check__"](self.candidate())
         verdict["status"] = "passed"
 
+    def run_value(self, src, ns, verdict):
+        """An expression whose value is reported whole, as a Python literal (`rgd datasets plus`:
+        the reference solution's output on a generated input). The value was rebuilt here out of
+        exact builtin types, so the literal is the data itself; one that holds an object of the
+        candidate's (a handle), a float that is not finite, or more than VALUE_CAP characters is
+        an error."""
+        value = eval(compile(src, "test.py", "eval"), ns)
+        text = literal(value, 0)
+        if _len(text) > VALUE_CAP:
+            raise ValueError("the value's literal has %d characters, over %d" % (_len(text), VALUE_CAP))
+        verdict["status"] = "passed"
+        verdict["got"] = text
+
     def run_call(self, test, verdict):
         """APPS call-based task: one argument per input line, compare the return value."""
         lines = test["input"].split("\n")
@@ -914,6 +927,8 @@ class Checker:
                         self.run_check(test["src"], self.namespace(), verdict)
                     elif kind == "io":
                         self.run_call(test, verdict)
+                    elif kind == "value":
+                        self.run_value(test["src"], self.namespace(), verdict)
                     else:
                         raise ValueError("unknown test kind %r" % kind)
             except Tampered as e:
@@ -1070,6 +1085,35 @@ def walk(node):
                 todo.extend(v for v in value if _isinstance(v, _ast.AST))
             elif _isinstance(value, _ast.AST):
                 todo.append(value)
+
+
+VALUE_CAP = 20000
+_LITERAL_SCALARS = (_type(None), bool, int, str, bytes)
+
+
+def literal(value, depth):
+    """`value` as a Python literal that `ast.literal_eval` reads back equal, or ValueError."""
+    if depth > 50:
+        raise ValueError("a value nested deeper than 50 levels")
+    t = _type(value)
+    if t in _LITERAL_SCALARS:
+        return _repr(value)
+    if t is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("a float that is not finite: %r" % value)
+        return _repr(value)
+    d = depth + 1
+    if t is list:
+        return "[" + ", ".join(literal(x, d) for x in value) + "]"
+    if t is tuple:
+        inner = ", ".join(literal(x, d) for x in value)
+        return "(" + inner + ("," if _len(value) == 1 else "") + ")"
+    if t is dict:
+        return "{" + ", ".join(literal(k, d) + ": " + literal(v, d) for k, v in value.items()) + "}"
+    if t is set:
+        # Sorted by literal, so the same set always reads the same.
+        return "{" + ", ".join(sorted(literal(x, d) for x in value)) + "}" if value else "set()"
+    raise ValueError("not plain data: a %s" % t.__name__)
 
 
 def safe_repr(value):

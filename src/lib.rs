@@ -18,6 +18,7 @@ pub mod engine;
 pub mod launch;
 pub mod llm;
 pub mod memory;
+pub mod plus;
 pub mod record;
 pub mod repo;
 pub mod sandbox;

@@ -42,7 +42,7 @@ fn report(n: usize, status: TestStatus) -> Outcome {
 /// Pieces of hidden tests that the agent-visible material does not already contain.
 fn secrets(task: &Task) -> Vec<String> {
     let raw = |t: &TestCase| match t {
-        TestCase::Assert { src } | TestCase::Check { src } => src.clone(),
+        TestCase::Assert { src } | TestCase::Check { src } | TestCase::Value { src } => src.clone(),
         TestCase::Io { input, output } => format!("{input}\n{output}"),
         TestCase::Run { input } => input.clone(),
         TestCase::Pytest { node, src } => format!("{node}\n{src}"),
@@ -51,7 +51,7 @@ fn secrets(task: &Task) -> Vec<String> {
     let mut out = Vec::new();
     for test in &task.hidden {
         match test {
-            TestCase::Assert { src } => out.push(src.trim().to_string()),
+            TestCase::Assert { src } | TestCase::Value { src } => out.push(src.trim().to_string()),
             TestCase::Check { src } => out.extend(src.lines().map(str::trim).filter(|l| l.starts_with("assert")).map(str::to_string)),
             TestCase::Io { input, output } => {
                 out.push(input.trim().to_string());

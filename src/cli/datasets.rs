@@ -12,22 +12,45 @@ use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, provenance
 use crate::engine::{Suite, suite_tests};
 use crate::sandbox::{Executor, Job, Limits, RunReport, SandboxKind, TestStatus, make_executor};
 
+/// Which tasks of which dataset a command works on, and how many at once.
+#[derive(Debug, clap::Args)]
+pub struct Tasks {
+    /// Dataset name or JSONL path
+    pub name: String,
+    /// Only the first N tasks
+    #[arg(long, value_parser = crate::validate::parse_count)]
+    pub limit: Option<usize>,
+    /// Tasks worked on at once (default: one per core)
+    #[arg(long, value_parser = crate::validate::parse_count)]
+    pub concurrency: Option<usize>,
+    #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
+    pub split_seed: u64,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum DatasetsCommand {
+    /// Extra hidden tests made offline, EvalPlus's way: the tests' own inputs mutated by type, the
+    /// reference solution's outputs (run only in the sandbox); writes NAME-plus, a dataset like
+    /// the others
+    Plus {
+        #[command(flatten)]
+        tasks: Tasks,
+        /// The mutation's seed
+        #[arg(long, default_value_t = super::datasets_plus::DEFAULT_SEED)]
+        seed: u64,
+        /// Generated tests kept per task, at most
+        #[arg(long, default_value_t = 30, value_parser = crate::validate::parse_count)]
+        per_task: usize,
+        /// Where to write it [default: datasets/<name>_plus/tasks.jsonl]
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Known datasets, where they were found and how many tasks they hold
     List,
     /// Run every canonical solution against its hidden (and visible) tests: the harness checking itself
     Verify {
-        /// Dataset name or JSONL path
-        name: String,
-        /// Only the first N tasks
-        #[arg(long, value_parser = crate::validate::parse_count)]
-        limit: Option<usize>,
-        /// Programs run at once (default: one per core)
-        #[arg(long, value_parser = crate::validate::parse_count)]
-        concurrency: Option<usize>,
-        #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
-        split_seed: u64,
+        #[command(flatten)]
+        tasks: Tasks,
         /// Print every task that does not pass
         #[arg(long)]
         verbose: bool,
@@ -42,6 +65,23 @@ pub enum DatasetsCommand {
 
 pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        DatasetsCommand::Plus {
+            tasks,
+            seed,
+            per_task,
+            out,
+        } => {
+            let how = super::datasets_plus::Plus {
+                name: tasks.name,
+                seed,
+                per_task,
+                out,
+                limit: tasks.limit,
+                concurrency: tasks.concurrency,
+                split_seed: tasks.split_seed,
+            };
+            super::datasets_plus::execute(data_dir, how).await
+        }
         DatasetsCommand::List => {
             for entry in CATALOG {
                 match resolve_dataset(entry.name, data_dir) {
@@ -71,10 +111,13 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             Ok(ExitCode::SUCCESS)
         }
         DatasetsCommand::Verify {
-            name,
-            limit,
-            concurrency,
-            split_seed,
+            tasks:
+                Tasks {
+                    name,
+                    limit,
+                    concurrency,
+                    split_seed,
+                },
             verbose,
             sandbox,
             timeout,

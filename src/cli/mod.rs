@@ -5,6 +5,7 @@ mod attempt;
 mod compare;
 mod control;
 mod datasets;
+mod datasets_plus;
 mod demo;
 mod detach;
 mod doctor;

@@ -22,12 +22,17 @@ pub enum Format {
     Mbpp,
     /// APPS as sampled by MapCoder (`sample_io` visible, `test_list` hidden).
     Apps,
+    /// rgd's own: each record a task as rgd holds it (`"rgd": 1`), tests already split; what
+    /// `rgd datasets plus` writes.
+    Rgd,
 }
 
 impl Format {
     fn detect(record: &Map<String, Value>) -> Option<Format> {
         let has = |k: &str| record.contains_key(k);
-        if has("sample_io") && has("test_list") {
+        if has("rgd") && has("hidden") {
+            Some(Format::Rgd)
+        } else if has("sample_io") && has("test_list") {
             Some(Format::Apps)
         } else if has("test_case_list") && has("prompt") {
             Some(Format::HumanevalEt)
@@ -135,6 +140,18 @@ pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDa
         tasks,
         notes,
     })
+}
+
+/// The version of rgd's own task records.
+pub const RGD_RECORD: u64 = 1;
+
+/// A task as one line of rgd's own format.
+pub fn rgd_record(task: &Task) -> Result<String, serde_json::Error> {
+    let mut v = serde_json::to_value(task)?;
+    if let Value::Object(m) = &mut v {
+        m.insert("rgd".into(), Value::from(RGD_RECORD));
+    }
+    serde_json::to_string(&v)
 }
 
 /// Typed access to one JSON record, with errors that name the field.
@@ -250,6 +267,12 @@ fn full_program(prompt: &str, solution: String, entry: &str) -> String {
 
 fn convert(fmt: Format, r: &Record, seed: u64) -> Result<Task, String> {
     match fmt {
+        Format::Rgd => match r.0.get("rgd") {
+            Some(Value::Number(n)) if n.as_u64() == Some(RGD_RECORD) => {
+                serde_json::from_value(Value::Object(r.0.clone())).map_err(|e| format!("not an rgd task: {e}"))
+            }
+            other => Err(format!("rgd record version {other:?}: this rgd reads version {RGD_RECORD}")),
+        },
         Format::Ldb if r.0.contains_key("project") => project_task(r),
         Format::Ldb => {
             let prompt = r.str("prompt")?;

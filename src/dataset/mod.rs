@@ -12,7 +12,7 @@ mod user;
 
 pub use bundled::{bundled_dir, provenance};
 pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
-pub use formats::{Format, LoadedDataset, load_dataset};
+pub use formats::{Format, LoadedDataset, RGD_RECORD, load_dataset, rgd_record};
 pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
 pub use user::{UserTask, test_sources, user_task};
 
@@ -69,6 +69,10 @@ pub enum TestCase {
     /// A stdin/stdout program run with no expectation (`rgd sandbox run`): it passes when it ends
     /// without an exception, and its output is reported.
     Run { input: String },
+    /// An expression whose value the run reports whole, as a Python literal, in `got` (`rgd
+    /// datasets plus`: the reference solution's output on a generated input); it passes when the
+    /// value is plain data.
+    Value { src: String },
     /// One of a project's own tests: pytest's node id, and the test function's source (what an
     /// agent reads of it).
     Pytest { node: String, src: String },
@@ -78,7 +82,7 @@ impl TestCase {
     /// A one-line label for tables and prompts.
     pub fn label(&self) -> String {
         match self {
-            TestCase::Assert { src } => src.trim().to_string(),
+            TestCase::Assert { src } | TestCase::Value { src } => src.trim().to_string(),
             TestCase::Check { .. } => "check(candidate)".to_string(),
             TestCase::Io { input, .. } | TestCase::Run { input } => format!("input: {}", input.trim_end().replace('\n', "\\n")),
             TestCase::Pytest { node, .. } => node.clone(),

@@ -51,7 +51,7 @@ impl TaskMachine {
                 TestCase::Check { src } => Some((t.label(), format!("{src}\ncheck({})", self.task.entry_point))),
                 // A project's test is traced by its node id (the project executor runs it).
                 TestCase::Pytest { node, .. } => Some((t.label(), node.clone())),
-                TestCase::Io { .. } | TestCase::Run { .. } => None,
+                TestCase::Io { .. } | TestCase::Run { .. } | TestCase::Value { .. } => None,
             })
             .collect();
         let Some(code) = self.code.clone().filter(|_| !traceable.is_empty()) else {

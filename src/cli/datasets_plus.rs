@@ -1,0 +1,149 @@
+//! `rgd datasets plus NAME`: writes NAME-plus (see `crate::plus`), a dataset in rgd's own format
+//! beside a README.txt that says how it was made, and reports tests per task before and after.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use futures::StreamExt;
+
+use crate::dataset::{load_dataset, resolve_dataset, rgd_record};
+use crate::plus::{Extended, PlusOptions, extend};
+use crate::sandbox::{SandboxKind, make_executor};
+
+/// The seed the shipped plus datasets were made with.
+pub const DEFAULT_SEED: u64 = 20_241_002;
+
+pub struct Plus {
+    pub name: String,
+    pub seed: u64,
+    pub per_task: usize,
+    pub out: Option<PathBuf>,
+    pub limit: Option<usize>,
+    pub concurrency: Option<usize>,
+    pub split_seed: u64,
+}
+
+pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitCode> {
+    let (name, path) = resolve_dataset(&how.name, data_dir)?;
+    let ds = load_dataset(&name, &path, how.split_seed)?;
+    let mut tasks = ds.tasks;
+    if let Some(n) = how.limit {
+        tasks.truncate(n);
+    }
+    let out = how.out.clone().unwrap_or_else(|| {
+        PathBuf::from("datasets")
+            .join(format!("{}_plus", name.replace('-', "_")))
+            .join("tasks.jsonl")
+    });
+    // Always the wasm sandbox: the reference solutions are code from a dataset, never run on the host.
+    let executor = make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}"))?;
+    let options = PlusOptions {
+        seed: how.seed,
+        per_task: how.per_task,
+    };
+    let started = Instant::now();
+    let parallel = how.concurrency.unwrap_or_else(crate::sandbox::cores);
+    let bar = super::project::Progress::new();
+    let total = tasks.len();
+    let mut done = 0;
+    // In dataset order whatever finishes first: the file is the same on every run.
+    let mut extended: Vec<Extended> = Vec::with_capacity(total);
+    let mut stream = futures::stream::iter(tasks.into_iter().map(Arc::new))
+        .map(|task| {
+            let executor = executor.clone();
+            // Each task on the runtime's own workers: futures polled by one stream share a thread.
+            tokio::spawn(async move { extend(&*executor, &task, options).await })
+        })
+        .buffered(parallel);
+    while let Some(e) = stream.next().await {
+        done += 1;
+        bar.set("extending tasks", done, total);
+        extended.push(e.context("a task's generation stopped")?);
+    }
+    bar.finish();
+    let mut jsonl = String::new();
+    for e in &extended {
+        jsonl.push_str(&rgd_record(&e.task)?);
+        jsonl.push('\n');
+    }
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+    }
+    std::fs::write(&out, &jsonl).with_context(|| out.display().to_string())?;
+    let summary = Summary::of(&extended);
+    let readme = readme(&name, &path, &ds.sha256, &how, &summary);
+    let readme_path = out.with_file_name("README.txt");
+    std::fs::write(&readme_path, readme).with_context(|| readme_path.display().to_string())?;
+    println!(
+        "{name}-plus: {} tasks in {:.1}s, written to {}",
+        extended.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    print!("{}", summary.text());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Tests per task before and after, and the tasks left as they were.
+struct Summary {
+    tasks: usize,
+    hidden_before: usize,
+    hidden_after: usize,
+    tried: usize,
+    unchanged: Vec<(String, String)>,
+}
+
+impl Summary {
+    fn of(extended: &[Extended]) -> Summary {
+        Summary {
+            tasks: extended.len(),
+            hidden_before: extended.iter().map(|e| e.task.hidden.len() - e.added).sum(),
+            hidden_after: extended.iter().map(|e| e.task.hidden.len()).sum(),
+            tried: extended.iter().map(|e| e.tried).sum(),
+            unchanged: extended
+                .iter()
+                .filter_map(|e| e.note.clone().map(|n| (e.task.id.clone(), n)))
+                .collect(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let per = |n: usize| n as f64 / self.tasks.max(1) as f64;
+        let mut s = format!(
+            "hidden tests per task: {:.1} before, {:.1} after ({} generated inputs tried, {} kept)\n",
+            per(self.hidden_before),
+            per(self.hidden_after),
+            self.tried,
+            self.hidden_after - self.hidden_before
+        );
+        if !self.unchanged.is_empty() {
+            let _ = writeln!(s, "{} tasks left as they were:", self.unchanged.len());
+            for (id, why) in &self.unchanged {
+                let _ = writeln!(s, "  {id}: {why}");
+            }
+        }
+        s
+    }
+}
+
+fn readme(name: &str, source: &Path, sha256: &str, how: &Plus, summary: &Summary) -> String {
+    format!(
+        "{name}-plus: {name} with extra hidden tests, made offline by rgd the way EvalPlus made HumanEval+\n\
+         and MBPP+ (type-aware mutation of the tests' own inputs; expected outputs from the reference\n\
+         solution, run only in rgd's wasm sandbox; inputs it rejects, or answers differently twice, dropped).\n\
+         Visible tests are the original ones, unchanged; hidden tests are the original ones followed by\n\
+         the generated ones. Format: rgd's own task records (\"rgd\": 1).\n\n\
+         source: {} (sha256 {sha256}), visible/hidden split seed {}\n\
+         command: rgd datasets plus {name} --seed {} --per-task {}{}\n\n{}",
+        source.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        how.split_seed,
+        how.seed,
+        how.per_task,
+        how.limit.map(|n| format!(" --limit {n}")).unwrap_or_default(),
+        summary.text()
+    )
+}
