@@ -343,6 +343,9 @@ class Candidate:
         self.entry = job.get("entry_point")
         self.timeout = float(job.get("per_test_timeout", 5.0))
         self.cap = int(job.get("output_cap", 8192))
+        # Trace events (lines, calls, returns) a call may take: a limit every run counts alike.
+        self.line_budget = job.get("line_budget")
+        self.own_trace = False
         self.objects = {}  # handle -> object the checker holds a proxy for
         self.tamper = []
         self.runner_files = frozenset()
@@ -366,6 +369,8 @@ class Candidate:
             self.note("the program walked the interpreter's objects (%s)" % event)
             raise RuntimeError("rgd sandbox: %s is not available" % event)
         elif event in ("sys.settrace", "sys.setprofile", "sys._current_frames"):
+            if self.own_trace:  # the line budget's own tracer, set by the runner around a call
+                return
             self.note("the program hooked the interpreter (%s)" % event)
             raise RuntimeError("rgd sandbox: %s is not available" % event)
 
@@ -461,8 +466,37 @@ class Candidate:
             body["tamper"] = list(self.tamper)
         self.write(to_json(body) + "\n")
 
+    def set_trace(self, fn):
+        self.own_trace = True
+        try:
+            sys.settrace(fn)
+        finally:
+            self.own_trace = False
+
+    def budgeted(self, fn):
+        """`fn` stopped after `line_budget` trace events: where a deadline depends on the
+        machine's speed and load, this stops a call at the same place on every run."""
+        left = [self.line_budget]
+
+        def tracer(frame, event, arg):
+            left[0] -= 1
+            if left[0] < 0:
+                raise OverBudget("the call ran more than %d lines" % self.line_budget)
+            return tracer
+
+        def run():
+            self.set_trace(tracer)
+            try:
+                return fn()
+            finally:
+                self.set_trace(None)
+
+        return run
+
     def run_guarded(self, fn, stdin_text=None):
         """Runs program code; returns (reply fields, value or None)."""
+        if self.line_budget:
+            fn = self.budgeted(fn)
         guard = Guard(self.timeout, self.cap, stdin_text)
         fields = {}
         value = None
@@ -587,6 +621,11 @@ class Candidate:
             except BaseException as e:
                 body = {"status": "error", "raise": error_info(e, "solution.py")}
             self.reply(seq, body, check=check)
+
+
+class OverBudget(BaseException):
+    """A call ran past the job's line budget (a BaseException: `except Exception` in the program
+    does not swallow it)."""
 
 
 def _materialise(obj):

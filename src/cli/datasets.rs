@@ -45,6 +45,23 @@ pub enum DatasetsCommand {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// How many wrong programs a plus dataset's hidden tests catch that its base's accept: the
+    /// single-fault mutants of each reference solution (`rgd bench fix`'s operators) judged by both
+    Strength {
+        /// The base dataset (e.g. humaneval)
+        base: String,
+        /// The extended one (e.g. humaneval-plus)
+        plus: String,
+        /// Wrong variants per task, spread over all its reference's mutants
+        #[arg(long, default_value_t = 8, value_parser = crate::validate::parse_count)]
+        per_task: usize,
+        /// Only the first N tasks
+        #[arg(long, value_parser = crate::validate::parse_count)]
+        limit: Option<usize>,
+        /// Print each task's counts
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Known datasets, where they were found and how many tasks they hold
     List,
     /// Run every canonical solution against its hidden (and visible) tests: the harness checking itself
@@ -81,6 +98,43 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 split_seed: tasks.split_seed,
             };
             super::datasets_plus::execute(data_dir, how).await
+        }
+        DatasetsCommand::Strength {
+            base,
+            plus,
+            per_task,
+            limit,
+            verbose,
+        } => {
+            let load = |name: &str| -> anyhow::Result<Vec<Task>> {
+                let (name, path) = resolve_dataset(name, data_dir)?;
+                Ok(load_dataset(&name, &path, DEFAULT_SPLIT_SEED)?.tasks)
+            };
+            let (base_tasks, mut plus_tasks) = (load(&base)?, load(&plus)?);
+            if let Some(n) = limit {
+                plus_tasks.truncate(n);
+            }
+            let executor = make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}"))?;
+            let started = Instant::now();
+            let measured = crate::plus::strength::measure(executor, &base_tasks, &plus_tasks, per_task, crate::sandbox::cores()).await;
+            let sum = |f: fn(&crate::plus::strength::TaskStrength) -> usize| measured.iter().map(f).sum::<usize>();
+            let (variants, accepted, rejected) = (sum(|t| t.variants), sum(|t| t.base_accepts), sum(|t| t.plus_rejects));
+            if verbose {
+                for t in measured.iter().filter(|t| t.base_accepts > 0) {
+                    println!(
+                        "  {}: {} variants, {} accepted by {base}, {} of them rejected by {plus}",
+                        t.id, t.variants, t.base_accepts, t.plus_rejects
+                    );
+                }
+            }
+            println!(
+                "{} tasks, {variants} wrong variants of the references in {:.1}s: {base} accepts {accepted} ({} tasks); {plus} rejects {rejected} of them ({} tasks)",
+                measured.len(),
+                started.elapsed().as_secs_f64(),
+                measured.iter().filter(|t| t.base_accepts > 0).count(),
+                measured.iter().filter(|t| t.plus_rejects > 0).count(),
+            );
+            Ok(ExitCode::SUCCESS)
         }
         DatasetsCommand::List => {
             for entry in CATALOG {

@@ -101,8 +101,11 @@ impl Summary {
     fn of(extended: &[Extended]) -> Summary {
         Summary {
             tasks: extended.len(),
-            hidden_before: extended.iter().map(|e| e.task.hidden.len() - e.added).sum(),
-            hidden_after: extended.iter().map(|e| e.task.hidden.len()).sum(),
+            hidden_before: extended
+                .iter()
+                .map(|e| cases(&e.task.hidden[..e.task.hidden.len() - e.added]))
+                .sum(),
+            hidden_after: extended.iter().map(|e| cases(&e.task.hidden)).sum(),
             tried: extended.iter().map(|e| e.tried).sum(),
             unchanged: extended
                 .iter()
@@ -114,7 +117,7 @@ impl Summary {
     fn text(&self) -> String {
         let per = |n: usize| n as f64 / self.tasks.max(1) as f64;
         let mut s = format!(
-            "hidden tests per task: {:.1} before, {:.1} after ({} generated inputs tried, {} kept)\n",
+            "hidden test cases per task (asserts; a check() counts its asserts): {:.1} before, {:.1} after ({} generated inputs tried, {} kept)\n",
             per(self.hidden_before),
             per(self.hidden_after),
             self.tried,
@@ -130,16 +133,39 @@ impl Summary {
     }
 }
 
+/// Test cases: an assert each, a `check()` as many as the asserts it holds.
+fn cases(tests: &[crate::dataset::TestCase]) -> usize {
+    use crate::dataset::TestCase;
+    tests
+        .iter()
+        .map(|t| match t {
+            TestCase::Check { src } => src.lines().filter(|l| l.trim_start().starts_with("assert")).count().max(1),
+            _ => 1,
+        })
+        .sum()
+}
+
 fn readme(name: &str, source: &Path, sha256: &str, how: &Plus, summary: &Summary) -> String {
     format!(
         "{name}-plus: {name} with extra hidden tests, made offline by rgd the way EvalPlus made HumanEval+\n\
          and MBPP+ (type-aware mutation of the tests' own inputs; expected outputs from the reference\n\
-         solution, run only in rgd's wasm sandbox; inputs it rejects, or answers differently twice, dropped).\n\
+         solution, run only in rgd's wasm sandbox; inputs it raises on, runs more than 100,000 Python lines\n\
+         on, answers with something that is not plain data, or answers differently twice, dropped).\n\
          Visible tests are the original ones, unchanged; hidden tests are the original ones followed by\n\
          the generated ones. Format: rgd's own task records (\"rgd\": 1).\n\n\
-         source: {} (sha256 {sha256}), visible/hidden split seed {}\n\
+         written by rgd datasets plus, from {} (sha256 {sha256}), visible/hidden split seed {}\n\
          command: rgd datasets plus {name} --seed {} --per-task {}{}\n\n{}",
-        source.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        // The source's folder and file: where it sits under a data directory.
+        source
+            .iter()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
         how.split_seed,
         how.seed,
         how.per_task,

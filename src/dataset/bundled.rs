@@ -43,6 +43,16 @@ const FILES: &[(&str, &[u8])] = &[
         include_bytes!("../../datasets/mbpp_et_subset397/README.txt"),
     ),
     (
+        "humaneval_plus/tasks.jsonl",
+        include_bytes!("../../datasets/humaneval_plus/tasks.jsonl"),
+    ),
+    (
+        "humaneval_plus/README.txt",
+        include_bytes!("../../datasets/humaneval_plus/README.txt"),
+    ),
+    ("mbpp_plus/tasks.jsonl", include_bytes!("../../datasets/mbpp_plus/tasks.jsonl")),
+    ("mbpp_plus/README.txt", include_bytes!("../../datasets/mbpp_plus/README.txt")),
+    (
         "apps_mapcoder150/selected150.jsonl",
         include_bytes!("../../datasets/apps_mapcoder150/selected150.jsonl"),
     ),

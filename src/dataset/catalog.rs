@@ -44,6 +44,16 @@ pub const CATALOG: &[DatasetEntry] = &[
         about: "MBPP-ET: extended asserts split 6:4 visible:hidden (seeded)",
     },
     DatasetEntry {
+        name: "humaneval-plus",
+        files: &["humaneval_plus/tasks.jsonl"],
+        about: "HumanEval with ~28 generated hidden asserts per task (rgd datasets plus, EvalPlus's method), LDB split",
+    },
+    DatasetEntry {
+        name: "mbpp-plus",
+        files: &["mbpp_plus/tasks.jsonl"],
+        about: "MBPP with ~28 generated hidden asserts per task (rgd datasets plus, EvalPlus's method), LDB split",
+    },
+    DatasetEntry {
         name: "apps",
         files: &["apps_mapcoder150/selected150.jsonl"],
         about: "APPS, MapCoder's 150-task sample: sample_io visible, test_list hidden",

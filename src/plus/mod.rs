@@ -7,6 +7,7 @@
 
 pub mod literal;
 pub mod mutate;
+pub mod strength;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -28,11 +29,11 @@ pub struct PlusOptions {
 
 /// Candidate inputs tried per test kept: many mutants are rejected by the reference or repeat.
 const TRIES_PER_KEPT: usize = 4;
-/// What one generated input may take the reference (a slow one is dropped, not waited for) ...
-const INPUT_SECONDS: f64 = 0.25;
-/// ... and what it may take to be kept: far from the deadline, so that another run (another
-/// machine's load) keeps the same inputs.
-const FAST_SECONDS: f64 = 0.05;
+/// Python lines (trace events) one generated input may take the reference: an input over it is
+/// dropped, at the same place on every run and machine (a wall-clock cut is not repeatable) ...
+const LINE_BUDGET: u64 = 100_000;
+/// ... and the deadline behind it, for work that runs no Python lines (one huge builtin call).
+const INPUT_SECONDS: f64 = 5.0;
 
 /// What extending one task came to.
 #[derive(Debug, Clone)]
@@ -173,6 +174,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
     let limits = &Limits {
         per_test: Duration::from_secs_f64(INPUT_SECONDS),
         max_total: Duration::from_secs(300),
+        line_budget: Some(LINE_BUDGET),
         ..Limits::default()
     };
     let run = |tests: Vec<TestCase>| async move {
@@ -194,8 +196,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
                     continue;
                 };
                 match (&t.status, &t.got) {
-                    // Only a quick answer: one near the deadline could be cut on another run.
-                    (TestStatus::Passed, Some(v)) if t.secs <= FAST_SECONDS => answered.push((src.clone(), v.clone())),
+                    (TestStatus::Passed, Some(v)) => answered.push((src.clone(), v.clone())),
                     (TestStatus::NotRun, _) => again.push(TestCase::Value { src: src.clone() }),
                     _ => {}
                 }

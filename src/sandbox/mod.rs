@@ -40,6 +40,12 @@ pub struct Limits {
     /// the program (`/data` inside the wasm guest).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub data_dir: Option<std::path::PathBuf>,
+    /// Python trace events (lines, calls, returns) one call of the program may take, counted the
+    /// same on every machine and under any load (`rgd datasets plus` decides by it which inputs
+    /// the reference answers; a deadline would decide differently from run to run). None: only
+    /// the deadlines.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub line_budget: Option<u64>,
 }
 
 impl Default for Limits {
@@ -50,6 +56,7 @@ impl Default for Limits {
             memory_mb: 1024,
             output_cap: 8192,
             data_dir: None,
+            line_budget: None,
         }
     }
 }
@@ -130,6 +137,7 @@ pub(crate) fn candidate_job(job: &Job<'_>) -> serde_json::Value {
         "entry_point": job.entry_point,
         "per_test_timeout": job.limits.per_test.as_secs_f64(),
         "output_cap": job.limits.output_cap,
+        "line_budget": job.limits.line_budget,
     })
 }
 
