@@ -47,16 +47,37 @@ pub struct Extended {
     pub note: Option<String>,
 }
 
-/// The literal argument lists the task's tests call its function with: `entry(...)` in asserts,
-/// `candidate(...)` in a `check(candidate)`. A call with a keyword, a splat or an argument that
-/// is not a literal is not a seed. Each list once, in the order met.
-pub fn seed_inputs(task: &Task) -> Vec<Vec<Lit>> {
+/// The function the generated tests call, and the literal argument lists the task's tests call
+/// it with: the entry point (`entry(...)`, or `candidate(...)` in a `check(candidate)`); where no
+/// test calls it with literals, the one other function of the reference that the tests do call so
+/// (LDB's MBPP names a helper as the entry point of some tasks whose tests call another
+/// function). A call with a keyword, a splat or an argument that is not a literal is not a seed.
+/// Each list once, in the order met.
+pub fn seed_inputs(task: &Task) -> (String, Vec<Vec<Lit>>) {
+    let entry = literal_calls(task, &[task.entry_point.as_str(), "candidate"]);
+    if !entry.is_empty() {
+        return (task.entry_point.clone(), entry);
+    }
+    let defined = task.canonical.as_deref().map(crate::code::defined_functions).unwrap_or_default();
+    let called: Vec<(&String, Vec<Vec<Lit>>)> = defined
+        .iter()
+        .filter(|d| **d != task.entry_point)
+        .map(|d| (d, literal_calls(task, &[d.as_str()])))
+        .filter(|(_, seeds)| !seeds.is_empty())
+        .collect();
+    match called.as_slice() {
+        [(name, seeds)] => ((*name).clone(), seeds.clone()),
+        _ => (task.entry_point.clone(), Vec::new()),
+    }
+}
+
+/// Literal argument lists of the tests' calls of any of `callees`, each once, in the order met.
+fn literal_calls(task: &Task, callees: &[&str]) -> Vec<Vec<Lit>> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for test in task.visible.iter().chain(&task.hidden) {
-        let (src, callee) = match test {
-            TestCase::Assert { src } => (src, task.entry_point.as_str()),
-            TestCase::Check { src } => (src, "candidate"),
+        let src = match test {
+            TestCase::Assert { src } | TestCase::Check { src } => src,
             _ => continue,
         };
         let tree = crate::code::parse_python(src);
@@ -70,7 +91,7 @@ pub fn seed_inputs(task: &Task) -> Vec<Vec<Lit>> {
             }
             let named = node
                 .child_by_field_name("function")
-                .is_some_and(|f| f.kind() == "identifier" && &src[f.byte_range()] == callee);
+                .is_some_and(|f| f.kind() == "identifier" && callees.contains(&&src[f.byte_range()]));
             let Some(args) = node.child_by_field_name("arguments").filter(|_| named) else {
                 continue;
             };
@@ -142,7 +163,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
     if task.kind != TaskKind::Function || task.entry_point.is_empty() {
         return unchanged(0, 0, "not a function task");
     }
-    let seeds = seed_inputs(task);
+    let (callee, seeds) = seed_inputs(task);
     if seeds.is_empty() {
         return unchanged(0, 0, "no test calls the function with literal arguments");
     }
@@ -168,7 +189,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
     let tests: Vec<TestCase> = candidates
         .iter()
         .map(|a| TestCase::Value {
-            src: format!("{}({a})", task.entry_point),
+            src: format!("{callee}({a})"),
         })
         .collect();
     let limits = &Limits {
@@ -234,7 +255,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
     let tolerance = uses_tolerance(task);
     let mut out = task.clone();
     let mut added = 0;
-    let calls = format!("{}(", task.entry_point);
+    let calls = format!("{callee}(");
     for (call, a) in &first {
         if added == options.per_task {
             break;
@@ -244,7 +265,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
         }
         let args = &call[calls.len()..call.len() - 1];
         let float = tolerance && has_float_literal(a);
-        out.hidden.push(test_for(&task.entry_point, args, a, float));
+        out.hidden.push(test_for(&callee, args, a, float));
         added += 1;
     }
     Extended {
@@ -298,8 +319,14 @@ mod tests {
             "assert f(1, k=2) == 1",
             "assert g(5) == f(4)",
         ]);
-        let seeds: Vec<String> = seed_inputs(&t).iter().map(|a| args_source(a)).collect();
-        assert_eq!(seeds, ["[1, 2], 'a'", "4"]);
+        let (callee, seeds) = seed_inputs(&t);
+        let seeds: Vec<String> = seeds.iter().map(|a| args_source(a)).collect();
+        assert_eq!((callee.as_str(), seeds), ("f", vec!["[1, 2], 'a'".to_string(), "4".to_string()]));
+        // A test that calls another function of the reference, not the entry point (LDB's MBPP).
+        let mut other = task(&["assert find_ways(4) == 2", "assert find_ways(6) == 5"]);
+        other.canonical = Some("def f(n):\n    return n\n\ndef find_ways(n):\n    return f(n)\n".into());
+        let (callee, seeds) = seed_inputs(&other);
+        assert_eq!((callee.as_str(), seeds.len()), ("find_ways", 2));
     }
 
     #[test]
