@@ -77,6 +77,13 @@ pub enum Embed {
     Ready,
 }
 
+/// What `RepoIndex::fill` did: texts embedded, and texts left without a vector (more were
+/// missing than it was to embed).
+pub(super) struct Filled {
+    pub embedded: usize,
+    pub missing: usize,
+}
+
 /// Missing texts `Embed::Ready` still embeds at once (about a second).
 pub const EAGER_TEXTS: usize = 256;
 
@@ -441,12 +448,11 @@ impl RepoIndex {
         // What the cache holds is loaded; the rest is embedded now when `embed` asks it or when
         // it is little (a changed file), else when a query needs it (`prepare`).
         let all: Vec<usize> = (0..chunks).collect();
-        let missing = index.fill(&db, &all, false, false, progress)?;
-        let embedded = if embed == Embed::All || missing <= EAGER_TEXTS {
-            index.fill(&db, &all, false, true, progress)?
-        } else {
-            0
+        let at_most = match embed {
+            Embed::All => usize::MAX,
+            Embed::Ready => EAGER_TEXTS,
         };
+        let filled = index.fill(&db, &all, false, at_most, progress)?;
         db.flush()?;
         drop(db);
         let report = IndexReport {
@@ -458,8 +464,8 @@ impl RepoIndex {
             chunks,
             lines,
             edges,
-            embedded,
-            pending: missing - embedded,
+            embedded: filled.embedded,
+            pending: filled.missing,
             seconds: started.elapsed().as_secs_f64(),
             bytes: dir_size(&dir),
             described: 0,
@@ -468,19 +474,19 @@ impl RepoIndex {
         Ok((index, report))
     }
 
-    /// Loads the vectors `chunks` lack from the cache and, with `embed`, embeds what it does not
-    /// hold (and keeps it there). A chunk gets a code vector when the code stream may return it
-    /// (`needs_code_vector`; a test's too with `tests`), and a description vector (its signature,
-    /// docstring and any written description), which similar requirements compare. Returns the
-    /// texts embedded, or without `embed` the texts missing.
+    /// Loads the vectors `chunks` lack from the cache and, when the cache lacks at most
+    /// `at_most` texts, embeds those (and keeps them there). A chunk gets a code vector when the
+    /// code stream may return it (`needs_code_vector`; a test's too with `tests`), and a
+    /// description vector (its signature, docstring and any written description), which similar
+    /// requirements compare.
     pub(super) fn fill(
         &mut self,
         db: &sled::Db,
         chunks: &[usize],
         tests: bool,
-        embed: bool,
+        at_most: usize,
         progress: &dyn Fn(&str, usize, usize),
-    ) -> anyhow::Result<usize> {
+    ) -> anyhow::Result<Filled> {
         let vector_tree = db.open_tree("vectors")?;
         let written_tree = db.open_tree("descriptions")?;
         // (chunk, code or description, text) for each vector a chunk lacks.
@@ -496,10 +502,12 @@ impl RepoIndex {
                 lacking.push((i, false, description_with(c, written.as_deref())));
             }
         }
+        // Each text once: cached, or wanted.
         let mut cached: HashMap<&str, Vec<f32>> = HashMap::new();
+        let mut seen = std::collections::HashSet::new();
         let mut wanted: Vec<&str> = Vec::new();
         for (_, _, t) in &lacking {
-            if cached.contains_key(t.as_str()) {
+            if !seen.insert(t.as_str()) {
                 continue;
             }
             match vector_tree.get(hash(t))? {
@@ -509,14 +517,16 @@ impl RepoIndex {
                 None => wanted.push(t),
             }
         }
-        // Each text once, by length, so a batch pads its texts to about their own length.
-        wanted.sort_unstable();
-        wanted.dedup();
-        wanted.sort_by_key(|t| t.len());
-        if !embed {
+        if wanted.len() > at_most {
             self.place(&lacking, &cached);
-            return Ok(wanted.len());
+            return Ok(Filled {
+                embedded: 0,
+                missing: wanted.len(),
+            });
         }
+        // By length (ties in text order), so a batch pads its texts to about their own length.
+        wanted.sort_unstable();
+        wanted.sort_by_key(|t| t.len());
         let mut done = 0;
         for batch in batches(&wanted) {
             progress("embedding texts", done, wanted.len());
@@ -530,7 +540,10 @@ impl RepoIndex {
             vector_tree.apply_batch(b)?;
         }
         self.place(&lacking, &cached);
-        Ok(wanted.len())
+        Ok(Filled {
+            embedded: wanted.len(),
+            missing: 0,
+        })
     }
 
     fn place(&mut self, lacking: &[(usize, bool, String)], vectors: &HashMap<&str, Vec<f32>>) {

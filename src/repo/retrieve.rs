@@ -155,8 +155,7 @@ struct Candidates<'a> {
 
 impl Candidates<'_> {
     fn add(&mut self, i: usize, weight: f32, why: String) {
-        let g = &self.index.graph;
-        if i == self.q.target || g.chunks[i].kind == ChunkKind::Module || (!self.q.tests && is_test_file(&g.chunks[i].file)) {
+        if !self.index.may_return(self.q, i) {
             return;
         }
         let e = self.found.entry(i).or_insert((0.0, String::new()));
@@ -225,13 +224,8 @@ impl Candidates<'_> {
     /// Similar requirements (CodeRAG's requirement graph mapped onto the code graph): what the
     /// functions whose descriptions are most like the target's call, the target likely calls too.
     fn similar(&mut self, qv: &[f32]) {
-        let (index, q) = (self.index, self.q);
-        for (s, like) in index
-            .nearest(qv, true, q.similar + 1)
-            .into_iter()
-            .filter(|&(s, _)| s != q.target)
-            .take(q.similar)
-        {
+        let index = self.index;
+        for (s, like) in index.similar_requirements(self.q, qv) {
             let name = &index.graph.chunks[s].name;
             for c in index.graph.callees(s) {
                 self.add(
@@ -251,7 +245,7 @@ impl Candidates<'_> {
         for name in named_in(&q.text) {
             for (i, c) in index.graph.chunks.iter().enumerate() {
                 let short = c.name.rsplit('.').next().unwrap_or(&c.name);
-                if i == q.target || c.kind == ChunkKind::Module || short != name || (!q.tests && is_test_file(&c.file)) {
+                if short != name || !index.may_return(q, i) {
                     continue;
                 }
                 match self.found.get_mut(&i) {
@@ -357,6 +351,16 @@ impl RepoIndex {
         i != q.target && c.kind != ChunkKind::Module && (q.tests || !is_test_file(&c.file))
     }
 
+    /// The `q.similar` chunks other than the target whose descriptions are most like `qv` (the
+    /// requirement): (chunk, cosine), best first.
+    fn similar_requirements(&self, q: &Query, qv: &[f32]) -> Vec<(usize, f32)> {
+        self.nearest(qv, true, q.similar + 1)
+            .into_iter()
+            .filter(|&(s, _)| s != q.target)
+            .take(q.similar)
+            .collect()
+    }
+
     /// How many hits a stream fetches so that those `may_return` leaves out do not shorten it.
     fn fetch(&self, q: &Query) -> usize {
         let left_out = if q.tests {
@@ -409,22 +413,20 @@ impl RepoIndex {
                 let tests: Vec<usize> = (0..self.graph.chunks.len())
                     .filter(|&i| is_test_file(&self.graph.chunks[i].file))
                     .collect();
-                self.fill(db, &tests, true, true, &quiet)?;
+                self.fill(db, &tests, true, usize::MAX, &quiet)?;
             }
             return Ok(self.readiness());
         }
         let near = self.neighbourhood(q)?;
-        self.fill(db, &near, test_code, true, &quiet)?;
+        self.fill(db, &near, test_code, usize::MAX, &quiet)?;
         if q.similar > 0 {
             let qv = self.embedder.embed_one(&q.text)?;
             let lent: Vec<usize> = self
-                .nearest(&qv, true, q.similar + 1)
+                .similar_requirements(q, &qv)
                 .into_iter()
-                .filter(|&(s, _)| s != q.target)
-                .take(q.similar)
                 .flat_map(|(s, _)| self.graph.callees(s).collect::<Vec<_>>())
                 .collect();
-            self.fill(db, &lent, test_code, true, &quiet)?;
+            self.fill(db, &lent, test_code, usize::MAX, &quiet)?;
         }
         Ok(self.readiness())
     }
