@@ -32,19 +32,7 @@ pub enum DatasetsCommand {
     /// Extra hidden tests made offline, EvalPlus's way: the tests' own inputs mutated by type, the
     /// reference solution's outputs (run only in the sandbox); writes NAME-plus, a dataset like
     /// the others
-    Plus {
-        #[command(flatten)]
-        tasks: Tasks,
-        /// The mutation's seed
-        #[arg(long, default_value_t = super::datasets_plus::DEFAULT_SEED)]
-        seed: u64,
-        /// Generated tests kept per task, at most
-        #[arg(long, default_value_t = 30, value_parser = crate::validate::parse_count)]
-        per_task: usize,
-        /// Where to write it [default: datasets/<name>_plus/tasks.jsonl]
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-    },
+    Plus(super::datasets_plus::Plus),
     /// How many wrong programs a plus dataset's hidden tests catch that its base's accept: the
     /// single-fault mutants of each reference solution (`rgd bench fix`'s operators) judged by both
     Strength {
@@ -82,23 +70,7 @@ pub enum DatasetsCommand {
 
 pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        DatasetsCommand::Plus {
-            tasks,
-            seed,
-            per_task,
-            out,
-        } => {
-            let how = super::datasets_plus::Plus {
-                name: tasks.name,
-                seed,
-                per_task,
-                out,
-                limit: tasks.limit,
-                concurrency: tasks.concurrency,
-                split_seed: tasks.split_seed,
-            };
-            super::datasets_plus::execute(data_dir, how).await
-        }
+        DatasetsCommand::Plus(how) => super::datasets_plus::execute(data_dir, how).await,
         DatasetsCommand::Strength {
             base,
             plus,

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use futures::StreamExt;
 
+use super::datasets::Tasks;
 use crate::dataset::{load_dataset, resolve_dataset, rgd_record};
 use crate::plus::{Extended, PlusOptions, extend};
 use crate::sandbox::{SandboxKind, make_executor};
@@ -17,21 +18,26 @@ use crate::sandbox::{SandboxKind, make_executor};
 /// The seed the shipped plus datasets were made with.
 pub const DEFAULT_SEED: u64 = 20_241_002;
 
+#[derive(Debug, clap::Args)]
 pub struct Plus {
-    pub name: String,
+    #[command(flatten)]
+    pub tasks: Tasks,
+    /// The mutation's seed
+    #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
+    /// Generated tests kept per task, at most
+    #[arg(long, default_value_t = 30, value_parser = crate::validate::parse_count)]
     pub per_task: usize,
+    /// Where to write it [default: datasets/<name>_plus/tasks.jsonl]
+    #[arg(long)]
     pub out: Option<PathBuf>,
-    pub limit: Option<usize>,
-    pub concurrency: Option<usize>,
-    pub split_seed: u64,
 }
 
 pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitCode> {
-    let (name, path) = resolve_dataset(&how.name, data_dir)?;
-    let ds = load_dataset(&name, &path, how.split_seed)?;
+    let (name, path) = resolve_dataset(&how.tasks.name, data_dir)?;
+    let ds = load_dataset(&name, &path, how.tasks.split_seed)?;
     let mut tasks = ds.tasks;
-    if let Some(n) = how.limit {
+    if let Some(n) = how.tasks.limit {
         tasks.truncate(n);
     }
     let out = how.out.clone().unwrap_or_else(|| {
@@ -46,7 +52,7 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
         per_task: how.per_task,
     };
     let started = Instant::now();
-    let parallel = how.concurrency.unwrap_or_else(crate::sandbox::cores);
+    let parallel = how.tasks.concurrency.unwrap_or_else(crate::sandbox::cores);
     let bar = super::project::Progress::new();
     let total = tasks.len();
     let mut done = 0;
@@ -166,10 +172,10 @@ fn readme(name: &str, source: &Path, sha256: &str, how: &Plus, summary: &Summary
             .map(|c| c.to_string_lossy())
             .collect::<Vec<_>>()
             .join("/"),
-        how.split_seed,
+        how.tasks.split_seed,
         how.seed,
         how.per_task,
-        how.limit.map(|n| format!(" --limit {n}")).unwrap_or_default(),
+        how.tasks.limit.map(|n| format!(" --limit {n}")).unwrap_or_default(),
         summary.text()
     )
 }

@@ -39,8 +39,7 @@ const INPUT_SECONDS: f64 = 5.0;
 #[derive(Debug, Clone)]
 pub struct Extended {
     pub task: Task,
-    /// The task's literal seed inputs, candidates tried, and tests added.
-    pub seeds: usize,
+    /// Candidate inputs tried, and tests added.
     pub tried: usize,
     pub added: usize,
     /// Why nothing was added, when nothing was.
@@ -150,22 +149,21 @@ fn task_seed(seed: u64, id: &str) -> u64 {
 
 /// `task` with generated hidden tests added after its own (visible tests unchanged).
 pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) -> Extended {
-    let unchanged = |seeds: usize, tried: usize, note: &str| Extended {
+    let unchanged = |tried: usize, note: &str| Extended {
         task: task.clone(),
-        seeds,
         tried,
         added: 0,
         note: Some(note.to_string()),
     };
     let Some(reference) = task.canonical.as_deref() else {
-        return unchanged(0, 0, "no reference solution");
+        return unchanged(0, "no reference solution");
     };
     if task.kind != TaskKind::Function || task.entry_point.is_empty() {
-        return unchanged(0, 0, "not a function task");
+        return unchanged(0, "not a function task");
     }
     let (callee, seeds) = seed_inputs(task);
     if seeds.is_empty() {
-        return unchanged(0, 0, "no test calls the function with literal arguments");
+        return unchanged(0, "no test calls the function with literal arguments");
     }
     // Candidates: mutants of the seeds and of earlier candidates, each once, none a seed.
     let ingredients = Ingredients::of(&seeds);
@@ -186,39 +184,42 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
             pool.push(args);
         }
     }
-    let tests: Vec<TestCase> = candidates
-        .iter()
-        .map(|a| TestCase::Value {
-            src: format!("{callee}({a})"),
-        })
-        .collect();
     let limits = &Limits {
         per_test: Duration::from_secs_f64(INPUT_SECONDS),
         max_total: Duration::from_secs(300),
         line_budget: Some(LINE_BUDGET),
         ..Limits::default()
     };
-    let run = |tests: Vec<TestCase>| async move {
-        let mut answered: Vec<(String, String)> = Vec::new();
-        let mut pending = tests;
+    // The reference's value for each of `which` (indexes into `candidates`) that it answered
+    // with plain data, in `which`'s order.
+    let (callee, candidates) = (callee.as_str(), candidates.as_slice());
+    let run = |which: Vec<usize>| async move {
+        let mut answered: Vec<(usize, String)> = Vec::new();
+        let mut pending = which;
         // A test cut at its deadline leaves the ones after it not run: they go again, without it.
         while !pending.is_empty() {
+            let tests: Vec<TestCase> = pending
+                .iter()
+                .map(|&i| TestCase::Value {
+                    src: format!("{callee}({})", candidates[i]),
+                })
+                .collect();
             let job = Job {
                 code: reference,
                 kind: &task.kind,
                 entry_point: &task.entry_point,
-                tests: &pending,
+                tests: &tests,
                 limits,
             };
             let report = executor.run(job).await?;
             let mut again = Vec::new();
             for t in &report.tests {
-                let Some(TestCase::Value { src }) = pending.get(t.index) else {
+                let Some(&i) = pending.get(t.index) else {
                     continue;
                 };
                 match (&t.status, &t.got) {
-                    (TestStatus::Passed, Some(v)) => answered.push((src.clone(), v.clone())),
-                    (TestStatus::NotRun, _) => again.push(TestCase::Value { src: src.clone() }),
+                    (TestStatus::Passed, Some(v)) => answered.push((i, v.clone())),
+                    (TestStatus::NotRun, _) => again.push(i),
                     _ => {}
                 }
             }
@@ -227,50 +228,35 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
             }
             pending = again;
         }
+        answered.sort_by_key(|(i, _)| *i);
         Ok::<_, crate::sandbox::SandboxError>(answered)
     };
     // Twice, the second time only what the first answered: an input whose output differs
     // between the runs is dropped.
-    let order: std::collections::HashMap<&str, usize> = tests
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| match t {
-            TestCase::Value { src } => Some((src.as_str(), i)),
-            _ => None,
-        })
-        .collect();
-    let first = match run(tests.clone()).await {
-        // In the order generated, whichever job answered.
-        Ok(mut a) => {
-            a.sort_by_key(|(src, _)| order.get(src.as_str()).copied());
-            a
-        }
-        Err(e) => return unchanged(seeds.len(), candidates.len(), &format!("the sandbox failed: {e}")),
+    let first = match run((0..candidates.len()).collect()).await {
+        Ok(a) => a,
+        Err(e) => return unchanged(candidates.len(), &format!("the sandbox failed: {e}")),
     };
-    let again = first.iter().map(|(src, _)| TestCase::Value { src: src.clone() }).collect();
-    let second: std::collections::HashMap<String, String> = match run(again).await {
+    let second: std::collections::HashMap<usize, String> = match run(first.iter().map(|(i, _)| *i).collect()).await {
         Ok(a) => a.into_iter().collect(),
-        Err(e) => return unchanged(seeds.len(), candidates.len(), &format!("the sandbox failed: {e}")),
+        Err(e) => return unchanged(candidates.len(), &format!("the sandbox failed: {e}")),
     };
     let tolerance = uses_tolerance(task);
     let mut out = task.clone();
     let mut added = 0;
-    let calls = format!("{callee}(");
-    for (call, a) in &first {
+    for (i, value) in &first {
         if added == options.per_task {
             break;
         }
-        if second.get(call) != Some(a) {
+        if second.get(i) != Some(value) {
             continue;
         }
-        let args = &call[calls.len()..call.len() - 1];
-        let float = tolerance && has_float_literal(a);
-        out.hidden.push(test_for(&callee, args, a, float));
+        let float = tolerance && has_float_literal(value);
+        out.hidden.push(test_for(callee, &candidates[*i], value, float));
         added += 1;
     }
     Extended {
         task: out,
-        seeds: seeds.len(),
         tried: candidates.len(),
         added,
         note: (added == 0).then(|| "the reference rejected every generated input".to_string()),
@@ -282,8 +268,7 @@ fn args_source(args: &[Lit]) -> String {
     args.iter().map(Lit::source).collect::<Vec<_>>().join(", ")
 }
 
-/// Whether a value's literal holds a float (a digit run with a `.` or an exponent outside a
-/// string). Only the reference's own literal is read, so a rough scan is enough.
+/// Whether a value's literal (the runner's, read back) holds a float anywhere.
 fn has_float_literal(literal: &str) -> bool {
     let tree = crate::code::parse_python(literal);
     let root = tree.root_node();
