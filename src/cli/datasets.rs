@@ -6,26 +6,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Subcommand;
+
+use super::dataset_args::Tasks;
 use futures::StreamExt;
 
 use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, provenance, resolve_dataset};
 use crate::engine::{Suite, suite_tests};
 use crate::sandbox::{Executor, Job, Limits, RunReport, SandboxKind, TestStatus, make_executor};
-
-/// Which tasks of which dataset a command works on, and how many at once.
-#[derive(Debug, clap::Args)]
-pub struct Tasks {
-    /// Dataset name or JSONL path
-    pub name: String,
-    /// Only the first N tasks
-    #[arg(long, value_parser = crate::validate::parse_count)]
-    pub limit: Option<usize>,
-    /// Tasks worked on at once (default: one per core)
-    #[arg(long, value_parser = crate::validate::parse_count)]
-    pub concurrency: Option<usize>,
-    #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
-    pub split_seed: u64,
-}
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetsCommand {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use futures::StreamExt;
 
-use super::datasets::Tasks;
+use super::dataset_args::Tasks;
 use crate::dataset::{load_dataset, resolve_dataset, rgd_record};
 use crate::plus::{Extended, PlusOptions, extend};
 use crate::sandbox::{SandboxKind, make_executor};

@@ -4,6 +4,7 @@
 mod attempt;
 mod compare;
 mod control;
+mod dataset_args;
 mod datasets;
 mod datasets_plus;
 mod demo;
