@@ -366,6 +366,7 @@ impl Settings {
             output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
             data_dir: file.sandbox.data_dir.clone(),
             line_budget: None,
+            ..Limits::default()
         };
         Settings {
             openai,

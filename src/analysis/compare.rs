@@ -18,6 +18,28 @@ pub struct RunData {
     /// The finished result of each task, by task id.
     pub results: BTreeMap<String, TaskResult>,
     pub state: RunState,
+    /// The run judged again on a plus dataset's tests (`--plus`), when asked.
+    pub plus: Option<PlusColumn>,
+}
+
+/// A run's final programs judged on the hidden tests of a plus dataset (`crate::plus::rejudge`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlusColumn {
+    pub dataset: String,
+    pub sha256: String,
+    /// The tasks the run solved whose final program passes the plus tests too.
+    pub passed: BTreeSet<String>,
+}
+
+/// pass@1 on the plus tests over the compared tasks, and how much of the run's own survived.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlusStats {
+    pub dataset: String,
+    pub solved: usize,
+    pub pass_at_1: f64,
+    pub interval: (f64, f64),
+    /// Tasks the run solved that the plus tests reject.
+    pub rejected: Vec<String>,
 }
 
 impl RunData {
@@ -33,7 +55,12 @@ impl RunData {
             .map(|r| (r.task_id.clone(), r))
             .collect();
         let state = RunStatus::read(&store.dir).map(|s| s.state).unwrap_or(RunState::Interrupted);
-        Ok(RunData { manifest, results, state })
+        Ok(RunData {
+            manifest,
+            results,
+            state,
+            plus: None,
+        })
     }
 
     /// The run's summary over `tasks` (its own selection, or the tasks a comparison shares):
@@ -47,6 +74,23 @@ impl RunData {
     fn solved(&self, task: &str) -> bool {
         // A task a person helped (the debugger) is not the method's.
         self.results.get(task).is_some_and(|r| r.solved_by_method())
+    }
+
+    /// pass@1 on the plus tests over `tasks`, when the run was judged on them.
+    pub fn plus_stats(&self, tasks: &[String]) -> Option<PlusStats> {
+        let plus = self.plus.as_ref()?;
+        let solved = tasks.iter().filter(|t| plus.passed.contains(*t)).count();
+        Some(PlusStats {
+            dataset: plus.dataset.clone(),
+            solved,
+            pass_at_1: solved as f64 / tasks.len().max(1) as f64,
+            interval: wilson(solved, tasks.len()),
+            rejected: tasks
+                .iter()
+                .filter(|t| self.solved(t) && !plus.passed.contains(*t))
+                .cloned()
+                .collect(),
+        })
     }
 }
 
@@ -86,6 +130,9 @@ pub struct RunStats {
     pub cumulative: Vec<f64>,
     /// Unsolved tasks by why they failed ("crash (ValueError)", "wrong on hidden only", ...).
     pub failures: BTreeMap<String, usize>,
+    /// The same run judged on a plus dataset's tests, when asked (`--plus`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plus: Option<PlusStats>,
 }
 
 /// One run against the first, task by task.
@@ -231,6 +278,7 @@ fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {
         cost,
         cumulative: summary.pass_at_1_by_iteration.into_values().collect(),
         failures,
+        plus: run.plus_stats(tasks),
     }
 }
 

@@ -36,6 +36,15 @@ pub fn html(report: &Report) -> String {
         out.push_str("<h2>RGD's ablations</h2><p>In brackets, points against full RGD.</p>\n");
         out.push_str(&table(report, true, "rgd"));
     }
+    if report.has_plus() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2><p>{}</p>",
+            super::report::PLUS_HEADING,
+            esc(super::report::PLUS_NOTE)
+        );
+        out.push_str(&plus_table(report));
+    }
     out.push_str("<h2>pass@1 with 95% intervals</h2>\n");
     out.push_str(&chart_or_note(pass_chart(report)));
     for dataset in &report.datasets {
@@ -77,6 +86,23 @@ fn table(report: &Report, ablations: bool, base: &str) -> String {
         let _ = write!(out, "<tr><td>{}</td>", esc(m));
         for d in &report.datasets {
             let _ = write!(out, "<td>{}</td>", esc(&report.cell_text(m, d, base)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn plus_table(report: &Report) -> String {
+    let mut out = String::from("<table><tr><th>method</th>");
+    for d in &report.datasets {
+        let _ = write!(out, "<th>{}</th>", esc(&report.heading(d)));
+    }
+    out.push_str("</tr>\n");
+    for m in &report.methods {
+        let _ = write!(out, "<tr><td>{}</td>", esc(m));
+        for d in &report.datasets {
+            let _ = write!(out, "<td>{}</td>", esc(&report.plus_text(m, d)));
         }
         out.push_str("</tr>\n");
     }

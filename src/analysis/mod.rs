@@ -7,7 +7,7 @@ mod report;
 pub mod stats;
 mod text;
 
-pub use compare::{AgentCost, Comparison, Cost, Paired, RunData, RunStats, compare};
+pub use compare::{AgentCost, Comparison, Cost, Paired, PlusColumn, PlusStats, RunData, RunStats, compare};
 pub use html::html;
 pub use report::{Entry, Report};
 pub use text::render;

@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::RunData;
+use super::compare::{PlusStats, RunData};
 use super::stats::wilson;
 use crate::record::RunSummary;
+
+pub const PLUS_HEADING: &str = "Judged on the plus tests";
+pub const PLUS_NOTE: &str = "Each run's final programs judged again on the hidden tests of its dataset's plus version (no new model call): pass@1 there; in brackets, points against the run's own pass@1, and how many of its solved tasks the extra tests still accept.";
 
 /// One method on one dataset: the newest run of it.
 #[derive(Debug, Clone)]
@@ -18,6 +21,8 @@ pub struct Entry {
     pub tasks: usize,
     pub pass_at_1: f64,
     pub interval: (f64, f64),
+    /// Judged again on a plus dataset's tests (`--plus`).
+    pub plus: Option<PlusStats>,
 }
 
 impl Entry {
@@ -25,6 +30,7 @@ impl Entry {
         let summary = run.summary(&run.manifest.dataset.selected);
         let (solved, tasks) = (summary.solved, summary.tasks);
         Entry {
+            plus: run.plus_stats(&run.manifest.dataset.selected),
             pass_at_1: summary.pass_at_1,
             interval: wilson(solved, tasks),
             summary,
@@ -109,6 +115,26 @@ impl Report {
         format!("{:.1}%{delta}", 100.0 * e.pass_at_1)
     }
 
+    /// Whether any run was judged on plus tests too.
+    pub fn has_plus(&self) -> bool {
+        self.cells.values().any(|e| e.plus.is_some())
+    }
+
+    /// "10.0% (-2.5; 20 of 24 kept)": pass@1 on the plus tests, points lost, solved tasks kept.
+    pub fn plus_text(&self, method: &str, dataset: &str) -> String {
+        let Some((e, p)) = self.get(method, dataset).and_then(|e| Some((e, e.plus.as_ref()?))) else {
+            return "-".into();
+        };
+        format!(
+            "{:.1}% ({:+.1}; {} of {} kept, on {})",
+            100.0 * p.pass_at_1,
+            100.0 * (p.pass_at_1 - e.pass_at_1),
+            p.solved,
+            e.solved,
+            p.dataset
+        )
+    }
+
     /// Both tables in Markdown.
     pub fn markdown(&self) -> String {
         let mut out = String::from("# rgd report\n\n");
@@ -117,6 +143,10 @@ impl Report {
         if !self.rows(true).is_empty() {
             out.push_str("\n## RGD's ablations\n\npass@1; in brackets, points against full RGD.\n\n");
             out.push_str(&self.table_md(true, "rgd"));
+        }
+        if self.has_plus() {
+            out.push_str(&format!("\n## {PLUS_HEADING}\n\n{PLUS_NOTE}\n\n"));
+            out.push_str(&self.plus_md());
         }
         out.push_str("\n## Runs\n\n| run | method | dataset | model | solved | tasks |\n| --- | --- | --- | --- | --- | --- |\n");
         for e in self.cells.values() {
@@ -130,6 +160,19 @@ impl Report {
                 e.solved,
                 e.tasks
             ));
+        }
+        out
+    }
+
+    fn plus_md(&self) -> String {
+        let mut out = format!(
+            "| method | {} |\n|---{}|\n",
+            self.datasets.iter().map(|d| self.heading(d)).collect::<Vec<_>>().join(" | "),
+            "|---".repeat(self.datasets.len())
+        );
+        for m in &self.methods {
+            let cells: Vec<String> = self.datasets.iter().map(|d| self.plus_text(m, d)).collect();
+            out.push_str(&format!("| {m} | {} |\n", cells.join(" | ")));
         }
         out
     }

@@ -77,6 +77,30 @@ pub fn render(c: &Comparison) -> String {
             let _ = writeln!(out, "  only {}: {}", short(&p.other), p.only_other.join(", "));
         }
     }
+    if let Some(dataset) = c.runs.iter().find_map(|r| r.plus.as_ref().map(|p| p.dataset.clone())) {
+        let _ = writeln!(
+            out,
+            "\njudged again on {dataset}'s hidden tests (the same final programs, no new model call)"
+        );
+        for r in &c.runs {
+            let Some(p) = &r.plus else { continue };
+            let _ = writeln!(
+                out,
+                "  {:<12} {:>8} {:>9} {:>15}  {} of its {} solved tasks rejected{}",
+                short(&r.run_id),
+                format!("{}/{}", p.solved, r.tasks),
+                pct(p.pass_at_1),
+                format!("{:.1}-{:.1}%", 100.0 * p.interval.0, 100.0 * p.interval.1),
+                p.rejected.len(),
+                r.solved,
+                if p.rejected.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", p.rejected.join(", "))
+                }
+            );
+        }
+    }
     let _ = writeln!(out, "\ncost");
     let _ = writeln!(
         out,

@@ -20,6 +20,10 @@ pub enum DatasetsCommand {
     /// reference solution's outputs (run only in the sandbox); writes NAME-plus, a dataset like
     /// the others
     Plus(super::datasets_plus::Plus),
+    /// Each task's time limits from its reference solution's runtime in the sandbox (EvalPlus's
+    /// max(floor, factor x time)), written beside the dataset file, where sweeps, experiments,
+    /// eval and verify use them unless given a limit
+    Limits(super::datasets_limits::MeasureLimits),
     /// How many wrong programs a plus dataset's hidden tests catch that its base's accept: the
     /// single-fault mutants of each reference solution (`rgd bench fix`'s operators) judged by both
     Strength {
@@ -39,7 +43,9 @@ pub enum DatasetsCommand {
     },
     /// Known datasets, where they were found and how many tasks they hold
     List,
-    /// Run every canonical solution against its hidden (and visible) tests: the harness checking itself
+    /// Run every canonical solution against its hidden (and visible) tests: the harness checking
+    /// itself. Tasks listed as broken in the data are reported apart; exits 1 when any other
+    /// reference does not pass
     Verify {
         #[command(flatten)]
         tasks: Tasks,
@@ -49,15 +55,17 @@ pub enum DatasetsCommand {
         /// Where programs run
         #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
         sandbox: SandboxKind,
-        /// Seconds each test may run
-        #[arg(long, default_value_t = 5.0, value_parser = crate::validate::parse_seconds)]
-        timeout: f64,
+        /// Seconds each test may run, for every task [default: each task's measured limit
+        /// (`rgd datasets limits`), else 5]
+        #[arg(long, value_parser = crate::validate::parse_seconds)]
+        timeout: Option<f64>,
     },
 }
 
 pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         DatasetsCommand::Plus(how) => super::datasets_plus::execute(data_dir, how).await,
+        DatasetsCommand::Limits(how) => super::datasets_limits::execute(data_dir, how).await,
         DatasetsCommand::Strength {
             base,
             plus,
@@ -137,7 +145,7 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
         } => {
             let (name, path) = resolve_dataset(&name, data_dir)?;
             let ds = load_dataset(&name, &path, split_seed)?;
-            let mut tasks: Vec<Arc<Task>> = ds.tasks.into_iter().map(Arc::new).collect();
+            let mut tasks: Vec<Arc<Task>> = ds.tasks.iter().cloned().map(Arc::new).collect();
             if let Some(n) = limit {
                 tasks.truncate(n);
             }
@@ -147,9 +155,15 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 return Ok(ExitCode::SUCCESS);
             }
             let executor = make_executor(sandbox, &|line| eprintln!("{line}"))?;
-            let limits = Arc::new(Limits {
-                per_test: std::time::Duration::from_secs_f64(timeout),
-                ..Limits::default()
+            let limits = Arc::new(match timeout {
+                Some(secs) => Limits {
+                    per_test: std::time::Duration::from_secs_f64(secs),
+                    ..Limits::default()
+                },
+                None => Limits {
+                    per_task: ds.limits_of(tasks.iter().map(|t| t.id.as_str())),
+                    ..Limits::default()
+                },
             });
             let parallel = concurrency.unwrap_or_else(crate::sandbox::cores);
             let started = Instant::now();
@@ -157,25 +171,40 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 .map(|task| {
                     let executor = executor.clone();
                     let limits = limits.clone();
-                    async move {
+                    tokio::spawn(async move {
+                        let limits = limits.for_task(&task.id);
                         let hidden = verify_suite(&*executor, &task, Suite::Hidden, &limits).await;
                         let visible = verify_suite(&*executor, &task, Suite::Visible, &limits).await;
                         Checked { task, hidden, visible }
-                    }
+                    })
                 })
                 .buffer_unordered(parallel)
+                .filter_map(|joined| async move { joined.ok() })
                 .collect()
                 .await;
-            let count = |pick: fn(&Checked) -> Verdict, v: Verdict| outcomes.iter().filter(|o| pick(o) == v).count();
-            let hidden = |o: &Checked| o.hidden.0;
-            let visible = |o: &Checked| o.visible.0;
+            let (broken, counted): (Vec<&Checked>, Vec<&Checked>) = outcomes.iter().partition(|o| ds.broken_reason(&o.task.id).is_some());
             println!(
-                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s ({} sandbox)",
+                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s ({} sandbox, {})",
                 outcomes.len(),
                 tasks.len() - outcomes.len(),
                 started.elapsed().as_secs_f64(),
-                executor.name()
+                executor.name(),
+                match (timeout, &ds.time_limits) {
+                    (Some(secs), _) => format!("{secs} s per test"),
+                    (None, Some(m)) => format!(
+                        "each task's measured limit, {}",
+                        crate::dataset::sidecar_path(&path, crate::dataset::LIMITS_SUFFIX)
+                            .file_name()
+                            .map(|f| f.to_string_lossy().into_owned())
+                            .unwrap_or_default()
+                            + &format!(" (factor {}, floor {} s)", m.factor, m.floor_secs)
+                    ),
+                    (None, None) => format!("{} s per test: no measured limits", Limits::default().per_test.as_secs_f64()),
+                }
             );
+            let count = |pick: fn(&Checked) -> Verdict, v: Verdict| counted.iter().filter(|o| pick(o) == v).count();
+            let hidden = |o: &Checked| o.hidden.0;
+            let visible = |o: &Checked| o.visible.0;
             println!(
                 "  hidden tests:  {} passed, {} failed, {} errored",
                 count(hidden, Verdict::Passed),
@@ -188,35 +217,50 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 count(visible, Verdict::Failed),
                 count(visible, Verdict::Errored)
             );
-            let mut bad: Vec<String> = outcomes
-                .iter()
-                .filter(|o| o.hidden.0 != Verdict::Passed || o.visible.0 != Verdict::Passed)
-                .map(
-                    |Checked {
-                         task: t,
-                         hidden: h,
-                         visible: v,
-                     }| {
-                        let mut line = format!("{} (hidden {:?}, visible {:?})", t.id, h.0, v.0);
-                        if verbose {
-                            let detail = if h.0 != Verdict::Passed { &h.1 } else { &v.1 };
-                            line.push_str(&format!(": {detail}"));
-                        }
-                        line
-                    },
-                )
-                .collect();
-            bad.sort();
-            if !bad.is_empty() {
-                if verbose {
-                    for b in &bad {
-                        println!("  not passing: {b}");
-                    }
-                } else {
-                    println!("  not passing: {}", bad.join(", "));
+            let passes = |o: &Checked| o.hidden.0 == Verdict::Passed && o.visible.0 == Verdict::Passed;
+            if !broken.is_empty() {
+                println!(
+                    "  excluded, broken in the data ({}; {}):",
+                    broken.len(),
+                    crate::dataset::sidecar_path(&path, crate::dataset::BROKEN_SUFFIX).display()
+                );
+                let mut broken = broken.clone();
+                broken.sort_by(|a, b| a.task.id.cmp(&b.task.id));
+                for o in broken {
+                    let stale = if passes(o) {
+                        " [its reference now passes: the list is out of date]"
+                    } else {
+                        ""
+                    };
+                    println!("    {}: {}{stale}", o.task.id, ds.broken_reason(&o.task.id).unwrap_or_default());
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            let mut bad: Vec<String> = counted
+                .iter()
+                .filter(|o| !passes(o))
+                .map(|o| {
+                    let mut line = format!("{} (hidden {:?}, visible {:?})", o.task.id, o.hidden.0, o.visible.0);
+                    if verbose {
+                        let detail = if o.hidden.0 != Verdict::Passed { &o.hidden.1 } else { &o.visible.1 };
+                        line.push_str(&format!(": {detail}"));
+                    }
+                    line
+                })
+                .collect();
+            bad.sort();
+            if bad.is_empty() {
+                println!("  every reference not listed as broken passes");
+                return Ok(ExitCode::SUCCESS);
+            }
+            if verbose {
+                for b in &bad {
+                    println!("  not passing: {b}");
+                }
+            } else {
+                println!("  not passing: {}", bad.join(", "));
+            }
+            // A reference that fails and is not known broken is a harness (or data) problem to look at.
+            Ok(ExitCode::FAILURE)
         }
     }
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use futures::StreamExt;
 
 use super::dataset_args::Tasks;
-use crate::dataset::{load_dataset, resolve_dataset, rgd_record};
+use crate::dataset::{BROKEN_SUFFIX, BrokenTask, load_dataset, resolve_dataset, rgd_record, sidecar_path, write_broken};
 use crate::plus::{Extended, PlusOptions, extend};
 use crate::sandbox::{SandboxKind, make_executor};
 
@@ -80,6 +80,7 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
     }
     std::fs::write(&out, &jsonl).with_context(|| out.display().to_string())?;
+    carry_broken(&ds.broken, &extended, &path, &out)?;
     let summary = Summary::of(&extended);
     let readme = readme(&name, &path, &ds.sha256, &how, &summary);
     let readme_path = out.with_file_name("README.txt");
@@ -92,6 +93,38 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
     );
     print!("{}", summary.text());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The base's broken tasks are broken in the plus dataset too (its generated tests take their
+/// expected values from the same reference), so its list goes beside the plus file.
+fn carry_broken(broken: &[BrokenTask], extended: &[Extended], source: &Path, out: &Path) -> anyhow::Result<()> {
+    let target = sidecar_path(out, BROKEN_SUFFIX);
+    let kept: Vec<BrokenTask> = broken
+        .iter()
+        .filter(|b| extended.iter().any(|e| e.task.id == b.task))
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        return match std::fs::remove_file(&target) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| target.display().to_string()),
+            _ => Ok(()),
+        };
+    }
+    let header = format!(
+        "Tasks broken in the data, carried over by `rgd datasets plus` from\n\
+         {} (the generated tests take their expected values from the same\n\
+         reference, so a wrong reference makes them wrong too). `rgd datasets verify` reports them\n\
+         apart; `--exclude-broken` (sweep, experiment, eval) leaves them out.",
+        sidecar_path(&source_folder_and_file(source), BROKEN_SUFFIX).display()
+    );
+    write_broken(&target, &header, &kept).with_context(|| target.display().to_string())
+}
+
+/// The source's folder and file: where it sits under a data directory (`mbpp_ldb/probs.jsonl`).
+fn source_folder_and_file(source: &Path) -> PathBuf {
+    let mut tail: Vec<_> = source.iter().rev().take(2).collect();
+    tail.reverse();
+    tail.into_iter().collect()
 }
 
 /// Tests per task before and after, and the tasks left as they were.
@@ -161,17 +194,7 @@ fn readme(name: &str, source: &Path, sha256: &str, how: &Plus, summary: &Summary
          the generated ones. Format: rgd's own task records (\"rgd\": 1).\n\n\
          written by rgd datasets plus, from {} (sha256 {sha256}), visible/hidden split seed {}\n\
          command: rgd datasets plus {name} --seed {} --per-task {}{}\n\n{}",
-        // The source's folder and file: where it sits under a data directory.
-        source
-            .iter()
-            .rev()
-            .take(2)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .map(|c| c.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
+        source_folder_and_file(source).display(),
         how.tasks.split_seed,
         how.seed,
         how.per_task,

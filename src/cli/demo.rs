@@ -83,6 +83,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         dataset: Some(args.dataset.clone()),
         tasks: Vec::new(),
         limit: args.limit,
+        exclude_broken: false,
         concurrency: None,
         resume: None,
         detach: false,

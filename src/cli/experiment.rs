@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// Only the first N tasks of each dataset
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub limit: Option<usize>,
+    /// Leave out the tasks each dataset lists as broken in the data (`rgd datasets verify`
+    /// shows them)
+    #[arg(long)]
+    pub exclude_broken: bool,
     #[arg(long)]
     pub name: Option<String>,
 }
@@ -74,6 +78,7 @@ impl RunArgs {
                 concurrency: self.concurrency,
                 max_iters: self.max_iters,
                 limit: self.limit,
+                exclude_broken: self.exclude_broken,
             },
         };
         // Flags given beside a file override it.
@@ -83,6 +88,7 @@ impl RunArgs {
         spec.concurrency = self.concurrency.or(spec.concurrency);
         spec.max_iters = self.max_iters.or(spec.max_iters);
         spec.limit = self.limit.or(spec.limit);
+        spec.exclude_broken |= self.exclude_broken;
         // A file's numbers get the checks the flags get.
         let from = self.file.as_ref().map_or("--".to_string(), |f| format!("{}: ", f.display()));
         let check = |name: &str, value: Option<usize>, max: usize| match value {
@@ -253,10 +259,14 @@ fn llm_for(cx: &Where<'_>, cell: &Cell) -> LlmArgs {
 
 async fn start_cell(cx: &Where<'_>, spec: &ExperimentSpec, cell: &Cell, run_id: &str) -> anyhow::Result<ExitCode> {
     let dataset = load_dataset_named(&cell.dataset, cx.data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
-    let tasks = select_tasks(&dataset, &[], spec.limit)?;
+    let tasks = select_tasks(&dataset, &[], spec.limit, spec.exclude_broken)?;
     let (file, file_path) = FileConfig::load(cx.config, &cx.home.root)?;
     let settings = Settings::resolve(file, file_path, &llm_for(cx, cell), spec.concurrency, spec.max_iters);
-    let prepared = new_run(cx.home, &settings, &plan_for(cell, run_id)?, dataset, tasks, &stderr_line).await?;
+    let plan = RunPlan {
+        exclude_broken: spec.exclude_broken,
+        ..plan_for(cell, run_id)?
+    };
+    let prepared = new_run(cx.home, &settings, &plan, dataset, tasks, &stderr_line).await?;
     execute(prepared, PrinterMode::Progress, &Front::default()).await
 }
 

@@ -6,6 +6,7 @@ mod compare;
 mod control;
 mod dataset_args;
 mod datasets;
+mod datasets_limits;
 mod datasets_plus;
 mod demo;
 mod detach;
@@ -232,8 +233,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
-        Command::Compare(args) => compare::execute(&home, args),
-        Command::Report(args) => report::execute(&home, args),
+        Command::Compare(args) => compare::execute(&home, args).await,
+        Command::Report(args) => report::execute(&home, args).await,
         Command::Eval(args) => eval::execute(cli.data_dir.as_deref(), args).await,
         Command::Experiment(cmd) => {
             let cx = experiment::Where {

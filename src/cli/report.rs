@@ -17,9 +17,11 @@ pub struct ReportArgs {
     /// Where report.md and report.html go
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub plus: super::compare::PlusArgs,
 }
 
-pub fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub async fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let mut run_ids: Vec<String> = Vec::new();
     for id in &args.ids {
@@ -42,6 +44,7 @@ pub fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> {
     if runs.is_empty() {
         anyhow::bail!("no run could be read");
     }
+    args.plus.judge(home, &mut runs).await?;
     let n = runs.len();
     let report = Report::gather(runs);
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;

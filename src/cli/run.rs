@@ -30,7 +30,8 @@ pub struct CommonArgs {
     /// Directory with prompt files overriding the built-in ones
     #[arg(long)]
     pub prompts: Option<PathBuf>,
-    /// Seconds each test may run
+    /// Seconds each test may run, for every task [default: each task's limit measured from its
+    /// reference (`rgd datasets limits`), else [sandbox] per_test_timeout_secs, else 5]
     #[arg(long, value_parser = crate::validate::parse_seconds)]
     pub test_timeout: Option<f64>,
     /// Print every event as a JSON line instead of text
@@ -139,6 +140,7 @@ impl CommonArgs {
             fork: None,
             shard: None,
             memory_snapshot: None,
+            exclude_broken: false,
         }
     }
 
@@ -255,6 +257,10 @@ pub struct SweepArgs {
     /// Only the first N tasks
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub limit: Option<usize>,
+    /// Leave out the tasks the dataset lists as broken in the data (`<stem>.broken.toml`
+    /// beside it; `rgd datasets verify` shows them); the run records which
+    #[arg(long, conflicts_with = "resume")]
+    pub exclude_broken: bool,
     /// Tasks worked on at once
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub concurrency: Option<usize>,
@@ -346,9 +352,10 @@ pub async fn sweep(
         .as_deref()
         .ok_or_else(|| anyhow::anyhow!("--dataset NAME is required (or --resume RUN_ID)"))?;
     let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
-    let tasks = select_tasks(&dataset, &args.tasks, args.limit)?;
+    let tasks = select_tasks(&dataset, &args.tasks, args.limit, args.exclude_broken)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
     let plan = RunPlan {
+        exclude_broken: args.exclude_broken,
         shard: args.shard,
         memory_snapshot: args.memory_snapshot.clone(),
         ..args.common.plan()

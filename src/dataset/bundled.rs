@@ -6,60 +6,49 @@
 
 use std::path::{Path, PathBuf};
 
+/// One file of the repository's `datasets/`, by its path there.
+macro_rules! bundle {
+    ($path:literal) => {
+        ($path, include_bytes!(concat!("../../datasets/", $path)))
+    };
+}
+
 /// (path under a data directory, contents). The same files as the repository's `datasets/`,
-/// each folder with a README.txt naming source, commit, licence and record count.
+/// each folder with a README.txt naming source, commit, licence and record count, and beside a
+/// dataset its measured time limits (`<stem>.limits.json`) and tasks broken in the data
+/// (`<stem>.broken.toml`).
 const FILES: &[(&str, &[u8])] = &[
-    ("sample/tasks.jsonl", include_bytes!("../../datasets/sample/tasks.jsonl")),
-    ("sample/README.txt", include_bytes!("../../datasets/sample/README.txt")),
-    (
-        "humaneval_ldb/tests.jsonl",
-        include_bytes!("../../datasets/humaneval_ldb/tests.jsonl"),
-    ),
-    (
-        "humaneval_ldb/README.txt",
-        include_bytes!("../../datasets/humaneval_ldb/README.txt"),
-    ),
-    (
-        "humaneval_openai/HumanEval.jsonl.gz",
-        include_bytes!("../../datasets/humaneval_openai/HumanEval.jsonl.gz"),
-    ),
-    (
-        "humaneval_openai/README.txt",
-        include_bytes!("../../datasets/humaneval_openai/README.txt"),
-    ),
-    (
-        "humaneval_et/HumanEval_ET.jsonl",
-        include_bytes!("../../datasets/humaneval_et/HumanEval_ET.jsonl"),
-    ),
-    ("humaneval_et/README.txt", include_bytes!("../../datasets/humaneval_et/README.txt")),
-    ("mbpp_ldb/probs.jsonl", include_bytes!("../../datasets/mbpp_ldb/probs.jsonl")),
-    ("mbpp_ldb/README.txt", include_bytes!("../../datasets/mbpp_ldb/README.txt")),
-    (
-        "mbpp_et_subset397/MBPP_ET_397.jsonl",
-        include_bytes!("../../datasets/mbpp_et_subset397/MBPP_ET_397.jsonl"),
-    ),
-    (
-        "mbpp_et_subset397/README.txt",
-        include_bytes!("../../datasets/mbpp_et_subset397/README.txt"),
-    ),
-    (
-        "humaneval_plus/tasks.jsonl",
-        include_bytes!("../../datasets/humaneval_plus/tasks.jsonl"),
-    ),
-    (
-        "humaneval_plus/README.txt",
-        include_bytes!("../../datasets/humaneval_plus/README.txt"),
-    ),
-    ("mbpp_plus/tasks.jsonl", include_bytes!("../../datasets/mbpp_plus/tasks.jsonl")),
-    ("mbpp_plus/README.txt", include_bytes!("../../datasets/mbpp_plus/README.txt")),
-    (
-        "apps_mapcoder150/selected150.jsonl",
-        include_bytes!("../../datasets/apps_mapcoder150/selected150.jsonl"),
-    ),
-    (
-        "apps_mapcoder150/README.txt",
-        include_bytes!("../../datasets/apps_mapcoder150/README.txt"),
-    ),
+    bundle!("sample/tasks.jsonl"),
+    bundle!("sample/README.txt"),
+    bundle!("sample/tasks.limits.json"),
+    bundle!("humaneval_ldb/tests.jsonl"),
+    bundle!("humaneval_ldb/README.txt"),
+    bundle!("humaneval_ldb/tests.limits.json"),
+    bundle!("humaneval_openai/HumanEval.jsonl.gz"),
+    bundle!("humaneval_openai/README.txt"),
+    bundle!("humaneval_openai/HumanEval.limits.json"),
+    bundle!("humaneval_openai/HumanEval.broken.toml"),
+    bundle!("humaneval_et/HumanEval_ET.jsonl"),
+    bundle!("humaneval_et/README.txt"),
+    bundle!("humaneval_et/HumanEval_ET.limits.json"),
+    bundle!("humaneval_et/HumanEval_ET.broken.toml"),
+    bundle!("mbpp_ldb/probs.jsonl"),
+    bundle!("mbpp_ldb/README.txt"),
+    bundle!("mbpp_ldb/probs.limits.json"),
+    bundle!("mbpp_ldb/probs.broken.toml"),
+    bundle!("mbpp_et_subset397/MBPP_ET_397.jsonl"),
+    bundle!("mbpp_et_subset397/README.txt"),
+    bundle!("mbpp_et_subset397/MBPP_ET_397.limits.json"),
+    bundle!("mbpp_et_subset397/MBPP_ET_397.broken.toml"),
+    bundle!("humaneval_plus/tasks.jsonl"),
+    bundle!("humaneval_plus/README.txt"),
+    bundle!("humaneval_plus/tasks.limits.json"),
+    bundle!("mbpp_plus/tasks.jsonl"),
+    bundle!("mbpp_plus/README.txt"),
+    bundle!("mbpp_plus/tasks.limits.json"),
+    bundle!("mbpp_plus/tasks.broken.toml"),
+    bundle!("apps_mapcoder150/selected150.jsonl"),
+    bundle!("apps_mapcoder150/README.txt"),
 ];
 
 /// Where the bundled copies are installed.
@@ -135,5 +124,41 @@ mod tests {
             assert!(provenance(first).is_some(), "{} has no README", entry.name);
         }
         assert!(provenance("humaneval_ldb/tests.jsonl").unwrap().contains("LLMDebugger@49ac191"));
+    }
+
+    /// A limits file or broken-task list beside a shipped dataset ships with it, and says
+    /// something about tasks the dataset has (for the limits: measured for these very bytes).
+    #[test]
+    fn every_sidecar_of_the_checkout_is_bundled_and_fits_its_dataset() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+        let mut seen = 0;
+        for entry in super::super::CATALOG {
+            let Some(dataset) = entry.files.iter().map(|f| root.join(f)).find(|p| p.is_file()) else {
+                continue;
+            };
+            let loaded = crate::dataset::load_dataset(entry.name, &dataset, crate::dataset::DEFAULT_SPLIT_SEED).unwrap();
+            for suffix in [super::super::LIMITS_SUFFIX, super::super::BROKEN_SUFFIX] {
+                let sidecar = super::super::sidecar_path(&dataset, suffix);
+                if !sidecar.is_file() {
+                    continue;
+                }
+                seen += 1;
+                let name = sidecar.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                assert!(FILES.iter().any(|(f, _)| *f == name), "{name} is not bundled");
+            }
+            assert!(
+                loaded
+                    .notes
+                    .iter()
+                    .all(|n| !n.contains("no such task") && !n.contains("other bytes")),
+                "{}: {:?}",
+                entry.name,
+                loaded.notes
+            );
+            if super::super::sidecar_path(&dataset, super::super::LIMITS_SUFFIX).is_file() {
+                assert!(loaded.time_limits.is_some(), "{}'s limits were not read", entry.name);
+            }
+        }
+        assert!(seen >= 5, "only {seen} sidecar files found");
     }
 }

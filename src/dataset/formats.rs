@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::sidecar::{BROKEN_SUFFIX, BrokenTask, TaskLimit, TimeLimits, read_broken, read_time_limits, sidecar_path};
 use super::{DatasetError, Task, TaskKind, TestCase, doctest, split_visible_hidden};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +66,27 @@ pub struct LoadedDataset {
     pub tasks: Vec<Task>,
     /// Things a user should know: tasks without visible tests, duplicate ids renamed.
     pub notes: Vec<String>,
+    /// Per-task time limits measured for this file (`<stem>.limits.json`), when there are some.
+    pub time_limits: Option<TimeLimits>,
+    /// Tasks broken in the data (`<stem>.broken.toml`).
+    pub broken: Vec<BrokenTask>,
+}
+
+impl LoadedDataset {
+    /// Why a task is listed as broken, if it is.
+    pub fn broken_reason(&self, id: &str) -> Option<&str> {
+        self.broken.iter().find(|b| b.task == id).map(|b| b.reason.as_str())
+    }
+
+    /// The per-task limits of these tasks, when the dataset has measured ones.
+    pub fn limits_of<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeMap<String, TaskLimit> {
+        let Some(measured) = &self.time_limits else {
+            return Default::default();
+        };
+        ids.into_iter()
+            .filter_map(|id| measured.tasks.get(id).map(|m| (id.to_string(), m.limit)))
+            .collect()
+    }
 }
 
 pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDataset, DatasetError> {
@@ -131,6 +153,15 @@ pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDa
         tasks.push(task);
     }
     let format = format.ok_or_else(|| DatasetError::Empty { path: shown.clone() })?;
+    let time_limits = read_time_limits(path, &sha256, &mut notes)?;
+    let broken = read_broken(path)?;
+    for b in broken.iter().filter(|b| !tasks.iter().any(|t| t.id == b.task)) {
+        notes.push(format!(
+            "{} lists {} as broken, but the dataset has no such task",
+            sidecar_path(path, BROKEN_SUFFIX).display(),
+            b.task
+        ));
+    }
     Ok(LoadedDataset {
         name: name.to_string(),
         path: path.to_path_buf(),
@@ -139,6 +170,8 @@ pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDa
         split_seed: format.uses_split().then_some(split_seed),
         tasks,
         notes,
+        time_limits,
+        broken,
     })
 }
 

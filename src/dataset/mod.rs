@@ -7,12 +7,16 @@ mod bundled;
 mod catalog;
 mod doctest;
 mod formats;
+mod sidecar;
 mod split;
 mod user;
 
 pub use bundled::{bundled_dir, provenance};
 pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
 pub use formats::{Format, LoadedDataset, RGD_RECORD, load_dataset, rgd_record};
+pub use sidecar::{
+    BROKEN_SUFFIX, BrokenTask, LIMITS_SUFFIX, LIMITS_VERSION, MeasuredTask, TaskLimit, TimeLimits, sidecar_path, write_broken,
+};
 pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
 pub use user::{UserTask, test_sources, user_task};
 

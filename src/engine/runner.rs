@@ -201,13 +201,14 @@ impl TaskRunner {
             }
             Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code, recorded).await,
             Effect::TraceTest { code, test, mode } => {
+                let limits = self.limits.for_task(&task.id);
                 let job = crate::sandbox::TraceJob {
                     kind: &task.kind,
                     code: &code,
                     call: &test,
                     mode,
                     max_events: 20_000,
-                    limits: &self.limits,
+                    limits: &limits,
                 };
                 let traced = match recorded {
                     Some(Outcome::Traced(traced)) => traced,
@@ -274,12 +275,13 @@ impl TaskRunner {
             suite,
             tests: tests.len(),
         });
+        let limits = self.limits.for_task(&task.id);
         let job = Job {
             code,
             kind: &task.kind,
             entry_point: &task.entry_point,
             tests,
-            limits: &self.limits,
+            limits: &limits,
         };
         let result = match recorded {
             Some(Outcome::Tests(result)) => result,

@@ -57,6 +57,8 @@ pub struct RunPlan {
     pub shard: Option<crate::engine::Shard>,
     /// The pool snapshot a shard starts from (the main pool as it is now otherwise).
     pub memory_snapshot: Option<PathBuf>,
+    /// The tasks were selected without those listed as broken in the data (recorded).
+    pub exclude_broken: bool,
 }
 
 impl RunPlan {
@@ -81,6 +83,7 @@ impl RunPlan {
             fork: None,
             shard: None,
             memory_snapshot: None,
+            exclude_broken: false,
         }
     }
 }
@@ -121,8 +124,22 @@ pub async fn new_run(
     }
     let mut parts = parts::Parts::build(settings, plan, &tasks, report)?;
     let mut limits = settings.limits.clone();
-    if let Some(secs) = plan.test_timeout {
-        limits.per_test = std::time::Duration::from_secs_f64(secs);
+    match plan.test_timeout {
+        // A limit the user chose holds for every task.
+        Some(secs) => limits.per_test = std::time::Duration::from_secs_f64(secs),
+        None => {
+            // The whole selection's, not the shard's: every shard of a sweep records the same limits.
+            limits.per_task = dataset.limits_of(sweep_tasks.iter().map(String::as_str));
+            limits.per_task_from = dataset.time_limits.as_ref().map(|m| {
+                format!(
+                    "{} (factor {}, floor {} s, {} sandbox)",
+                    crate::dataset::sidecar_path(&dataset.path, crate::dataset::LIMITS_SUFFIX).display(),
+                    m.factor,
+                    m.floor_secs,
+                    m.sandbox
+                )
+            });
+        }
     }
     let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     // Only RGD with its Guide retrieves or stores guidance.
@@ -164,6 +181,11 @@ pub async fn new_run(
             split_seed: dataset.split_seed,
             tasks_in_file: dataset.tasks.len(),
             selected: tasks.iter().map(|t| t.id.clone()).collect(),
+            excluded_broken: if plan.exclude_broken {
+                dataset.broken.iter().map(|b| b.task.clone()).collect()
+            } else {
+                Vec::new()
+            },
         },
         endpoint: parts.model.endpoint(),
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
@@ -223,7 +245,7 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     let store = Arc::new(RunStore::open(home, &run_id)?);
     let manifest = store.manifest()?;
     let dataset = dataset_of(&manifest, "resuming")?;
-    let tasks = select_tasks(&dataset, &manifest.dataset.selected, None).with_context(|| format!("resuming run {run_id}"))?;
+    let tasks = select_tasks(&dataset, &manifest.dataset.selected, None, false).with_context(|| format!("resuming run {run_id}"))?;
     let mut settings = Settings::resolve(
         from.config,
         from.config_path,
@@ -302,7 +324,7 @@ pub async fn fork(
     let store = RunStore::open(home, &parent)?;
     let manifest = store.manifest()?;
     let dataset = dataset_of(&manifest, "forking")?;
-    let task = select_tasks(&dataset, &[task_id.to_string()], None).with_context(|| format!("forking run {parent}"))?;
+    let task = select_tasks(&dataset, &[task_id.to_string()], None, false).with_context(|| format!("forking run {parent}"))?;
     let ran = store
         .results()?
         .into_iter()

@@ -6,8 +6,9 @@ use anyhow::Context;
 
 use crate::dataset::{LoadedDataset, Task, load_dataset, resolve_dataset};
 
-/// The tasks of a dataset named by id (all when none), at most `limit`.
-pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>) -> anyhow::Result<Vec<Task>> {
+/// The tasks of a dataset named by id (all when none), at most `limit`; without those listed as
+/// broken in the data when `exclude_broken` (before the limit: `--limit 10` still gives ten).
+pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>, exclude_broken: bool) -> anyhow::Result<Vec<Task>> {
     let mut tasks: Vec<Task> = if ids.is_empty() {
         dataset.tasks.clone()
     } else {
@@ -22,6 +23,9 @@ pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize
             })
             .collect::<anyhow::Result<_>>()?
     };
+    if exclude_broken {
+        tasks.retain(|t| dataset.broken_reason(&t.id).is_none());
+    }
     if let Some(n) = limit {
         tasks.truncate(n);
     }

@@ -7,7 +7,9 @@
 
 pub mod literal;
 pub mod mutate;
+pub mod rejudge;
 pub mod strength;
+pub mod timing;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -20,6 +20,10 @@ pub struct DatasetInfo {
     pub tasks_in_file: usize,
     /// The tasks of this run, in order.
     pub selected: Vec<String>,
+    /// Tasks left out of the selection because the dataset lists them as broken in the data
+    /// (`--exclude-broken`), so a reader knows what the pass@1 is over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded_broken: Vec<String>,
 }
 
 /// Prices for the cost estimate, in currency units per million tokens (as providers quote them).

@@ -15,11 +15,13 @@ pub use trace::{
 pub use verdict::{RunReport, SetupStatus, TestOutcome, TestStatus};
 pub use wasm::WasmExecutor;
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{TaskKind, TestCase};
+use crate::dataset::{TaskKind, TaskLimit, TestCase};
 
 /// The runner, compiled into the binary so an installed rgd needs no source tree.
 pub const RUNNER_PY: &str = include_str!("../../sandbox/runner.py");
@@ -46,6 +48,14 @@ pub struct Limits {
     /// the deadlines.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub line_budget: Option<u64>,
+    /// Limits of the tasks whose dataset measured them from its reference solutions (`rgd
+    /// datasets limits`): `per_test` and `max_total` for that task instead of the ones above.
+    /// Kept in the run's manifest, so a resumed or forked run judges with the same limits.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub per_task: BTreeMap<String, TaskLimit>,
+    /// Where `per_task` came from (the limits file and its measuring settings).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub per_task_from: Option<String>,
 }
 
 impl Default for Limits {
@@ -57,11 +67,32 @@ impl Default for Limits {
             output_cap: 8192,
             data_dir: None,
             line_budget: None,
+            per_task: BTreeMap::new(),
+            per_task_from: None,
         }
     }
 }
 
 impl Limits {
+    /// The limits a task's tests run under: its own measured ones where it has them (the run
+    /// limit never below the general one), these otherwise.
+    pub fn for_task(&self, task_id: &str) -> Cow<'_, Limits> {
+        match self.per_task.get(task_id) {
+            None => Cow::Borrowed(self),
+            // Not a clone of the whole table for every run: only what one run reads.
+            Some(own) => Cow::Owned(Limits {
+                per_test: Duration::try_from_secs_f64(own.per_test).unwrap_or(self.per_test),
+                max_total: Duration::try_from_secs_f64(own.total).unwrap_or(self.max_total).max(self.max_total),
+                memory_mb: self.memory_mb,
+                output_cap: self.output_cap,
+                data_dir: self.data_dir.clone(),
+                line_budget: self.line_budget,
+                per_task: BTreeMap::new(),
+                per_task_from: None,
+            }),
+        }
+    }
+
     /// Whole-run deadline: one per-test budget for the module code, one per test, a little slack
     /// for interpreter start-up, capped by `max_total`.
     pub fn total_for(&self, tests: usize) -> Duration {

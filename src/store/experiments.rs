@@ -32,6 +32,9 @@ pub struct ExperimentSpec {
     /// Only the first N tasks of each dataset.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Without the tasks each dataset lists as broken in the data.
+    #[serde(default)]
+    pub exclude_broken: bool,
 }
 
 /// One run of the matrix.
