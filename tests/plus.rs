@@ -310,3 +310,72 @@ async fn compare_and_report_judge_the_recorded_programs_again_on_the_plus_tests(
         "{md}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reduced_suite_is_smaller_repeatable_and_kills_every_mutant_the_whole_one_kills() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("base.jsonl"), DATASET).unwrap();
+    plus(d, "full/tasks.jsonl");
+    for out in ["r1/tasks.jsonl", "r2/tasks.jsonl"] {
+        let (ok, said) = rgd_in(d, &["datasets", "plus", "base.jsonl", "--per-task", "20", "--reduce", "--out", out]);
+        assert!(ok, "{said}");
+        assert!(said.contains("reduced by mutant killing"), "{said}");
+    }
+    assert_eq!(
+        std::fs::read(d.join("r1/tasks.jsonl")).unwrap(),
+        std::fs::read(d.join("r2/tasks.jsonl")).unwrap()
+    );
+    let full = load_dataset("full", &d.join("full/tasks.jsonl"), 1).unwrap();
+    let reduced = load_dataset("reduced", &d.join("r1/tasks.jsonl"), 1).unwrap();
+    let count = |ds: &rgd::dataset::LoadedDataset| ds.tasks.iter().map(|t| t.hidden.len()).sum::<usize>();
+    assert!(
+        count(&reduced) < count(&full),
+        "{} tests reduced, {} whole",
+        count(&reduced),
+        count(&full)
+    );
+    // The same 20 mutants per task (the reduction's default): the reduced suite rejects exactly
+    // as many of those the base accepts as the whole suite does.
+    let rejects = |plus: &str| {
+        let (ok, said) = rgd_in(d, &["datasets", "strength", "base.jsonl", plus, "--per-task", "20"]);
+        assert!(ok, "{said}");
+        let at = said.find(&format!("{plus} rejects ")).unwrap_or_else(|| panic!("{said}")) + plus.len() + 9;
+        said[at..].split_whitespace().next().unwrap().parse::<usize>().unwrap()
+    };
+    assert_eq!(rejects("r1/tasks.jsonl"), rejects("full/tasks.jsonl"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_run_only_in_the_sandbox_whatever_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A reference that tries to leave a mark on the host at import and at every call, and still
+    // answers: where it ran, the mark would be.
+    let mark = d.join("ran-on-the-host");
+    let reference = format!(
+        "try:\n    open({mark:?}, 'w').write('import')\nexcept OSError:\n    pass\ndef inc(n):\n    try:\n        open({mark:?}, 'w').write('call')\n    except OSError:\n        pass\n    return n + 1\n",
+        mark = mark.display().to_string()
+    );
+    let task = serde_json::json!({
+        "task_id": "M/1", "entry_point": "inc", "prompt": "def inc(n):\n    \"\"\"n plus one.\"\"\"\n",
+        "given_tests": ["assert inc(1) == 2"],
+        "test": "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(41) == 42\n",
+        "canonical_solution": reference,
+    });
+    std::fs::write(d.join("base.jsonl"), format!("{task}\n")).unwrap();
+    let (ok, said) = rgd_in(d, &["datasets", "plus", "base.jsonl", "--out", "p/tasks.jsonl"]);
+    assert!(ok, "{said}");
+    let extended = load_dataset("p", &d.join("p/tasks.jsonl"), 1).unwrap();
+    assert!(extended.tasks[0].hidden.len() > 1, "the reference ran and answered: {said}");
+    for args in [
+        &["datasets", "plus", "base.jsonl", "--out", "r/tasks.jsonl", "--reduce"][..],
+        &["datasets", "limits", "base.jsonl", "--repeat", "1"],
+        &["datasets", "verify", "base.jsonl"],
+        &["datasets", "strength", "base.jsonl", "p/tasks.jsonl"],
+    ] {
+        let (ok, said) = rgd_in(d, args);
+        assert!(ok, "{args:?}: {said}");
+    }
+    assert!(!mark.exists(), "a reference ran on the host");
+}

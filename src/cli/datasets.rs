@@ -123,6 +123,11 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                             if let Some(source) = entry.files.first().and_then(|f| provenance(f)) {
                                 println!("{:<17} source: {source}", "");
                             }
+                            let limits = match &ds.time_limits {
+                                Some(m) => format!("time limits measured per task (factor {}, floor {} s)", m.factor, m.floor_secs),
+                                None => "no measured time limits".to_string(),
+                            };
+                            println!("{:<17} {limits}; {} tasks listed as broken in the data", "", ds.broken.len());
                         }
                         Err(e) => println!("{:<17} error: {e}", entry.name),
                     },

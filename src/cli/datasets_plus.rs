@@ -12,6 +12,7 @@ use futures::StreamExt;
 
 use super::dataset_args::Tasks;
 use crate::dataset::{BROKEN_SUFFIX, BrokenTask, load_dataset, resolve_dataset, rgd_record, sidecar_path, write_broken};
+use crate::plus::reduce::{Reduction, reduce};
 use crate::plus::{Extended, PlusOptions, extend};
 use crate::sandbox::{SandboxKind, make_executor};
 
@@ -31,6 +32,13 @@ pub struct Plus {
     /// Where to write it [default: datasets/<name>_plus/tasks.jsonl]
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Keep, of each task's generated tests, the fewest that still kill every mutant of its
+    /// reference the whole suite kills (EvalPlus's reduction; the task's own tests all stay)
+    #[arg(long)]
+    pub reduce: bool,
+    /// Mutants of each reference the reduction runs, spread over all it has
+    #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "reduce")]
+    pub mutants: usize,
 }
 
 pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitCode> {
@@ -58,17 +66,35 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
     let mut done = 0;
     // In dataset order whatever finishes first: the file is the same on every run.
     let mut extended: Vec<Extended> = Vec::with_capacity(total);
+    let mut reductions: Vec<Reduction> = Vec::with_capacity(total);
+    let (reducing, mutants) = (how.reduce, how.mutants);
     let mut stream = futures::stream::iter(tasks.into_iter().map(Arc::new))
         .map(|task| {
             let executor = executor.clone();
             // Each task on the runtime's own workers: futures polled by one stream share a thread.
-            tokio::spawn(async move { extend(&*executor, &task, options).await })
+            tokio::spawn(async move {
+                let e = extend(&*executor, &task, options).await;
+                match reducing {
+                    true => reduce(&*executor, e, mutants).await,
+                    false => (e, Reduction::default()),
+                }
+            })
         })
         .buffered(parallel);
     while let Some(e) = stream.next().await {
         done += 1;
-        bar.set("extending tasks", done, total);
-        extended.push(e.context("a task's generation stopped")?);
+        bar.set(
+            if reducing {
+                "extending and reducing tasks"
+            } else {
+                "extending tasks"
+            },
+            done,
+            total,
+        );
+        let (e, r) = e.context("a task's generation stopped")?;
+        extended.push(e);
+        reductions.push(r);
     }
     bar.finish();
     let mut jsonl = String::new();
@@ -81,7 +107,8 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
     }
     std::fs::write(&out, &jsonl).with_context(|| out.display().to_string())?;
     carry_broken(&ds.broken, &extended, &path, &out)?;
-    let summary = Summary::of(&extended);
+    let mut summary = Summary::of(&extended);
+    summary.reduced = reducing.then(|| ReducedSummary::of(&reductions));
     let readme = readme(&name, &path, &ds.sha256, &how, &summary);
     let readme_path = out.with_file_name("README.txt");
     std::fs::write(&readme_path, readme).with_context(|| readme_path.display().to_string())?;
@@ -134,6 +161,27 @@ struct Summary {
     hidden_after: usize,
     tried: usize,
     unchanged: Vec<(String, String)>,
+    reduced: Option<ReducedSummary>,
+}
+
+/// What the reduction kept, over all tasks.
+struct ReducedSummary {
+    generated: usize,
+    kept: usize,
+    mutants: usize,
+    killed: usize,
+}
+
+impl ReducedSummary {
+    fn of(reductions: &[Reduction]) -> ReducedSummary {
+        let sum = |f: fn(&Reduction) -> usize| reductions.iter().map(f).sum();
+        ReducedSummary {
+            generated: sum(|r| r.generated),
+            kept: sum(|r| r.kept),
+            mutants: sum(|r| r.mutants),
+            killed: sum(|r| r.killed),
+        }
+    }
 }
 
 impl Summary {
@@ -150,6 +198,7 @@ impl Summary {
                 .iter()
                 .filter_map(|e| e.note.clone().map(|n| (e.task.id.clone(), n)))
                 .collect(),
+            reduced: None,
         }
     }
 
@@ -162,6 +211,13 @@ impl Summary {
             self.tried,
             self.hidden_after - self.hidden_before
         );
+        if let Some(r) = &self.reduced {
+            let _ = writeln!(
+                s,
+                "reduced by mutant killing: {} of {} generated tests kept; with the tasks' own tests they kill the same {} of {} reference mutants as the whole suite",
+                r.kept, r.generated, r.killed, r.mutants
+            );
+        }
         if !self.unchanged.is_empty() {
             let _ = writeln!(s, "{} tasks left as they were:", self.unchanged.len());
             for (id, why) in &self.unchanged {
@@ -191,14 +247,21 @@ fn readme(name: &str, source: &Path, sha256: &str, how: &Plus, summary: &Summary
          solution, run only in rgd's wasm sandbox; inputs it raises on, runs more than 100,000 Python lines\n\
          on, answers with something that is not plain data, or answers differently twice, dropped).\n\
          Visible tests are the original ones, unchanged; hidden tests are the original ones followed by\n\
-         the generated ones. Format: rgd's own task records (\"rgd\": 1).\n\n\
+         the generated ones. Format: rgd's own task records (\"rgd\": 1). Beside it, when present:\n\
+         tasks.broken.toml (the base's tasks broken in the data, carried over) and tasks.limits.json\n\
+         (per-task time limits: rgd datasets limits {name}-plus).\n\n\
          written by rgd datasets plus, from {} (sha256 {sha256}), visible/hidden split seed {}\n\
-         command: rgd datasets plus {name} --seed {} --per-task {}{}\n\n{}",
+         command: rgd datasets plus {name} --seed {} --per-task {}{}{}\n\n{}",
         source_folder_and_file(source).display(),
         how.tasks.split_seed,
         how.seed,
         how.per_task,
         how.tasks.limit.map(|n| format!(" --limit {n}")).unwrap_or_default(),
+        if how.reduce {
+            format!(" --reduce --mutants {}", how.mutants)
+        } else {
+            String::new()
+        },
         summary.text()
     )
 }

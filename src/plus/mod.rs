@@ -7,6 +7,7 @@
 
 pub mod literal;
 pub mod mutate;
+pub mod reduce;
 pub mod rejudge;
 pub mod strength;
 pub mod timing;
@@ -33,9 +34,9 @@ pub struct PlusOptions {
 const TRIES_PER_KEPT: usize = 4;
 /// Python lines (trace events) one generated input may take the reference: an input over it is
 /// dropped, at the same place on every run and machine (a wall-clock cut is not repeatable) ...
-const LINE_BUDGET: u64 = 100_000;
+pub(crate) const LINE_BUDGET: u64 = 100_000;
 /// ... and the deadline behind it, for work that runs no Python lines (one huge builtin call).
-const INPUT_SECONDS: f64 = 5.0;
+pub(crate) const INPUT_SECONDS: f64 = 5.0;
 
 /// What extending one task came to.
 #[derive(Debug, Clone)]
@@ -263,6 +264,24 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
         added,
         note: (added == 0).then(|| "the reference rejected every generated input".to_string()),
     }
+}
+
+/// `program` run against `task`'s hidden tests: how strength, reduction and re-judging see a
+/// program other than the reference.
+pub(crate) async fn run_hidden(
+    executor: &dyn Executor,
+    task: &Task,
+    program: &str,
+    limits: &Limits,
+) -> Result<crate::sandbox::RunReport, crate::sandbox::SandboxError> {
+    let job = Job {
+        code: program,
+        kind: &task.kind,
+        entry_point: &task.entry_point,
+        tests: &task.hidden,
+        limits,
+    };
+    executor.run(job).await
 }
 
 /// An argument list as call source: `1, 'a', [2]`.

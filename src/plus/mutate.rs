@@ -1,7 +1,11 @@
 //! Type-aware mutation of test inputs (EvalPlus's, without its LLM seeds): a value becomes another
 //! of the same type near it (an int moved a little or to a value the task's tests use, a string
 //! with a character dropped, repeated or replaced, a list with an element removed, repeated,
-//! mutated or swapped), so generated inputs stay the kind of input the task is about.
+//! mutated or swapped), so generated inputs stay the kind of input the task is about. And the
+//! domain its tests show: where every seed of an argument holds no negative number, or is one
+//! character, its mutants do too. EvalPlus writes such contracts by hand for each task; without
+//! them an input outside the task's domain (a count of "a given character" asked for "ab") makes
+//! the reference's answer there the expected one, and a correct program fails it.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -15,6 +19,49 @@ pub struct Ingredients {
     ints: Vec<i64>,
     floats: Vec<f64>,
     strs: Vec<String>,
+    /// What every seed of each argument position shows.
+    domains: Vec<Domain>,
+}
+
+/// The domain the seeds of one argument position show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Domain {
+    /// No number anywhere in it is negative.
+    pub non_negative: bool,
+    /// It is a string of exactly one character.
+    pub one_char: bool,
+}
+
+impl Domain {
+    fn of(seeds: &[&Lit]) -> Domain {
+        Domain {
+            non_negative: seeds.iter().all(|v| no_negative(v)),
+            one_char: seeds.iter().all(|v| matches!(v, Lit::Str(s) if s.chars().count() == 1)),
+        }
+    }
+}
+
+fn no_negative(v: &Lit) -> bool {
+    match v {
+        Lit::Int(n) => *n >= 0,
+        Lit::Float(f) => *f >= 0.0,
+        Lit::List(xs) | Lit::Tuple(xs) | Lit::Set(xs) => xs.iter().all(no_negative),
+        Lit::Dict(p) => p.iter().all(|(k, x)| no_negative(k) && no_negative(x)),
+        Lit::Str(_) | Lit::None | Lit::Bool(_) => true,
+    }
+}
+
+/// `v` with every negative number made positive.
+fn without_negatives(v: Lit) -> Lit {
+    match v {
+        Lit::Int(n) => Lit::Int(n.saturating_abs()),
+        Lit::Float(f) => Lit::Float(f.abs()),
+        Lit::List(xs) => Lit::List(xs.into_iter().map(without_negatives).collect()),
+        Lit::Tuple(xs) => Lit::Tuple(xs.into_iter().map(without_negatives).collect()),
+        Lit::Set(xs) => Lit::Set(xs.into_iter().map(without_negatives).collect()),
+        Lit::Dict(p) => Lit::Dict(p.into_iter().map(|(k, x)| (without_negatives(k), without_negatives(x))).collect()),
+        other => other,
+    }
 }
 
 impl Ingredients {
@@ -31,6 +78,10 @@ impl Ingredients {
         i.floats.dedup();
         i.strs.sort();
         i.strs.dedup();
+        let arity = inputs.iter().map(Vec::len).max().unwrap_or(0);
+        i.domains = (0..arity)
+            .map(|at| Domain::of(&inputs.iter().filter_map(|args| args.get(at)).collect::<Vec<_>>()))
+            .collect();
         i
     }
 
@@ -73,14 +124,33 @@ impl<'a> Mutator<'a> {
         self.pick(pool).unwrap_or_default()
     }
 
-    /// `args` with one argument mutated.
+    /// `args` with one argument mutated, kept in the domain its seeds show.
     pub fn mutate_args(&mut self, args: &[Lit]) -> Vec<Lit> {
         let mut out = args.to_vec();
         if !out.is_empty() {
             let at = self.rng.random_range(0..out.len());
-            out[at] = self.mutate(&out[at]);
+            let mutated = self.mutate(&out[at]);
+            out[at] = self.fit(at, mutated);
         }
         out
+    }
+
+    fn fit(&mut self, at: usize, v: Lit) -> Lit {
+        let Some(domain) = self.ingredients.domains.get(at).copied() else {
+            return v;
+        };
+        let v = if domain.non_negative { without_negatives(v) } else { v };
+        match v {
+            Lit::Str(s) if domain.one_char && s.chars().count() != 1 => {
+                let chars: Vec<char> = s.chars().collect();
+                let one = match chars.is_empty() {
+                    true => self.pick(&self.ingredients.strs).and_then(|s| s.chars().next()).unwrap_or('a'),
+                    false => chars[self.rng.random_range(0..chars.len())],
+                };
+                Lit::Str(one.to_string())
+            }
+            other => other,
+        }
     }
 
     fn pick<T: Clone>(&mut self, from: &[T]) -> Option<T> {
@@ -255,5 +325,43 @@ mod tests {
             let Lit::Tuple(t) = &args[2] else { panic!("{args:?}") };
             assert_eq!(t.len(), 2, "a tuple keeps its length");
         }
+    }
+
+    #[test]
+    fn mutants_stay_in_the_domain_every_seed_shows() {
+        // `count(s, c)`: c is always one character; the numbers are never negative.
+        let seeds = vec![
+            vec![
+                Lit::Str("abca".into()),
+                Lit::Str("a".into()),
+                Lit::List(vec![Lit::Int(0), Lit::Int(3)]),
+            ],
+            vec![Lit::Str("xyz".into()), Lit::Str("z".into()), Lit::List(vec![Lit::Int(1)])],
+        ];
+        let ing = Ingredients::of(&seeds);
+        let mut m = Mutator::new(3, &ing);
+        let mut pool = seeds.clone();
+        for _ in 0..400 {
+            let from = m.pick_input(&pool);
+            let args = m.mutate_args(&from);
+            assert!(matches!(&args[1], Lit::Str(c) if c.chars().count() == 1), "{args:?}");
+            assert!(no_negative(&args[2]), "{args:?}");
+            pool.push(args);
+        }
+        // Where a seed shows a negative number or a longer string, mutants may too.
+        let free = Ingredients::of(&[vec![Lit::Int(-1), Lit::Str("ab".into())]]);
+        assert_eq!(
+            free.domains,
+            vec![
+                Domain {
+                    non_negative: false,
+                    one_char: false
+                },
+                Domain {
+                    non_negative: true,
+                    one_char: false
+                }
+            ]
+        );
     }
 }

@@ -12,7 +12,7 @@ use futures::StreamExt;
 
 use crate::analysis::{PlusColumn, RunData};
 use crate::dataset::{LoadedDataset, Task, load_dataset, resolve_dataset};
-use crate::sandbox::{Executor, Job, Limits};
+use crate::sandbox::{Executor, Limits};
 use crate::store::Home;
 
 /// The plus dataset a run's dataset has in the catalog (`humaneval` -> `humaneval-plus`).
@@ -67,14 +67,9 @@ pub async fn rejudge(
             let (executor, limits) = (executor.clone(), limits.clone());
             tokio::spawn(async move {
                 let limits = limits.for_task(&id);
-                let job = Job {
-                    code: &program,
-                    kind: &task.kind,
-                    entry_point: &task.entry_point,
-                    tests: &task.hidden,
-                    limits: &limits,
-                };
-                let passed = executor.run(job).await.is_ok_and(|r| r.all_passed());
+                let passed = super::run_hidden(&*executor, &task, &program, &limits)
+                    .await
+                    .is_ok_and(|r| r.all_passed());
                 (id, passed)
             })
         })

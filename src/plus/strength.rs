@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::dataset::Task;
-use crate::sandbox::{Executor, Job, Limits};
+use crate::sandbox::{Executor, Limits};
 
 /// What the variants of one task came to.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -23,27 +23,15 @@ pub struct TaskStrength {
     pub plus_rejects: usize,
 }
 
-/// Up to `per_task` mutants of `reference`, spread evenly over all it has (the same every run).
-fn variants(reference: &str, per_task: usize) -> Vec<String> {
-    let all = crate::code::mutate::mutants(reference);
-    let step = all.len().div_ceil(per_task.max(1)).max(1);
-    all.into_iter().step_by(step).take(per_task).map(|m| m.text).collect()
-}
-
 async fn accepts(executor: &dyn Executor, task: &Task, program: &str) -> bool {
     let limits = Limits {
         per_test: Duration::from_secs(2),
         max_total: Duration::from_secs(60),
         ..Limits::default()
     };
-    let job = Job {
-        code: program,
-        kind: &task.kind,
-        entry_point: &task.entry_point,
-        tests: &task.hidden,
-        limits: &limits,
-    };
-    executor.run(job).await.is_ok_and(|r| r.all_passed())
+    super::run_hidden(executor, task, program, &limits)
+        .await
+        .is_ok_and(|r| r.all_passed())
 }
 
 async fn one(executor: Arc<dyn Executor>, base: Task, plus: Task, per_task: usize) -> TaskStrength {
@@ -54,7 +42,7 @@ async fn one(executor: Arc<dyn Executor>, base: Task, plus: Task, per_task: usiz
     let Some(reference) = base.canonical.as_deref() else {
         return s;
     };
-    for program in variants(reference, per_task) {
+    for program in super::reduce::spread_mutants(reference, per_task) {
         s.variants += 1;
         if accepts(&*executor, &base, &program).await {
             s.base_accepts += 1;
