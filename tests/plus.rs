@@ -240,6 +240,14 @@ async fn time_limits_come_from_the_reference_and_broken_tasks_are_set_apart() {
         manifest["limits"]["per_task"]["L/1"]["per_test"].as_f64().unwrap() < 4.0,
         "{manifest}"
     );
+    // Named by file, not by this machine's path: shards elsewhere must record the same limits.
+    assert!(
+        manifest["limits"]["per_task_from"]
+            .as_str()
+            .unwrap()
+            .starts_with("base.limits.json (factor 3"),
+        "{manifest}"
+    );
 
     let mut cmd = sweep(&["--test-timeout", "10"]);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();

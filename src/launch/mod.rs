@@ -130,10 +130,13 @@ pub async fn new_run(
         None => {
             // The whole selection's, not the shard's: every shard of a sweep records the same limits.
             limits.per_task = dataset.limits_of(sweep_tasks.iter().map(String::as_str));
+            // The file's name, not its path: the path differs from machine to machine, and the
+            // limits are part of the configuration the shards of one sweep must share.
             limits.per_task_from = dataset.time_limits.as_ref().map(|m| {
+                let file = crate::dataset::sidecar_path(&dataset.path, crate::dataset::LIMITS_SUFFIX);
                 format!(
                     "{} (factor {}, floor {} s, {} sandbox)",
-                    crate::dataset::sidecar_path(&dataset.path, crate::dataset::LIMITS_SUFFIX).display(),
+                    file.file_name().unwrap_or_default().to_string_lossy(),
                     m.factor,
                     m.floor_secs,
                     m.sandbox
