@@ -99,6 +99,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         feedback,
         context_size: None,
         mapcoder: rgd::engine::MapCoderParams { k: 2, t: 1 },
+        codesim: rgd::engine::CodeSimParams { p: 2, d: 1 },
     })
 }
 
@@ -201,6 +202,7 @@ fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
         (Strategy::Ldb, true, true),
         (Strategy::Reflexion, true, true),
         (Strategy::MapCoder, true, true),
+        (Strategy::CodeSim, true, true),
         (Strategy::Rgd, false, true),
         (Strategy::Rgd, true, false),
         (Strategy::Rgd, false, false),

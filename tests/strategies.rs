@@ -519,3 +519,106 @@ async fn mapcoder_recovers_from_malformed_xml() {
     );
     assert!(stdout.contains("solved at iteration 1"), "{stdout}");
 }
+
+/// CodeSIM on Sample/1 (add): the first plan is simulated, found wrong, revised, coded wrong and
+/// debugged once (d = 1); the second plan comes back empty once and its simulation without a
+/// verdict once (each asked again, recorded), then it is coded right.
+fn codesim_script() -> support::Script {
+    let plans = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let simulations_of_two = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |req| {
+        use std::sync::atomic::Ordering::SeqCst;
+        match req.purpose {
+            "sim_plan" => Reply::Text(match plans.fetch_add(1, SeqCst) {
+                0 => "### Problem Understanding\nAdd two numbers.\n### Recall Example Problem\nSum a list.\n### Plan\n1. PLAN-ONE: subtract b from a.".into(),
+                1 => "### Plan\n".into(),
+                _ => "### Plan\n1. PLAN-TWO: return a + b.".into(),
+            }),
+            "simulate" if req.user.contains("PLAN-ONE") => {
+                Reply::Text("Input 2, 3: 2 - 3 = -1, expected 5.\nPlan Modification Needed".into())
+            }
+            "simulate" => Reply::Text(match simulations_of_two.fetch_add(1, SeqCst) {
+                0 => "Input 2, 3: 2 + 3 = 5.".into(),
+                _ => "Input 2, 3: 2 + 3 = 5, as expected.\nNo Plan Modification Needed".into(),
+            }),
+            "sim_refine" => Reply::Text("### Plan\n1. PLAN-ONE-REVISED: still subtract.".into()),
+            "sim_code" if req.user.contains("PLAN-TWO") => Reply::Text(fenced(RIGHT)),
+            "sim_code" => Reply::Text(fenced(WRONG)),
+            "sim_debug" => Reply::Text(format!("Simulating add(2, 3): 2 - 3 = -1.\n{}", fenced(WRONG))),
+            other => Reply::Text(format!("unexpected call {other}")),
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codesim_simulates_each_plan_revises_debugs_then_plans_again_and_recovers_from_unreadable_answers() {
+    let (requests, manifest, stdout) =
+        run_scripted(codesim_script(), &["--strategy", "codesim", "--plans", "2", "--debug-rounds", "1"]).await;
+    assert_eq!(
+        purposes(&requests),
+        [
+            "sim_plan",
+            "simulate",
+            "sim_refine",
+            "sim_code",
+            "sim_debug",
+            "sim_plan",
+            "sim_plan",
+            "simulate",
+            "simulate",
+            "sim_code"
+        ]
+    );
+    // The simulation sees the plan and the visible tests; the revision sees the simulation.
+    assert!(requests[1].user.contains("PLAN-ONE") && requests[1].user.contains("assert add(2, 3) == 5"));
+    assert!(requests[2].user.contains("2 - 3 = -1, expected 5"), "{}", requests[2].user);
+    assert!(requests[3].user.contains("PLAN-ONE-REVISED"), "{}", requests[3].user);
+    // The debugging agent sees the code and what the failing visible test got.
+    assert!(
+        requests[4].user.contains("a - b") && requests[4].user.contains("got -1"),
+        "{}",
+        requests[4].user
+    );
+    assert!(
+        stdout.contains("the codesim/plan answer could not be read (the answer holds no plan): asked once more"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the codesim/simulate answer could not be read"), "{stdout}");
+    assert!(stdout.contains("solved at iteration 3"), "{stdout}");
+    assert_eq!(
+        (manifest["strategy"].as_str(), &manifest["codesim"], manifest["max_iters"].as_u64()),
+        (Some("codesim"), &serde_json::json!({"p": 2, "d": 1}), Some(4))
+    );
+    // The hidden tests are never in a request.
+    for r in &requests {
+        assert!(!r.user.contains("10**12") && !r.user.contains("candidate(0, 0)"), "{}", r.user);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codesim_ends_after_p_plans_of_d_rounds_each_and_never_hears_the_hidden_tests() {
+    // Every code is wrong: p = 2 plans x (1 code + 1 debug) = 4 iterations, then the task fails.
+    let script: support::Script = Arc::new(|req| match req.purpose {
+        "sim_plan" => Reply::Text("### Plan\n1. Subtract.".into()),
+        "simulate" => Reply::Text("No Plan Modification Needed".into()),
+        _ => Reply::Text(fenced(WRONG)),
+    });
+    let (requests, _, stdout) = run_scripted(script, &["--strategy", "codesim", "--plans", "2", "--debug-rounds", "1"]).await;
+    assert_eq!(
+        purposes(&requests),
+        [
+            "sim_plan",
+            "simulate",
+            "sim_code",
+            "sim_debug",
+            "sim_plan",
+            "simulate",
+            "sim_code",
+            "sim_debug"
+        ]
+    );
+    assert!(
+        stdout.contains("failed after 4 iterations") || stdout.contains("failed"),
+        "{stdout}"
+    );
+}

@@ -107,6 +107,8 @@ pub struct TurnContext {
     pub example_problem: String,
     pub example_plan: String,
     pub algorithm: String,
+    /// CodeSIM: the simulation that found the plan wrong.
+    pub simulation: String,
 }
 
 impl TurnContext {

@@ -79,10 +79,20 @@ pub enum Purpose {
     MapCode,
     /// MapCoder's debugging agent: the code repaired from the visible-test results.
     MapDebug,
+    /// CodeSIM's planning agent: an example problem recalled by the model itself, then a plan.
+    SimPlan,
+    /// CodeSIM: the plan simulated by hand on a visible test; says whether it needs changing.
+    Simulate,
+    /// CodeSIM: the plan revised after a simulation found it wrong.
+    SimRefine,
+    /// CodeSIM's coding agent: code from the task and the (verified) plan.
+    SimCode,
+    /// CodeSIM's debugging agent: a failing visible test simulated on the code, then a fix.
+    SimDebug,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 24] = [
+    pub const ALL: [Purpose; 29] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -107,6 +117,11 @@ impl Purpose {
         Purpose::Confidence,
         Purpose::MapCode,
         Purpose::MapDebug,
+        Purpose::SimPlan,
+        Purpose::Simulate,
+        Purpose::SimRefine,
+        Purpose::SimCode,
+        Purpose::SimDebug,
     ];
 
     pub fn agent(self) -> Agent {
@@ -117,7 +132,9 @@ impl Purpose {
             | Purpose::Plan
             | Purpose::SelfTests
             | Purpose::Recall
-            | Purpose::MapPlan => Agent::Guide,
+            | Purpose::MapPlan
+            | Purpose::SimPlan
+            | Purpose::SimRefine => Agent::Guide,
             Purpose::DebugInit
             | Purpose::DebugFix
             | Purpose::Direct
@@ -130,8 +147,10 @@ impl Purpose {
             | Purpose::ReflexionImplement
             | Purpose::ReflexionFix
             | Purpose::MapCode
-            | Purpose::MapDebug => Agent::Debug,
-            Purpose::Feedback | Purpose::LdbVerdict | Purpose::Reflect | Purpose::Confidence => Agent::Feedback,
+            | Purpose::MapDebug
+            | Purpose::SimCode
+            | Purpose::SimDebug => Agent::Debug,
+            Purpose::Feedback | Purpose::LdbVerdict | Purpose::Reflect | Purpose::Confidence | Purpose::Simulate => Agent::Feedback,
         }
     }
 
@@ -162,6 +181,11 @@ impl Purpose {
             Purpose::Confidence => "mapcoder/confidence",
             Purpose::MapCode => "mapcoder/code",
             Purpose::MapDebug => "mapcoder/debug",
+            Purpose::SimPlan => "codesim/plan",
+            Purpose::Simulate => "codesim/simulate",
+            Purpose::SimRefine => "codesim/refine",
+            Purpose::SimCode => "codesim/code",
+            Purpose::SimDebug => "codesim/debug",
         }
     }
 }

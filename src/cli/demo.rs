@@ -109,6 +109,8 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             seed_from: None,
             mapcoder_k: crate::engine::MapCoderParams::default().k,
             mapcoder_t: crate::engine::MapCoderParams::default().t,
+            codesim_p: crate::engine::CodeSimParams::default().p,
+            codesim_d: crate::engine::CodeSimParams::default().d,
             memory_threshold: None,
             strategy: Strategy::Rgd,
             run_id: Some(run_id.clone()),

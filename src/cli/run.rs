@@ -57,7 +57,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub no_feedback: bool,
     /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning, self-debug,
-    /// ldb, reflexion, mapcoder)
+    /// ldb, reflexion, mapcoder), or a method published after RGD (codesim)
     #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
     pub strategy: Strategy,
     /// self-debug's feedback turns: simple ("wrong, fix it"), unit-test (the failing tests and
@@ -82,6 +82,12 @@ pub struct CommonArgs {
     /// mapcoder: debug rounds on the visible tests per plan
     #[arg(long = "t", value_name = "T", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub mapcoder_t: u32,
+    /// codesim: plans tried, each simulated, coded and debugged (the paper's p)
+    #[arg(long = "plans", value_name = "P", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub codesim_p: u32,
+    /// codesim: debug rounds on the visible tests per plan (the paper's d)
+    #[arg(long = "debug-rounds", value_name = "D", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub codesim_d: u32,
     /// Use this run id; if that run exists, resume it (what a requeued cluster job needs)
     #[arg(long, value_parser = crate::validate::parse_run_id)]
     pub run_id: Option<String>,
@@ -134,6 +140,10 @@ impl CommonArgs {
             mapcoder: crate::engine::MapCoderParams {
                 k: self.mapcoder_k,
                 t: self.mapcoder_t,
+            },
+            codesim: crate::engine::CodeSimParams {
+                p: self.codesim_p,
+                d: self.codesim_d,
             },
             run_id: self.run_id.clone(),
             control: self.debugger(),

@@ -45,6 +45,8 @@ pub struct RunPlan {
     pub seed_from: Option<String>,
     /// MapCoder's k and t.
     pub mapcoder: crate::engine::MapCoderParams,
+    /// CodeSIM's p and d.
+    pub codesim: crate::engine::CodeSimParams,
     /// The SBERT cosine a remembered task must reach to be offered (the default otherwise).
     pub memory_threshold: Option<f32>,
     /// A run id chosen beforehand (a detached run's parent must know it).
@@ -77,6 +79,7 @@ impl RunPlan {
             trace: None,
             seed_from: None,
             mapcoder: crate::engine::MapCoderParams::default(),
+            codesim: crate::engine::CodeSimParams::default(),
             memory_threshold: None,
             run_id: None,
             control: None,
@@ -197,6 +200,8 @@ pub async fn new_run(
         // MapCoder's bound is its own: k plans, each coded once and debugged t times.
         max_iters: match plan.strategy {
             Strategy::MapCoder => plan.mapcoder.k * (1 + plan.mapcoder.t),
+            // CodeSIM's likewise: p plans, each coded once and debugged d times.
+            Strategy::CodeSim => plan.codesim.p * (1 + plan.codesim.d),
             _ if iterates => settings.max_iters,
             _ => 1,
         },
@@ -214,6 +219,7 @@ pub async fn new_run(
             None => None,
         },
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
+        codesim: (plan.strategy == Strategy::CodeSim).then_some(plan.codesim),
         fork: plan.fork.clone(),
         shard: None,
         merged_from: Vec::new(),
@@ -379,6 +385,7 @@ pub async fn fork(
             .unwrap_or_default(),
         trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
         mapcoder: manifest.mapcoder.unwrap_or_default(),
+        codesim: manifest.codesim.unwrap_or_default(),
         memory_threshold: manifest.memory.min_similarity,
         control,
         fork: Some(crate::engine::ForkPoint {
@@ -432,6 +439,7 @@ fn prepare(
             .and_then(|s| s.context_size)
             .or(settings.openai.as_ref().and_then(|o| o.context_size)),
         mapcoder: manifest.mapcoder.unwrap_or_default(),
+        codesim: manifest.codesim.unwrap_or_default(),
     });
     let runner = Arc::new(
         TaskRunner::new(

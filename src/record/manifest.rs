@@ -98,6 +98,9 @@ pub struct Manifest {
     /// MapCoder's k recalled problems and t debug rounds per plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapcoder: Option<MapCoderParams>,
+    /// CodeSIM's p plans and d debug rounds per plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codesim: Option<CodeSimParams>,
     /// A fork: the run and task it continues, and the iteration it starts live at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkPoint>,
@@ -179,11 +182,26 @@ impl Default for MapCoderParams {
     }
 }
 
+/// CodeSIM's two numbers (Islam et al., 2025): plans tried (p) and debug rounds per plan (d).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeSimParams {
+    pub p: u32,
+    pub d: u32,
+}
+
+impl Default for CodeSimParams {
+    /// The paper's defaults.
+    fn default() -> Self {
+        CodeSimParams { p: 5, d: 5 }
+    }
+}
+
 impl Manifest {
     /// "rgd", "rgd no-guide no-memory", "cot": the method and what was switched off.
     pub fn method(&self) -> String {
         let mut parts = vec![self.strategy.clone()];
         parts.extend(self.mapcoder.iter().map(|m| format!("k={} t={}", m.k, m.t)));
+        parts.extend(self.codesim.iter().map(|c| format!("p={} d={}", c.p, c.d)));
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.trace.iter().map(|t| format!("trace={t}")));
         if self.seed_from.is_some() {

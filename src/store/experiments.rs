@@ -178,4 +178,16 @@ mod tests {
             assert!(crate::dataset::resolve_dataset(name, None).is_ok(), "{name} is bundled");
         }
     }
+
+    #[test]
+    fn the_shipped_table_of_later_methods_names_known_strategies_and_bundled_datasets() {
+        let spec: super::ExperimentSpec = toml::from_str(include_str!("../../assets/experiments/after_rgd.toml")).unwrap();
+        for s in &spec.strategies {
+            assert!(crate::engine::Strategy::from_name(s).is_some(), "{s}");
+        }
+        assert!(spec.strategies.iter().any(|s| s == "codesim") && spec.strategies.iter().any(|s| s == "rgd"));
+        for name in &spec.datasets {
+            assert!(crate::dataset::resolve_dataset(name, None).is_ok(), "{name} is bundled");
+        }
+    }
 }

@@ -47,6 +47,8 @@ impl Pane {
             (Pane::Tests, "reflexion") => "Tests (own tests steer; visible tests judge, unseen)",
             (Pane::Analysis, "reflexion") => "Self-reflection",
             (Pane::Analysis, "mapcoder") => "Plan confidence",
+            (Pane::Guidance, "codesim") => "Plan (from a self-recalled example, simulated before coding)",
+            (Pane::Analysis, "codesim") => "Plan simulation",
             (Pane::Guidance, "direct" | "cot" | "self-debug" | "ldb") => "Guidance (none in this strategy)",
             (Pane::Analysis, "ldb") => "Block verdicts (on a real trace)",
             (Pane::Analysis, "self-debug" | "direct" | "cot" | "self-planning") => "Analysis (none in this strategy)",

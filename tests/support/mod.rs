@@ -211,6 +211,16 @@ fn classify(system: &str, user: &str) -> &'static str {
         "map_plan"
     } else if system.contains("You check plans") {
         "confidence"
+    } else if system.contains("plans by recalling one example problem") {
+        "sim_plan"
+    } else if system.contains("You simulate a plan by hand") {
+        "simulate"
+    } else if system.contains("You revise a plan") {
+        "sim_refine"
+    } else if system.contains("writes code from a verified plan") {
+        "sim_code"
+    } else if system.contains("debugs code by simulating it") {
+        "sim_debug"
     } else if system.contains("turns a plan into code") {
         if user.contains("## Test report") { "map_debug" } else { "map_code" }
     } else if system.contains("Think through the problem step by step") {

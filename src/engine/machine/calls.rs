@@ -63,6 +63,9 @@ impl TaskMachine {
             Purpose::Recall => Phase::Recall,
             Purpose::MapPlan => Phase::MapPlan,
             Purpose::Confidence => Phase::Confidence,
+            Purpose::SimPlan => Phase::SimPlan,
+            Purpose::Simulate => Phase::Simulate,
+            Purpose::SimRefine => Phase::SimRefine,
             // Every other purpose is the Debug agent's: its answer holds code.
             _ => Phase::Debug,
         };
@@ -131,6 +134,7 @@ impl TaskMachine {
         ctx.max_self_tests = super::reflexion::MAX_SELF_TESTS;
         ctx.recall_k = self.config.mapcoder.k;
         (ctx.example_problem, ctx.example_plan, ctx.algorithm) = self.mapcoder.example();
+        ctx.simulation = self.codesim.simulation().to_string();
         ctx
     }
 }

@@ -124,7 +124,7 @@ impl TaskMachine {
         }
     }
 
-    fn malformed(&self, purpose: Purpose, error: String, handled: &str) -> Event {
+    pub(super) fn malformed(&self, purpose: Purpose, error: String, handled: &str) -> Event {
         Event::AnswerMalformed {
             task_id: self.task.id.clone(),
             iteration: self.iteration,

@@ -14,6 +14,7 @@ use crate::sandbox::RunReport;
 use crate::record::{Event, Failure, Suite, TaskResult, TaskStatus, Tokens};
 
 mod calls;
+mod codesim;
 mod ldb;
 mod mapcoder;
 mod reflexion;
@@ -56,6 +57,8 @@ pub struct LoopConfig {
     pub context_size: Option<u32>,
     /// MapCoder's recalled problems (k) and debug rounds per plan (t).
     pub mapcoder: crate::record::MapCoderParams,
+    /// CodeSIM's plans (p) and debug rounds per plan (d).
+    pub codesim: crate::record::CodeSimParams,
 }
 
 /// RGD, or a method the paper compares it with.
@@ -86,10 +89,17 @@ pub enum Strategy {
     #[value(name = "mapcoder")]
     #[serde(rename = "mapcoder")]
     MapCoder,
+    /// CodeSIM (Islam et al., 2025): a plan from an example problem the model recalls itself,
+    /// verified by simulating it by hand on a visible test (and revised when the simulation
+    /// finds it wrong), code, then up to d debug rounds that simulate the code on a failing
+    /// visible test; up to p plans.
+    #[value(name = "codesim")]
+    #[serde(rename = "codesim")]
+    CodeSim,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 8] = [
+    pub const ALL: [Strategy; 9] = [
         Strategy::Rgd,
         Strategy::Direct,
         Strategy::Cot,
@@ -98,6 +108,7 @@ impl Strategy {
         Strategy::Ldb,
         Strategy::Reflexion,
         Strategy::MapCoder,
+        Strategy::CodeSim,
     ];
 
     pub fn name(self) -> &'static str {
@@ -110,6 +121,7 @@ impl Strategy {
             Strategy::Ldb => "ldb",
             Strategy::Reflexion => "reflexion",
             Strategy::MapCoder => "mapcoder",
+            Strategy::CodeSim => "codesim",
         }
     }
 
@@ -123,7 +135,7 @@ impl Strategy {
     pub fn iterates(self) -> bool {
         matches!(
             self,
-            Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder
+            Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder | Strategy::CodeSim
         )
     }
 }
@@ -206,6 +218,10 @@ enum Phase {
     Recall,
     MapPlan,
     Confidence,
+    /// CodeSIM: a plan, its simulation, its revision.
+    SimPlan,
+    Simulate,
+    SimRefine,
     /// LDB: a failing visible test runs traced.
     Trace,
     /// LDB: the model judges each block.
@@ -249,6 +265,7 @@ pub struct TaskMachine {
     trace_shown: ShownTrace,
     reflexion: reflexion::Reflexion,
     mapcoder: mapcoder::MapCoder,
+    codesim: codesim::CodeSim,
     /// A person changed this task's course (the debugger).
     intervened: bool,
 }
@@ -277,6 +294,7 @@ impl TaskMachine {
             trace_shown: Default::default(),
             reflexion: Default::default(),
             mapcoder: Default::default(),
+            codesim: Default::default(),
             intervened: false,
         }
     }
@@ -360,6 +378,7 @@ impl TaskMachine {
             Strategy::Ldb => self.call(events, Purpose::LdbSeed),
             Strategy::Reflexion => self.reflexion_start(events),
             Strategy::MapCoder => self.call(events, Purpose::Recall),
+            Strategy::CodeSim => self.call(events, Purpose::SimPlan),
         }
     }
 
@@ -387,6 +406,9 @@ impl TaskMachine {
             (Phase::Recall, Outcome::Agent(Ok(resp))) => self.mapcoder_recalled(&resp.text),
             (Phase::MapPlan, Outcome::Agent(Ok(resp))) => self.mapcoder_planned(&resp.text),
             (Phase::Confidence, Outcome::Agent(Ok(resp))) => self.mapcoder_scored(&resp.text),
+            (Phase::SimPlan, Outcome::Agent(Ok(resp))) => self.codesim_planned(&resp.text),
+            (Phase::Simulate, Outcome::Agent(Ok(resp))) => self.codesim_simulated(&resp.text),
+            (Phase::SimRefine, Outcome::Agent(Ok(resp))) => self.codesim_refined(&resp.text),
             (
                 Phase::Plan
                 | Phase::GuideInit
@@ -398,7 +420,10 @@ impl TaskMachine {
                 | Phase::Reflect
                 | Phase::Recall
                 | Phase::MapPlan
-                | Phase::Confidence,
+                | Phase::Confidence
+                | Phase::SimPlan
+                | Phase::Simulate
+                | Phase::SimRefine,
                 Outcome::Agent(Err(e)),
             ) => {
                 let purpose = self.phase_purpose();
@@ -461,7 +486,7 @@ impl TaskMachine {
                     }
                 } else if matches!(
                     self.config.strategy,
-                    Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder
+                    Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder | Strategy::CodeSim
                 ) {
                     // These stop once their visible (or own) tests pass; hidden ones are never fed back.
                     self.hidden_failed = true;
@@ -548,6 +573,9 @@ impl TaskMachine {
             Phase::Recall => Purpose::Recall,
             Phase::MapPlan => Purpose::MapPlan,
             Phase::Confidence => Purpose::Confidence,
+            Phase::SimPlan => Purpose::SimPlan,
+            Phase::Simulate => Purpose::Simulate,
+            Phase::SimRefine => Purpose::SimRefine,
             _ => Purpose::Feedback,
         }
     }
@@ -601,6 +629,7 @@ impl TaskMachine {
         match self.config.strategy {
             Strategy::Reflexion => return self.reflexion_next(events),
             Strategy::MapCoder => return self.mapcoder_next(events),
+            Strategy::CodeSim => return self.codesim_next(events),
             _ => {}
         }
         if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
