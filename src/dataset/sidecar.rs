@@ -98,6 +98,21 @@ pub fn read_time_limits(dataset: &Path, sha256: &str, notes: &mut Vec<String>) -
             ),
         });
     }
+    // A limit a deadline cannot be made from is the file's error, not a silent fallback later.
+    if let Some((id, m)) = limits
+        .tasks
+        .iter()
+        .find(|(_, m)| ![m.limit.per_test, m.limit.total].iter().all(|s| s.is_finite() && *s > 0.0))
+    {
+        return Err(DatasetError::Malformed {
+            path: path.display().to_string(),
+            line: 0,
+            message: format!(
+                "task {id}: limits must be positive seconds (per_test {}, total {})",
+                m.limit.per_test, m.limit.total
+            ),
+        });
+    }
     if limits.dataset_sha256 != sha256 {
         notes.push(format!(
             "{} was measured for other bytes of the dataset (sha256 {}); its time limits are not used: measure again with `rgd datasets limits`",
@@ -188,6 +203,22 @@ mod tests {
         std::fs::write(sidecar_path(&data, LIMITS_SUFFIX), serde_json::to_string(&limits).unwrap()).unwrap();
         let mut notes = Vec::new();
         assert!(read_time_limits(&data, "aaaa", &mut notes).unwrap().is_some());
+        let mut bad = limits.clone();
+        bad.tasks.insert(
+            "A/1".into(),
+            MeasuredTask {
+                slowest_test_secs: 0.1,
+                run_secs: 0.1,
+                limit: TaskLimit {
+                    per_test: -1.0,
+                    total: 4.0,
+                },
+            },
+        );
+        std::fs::write(sidecar_path(&data, LIMITS_SUFFIX), serde_json::to_string(&bad).unwrap()).unwrap();
+        let err = read_time_limits(&data, "aaaa", &mut notes).unwrap_err().to_string();
+        assert!(err.contains("t.limits.json") && err.contains("task A/1"), "{err}");
+        std::fs::write(sidecar_path(&data, LIMITS_SUFFIX), serde_json::to_string(&limits).unwrap()).unwrap();
         assert!(read_time_limits(&data, "bbbb", &mut notes).unwrap().is_none());
         assert!(notes[0].contains("other bytes"), "{notes:?}");
     }
