@@ -365,7 +365,6 @@ impl Settings {
             memory_mb: file.sandbox.memory_mb.unwrap_or(d.memory_mb),
             output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
             data_dir: file.sandbox.data_dir.clone(),
-            line_budget: None,
             ..Limits::default()
         };
         Settings {

@@ -31,10 +31,10 @@ pub fn html(report: &Report) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rgd report</title><style>{STYLE}</style></head><body>\n<h1>rgd report</h1>\n"
     );
     out.push_str("<p>pass@1 on each dataset: the hidden tests decide. In brackets, points against Direct.</p>\n");
-    out.push_str(&table(report, false, "direct"));
+    out.push_str(&table(report, &report.rows(false), |m, d| report.cell_text(m, d, "direct")));
     if !report.rows(true).is_empty() {
         out.push_str("<h2>RGD's ablations</h2><p>In brackets, points against full RGD.</p>\n");
-        out.push_str(&table(report, true, "rgd"));
+        out.push_str(&table(report, &report.rows(true), |m, d| report.cell_text(m, d, "rgd")));
     }
     if report.has_plus() {
         let _ = writeln!(
@@ -43,7 +43,9 @@ pub fn html(report: &Report) -> String {
             super::report::PLUS_HEADING,
             esc(super::report::PLUS_NOTE)
         );
-        out.push_str(&plus_table(report));
+        out.push_str(&table(report, &report.methods.iter().collect::<Vec<_>>(), |m, d| {
+            report.plus_text(m, d)
+        }));
     }
     out.push_str("<h2>pass@1 with 95% intervals</h2>\n");
     out.push_str(&chart_or_note(pass_chart(report)));
@@ -76,33 +78,17 @@ fn chart_or_note(chart: Result<String, String>) -> String {
     }
 }
 
-fn table(report: &Report, ablations: bool, base: &str) -> String {
+/// A table: a row per method of `rows`, a column per dataset, `cell` in each.
+fn table(report: &Report, rows: &[&String], cell: impl Fn(&str, &str) -> String) -> String {
     let mut out = String::from("<table><tr><th>method</th>");
     for d in &report.datasets {
         let _ = write!(out, "<th>{}</th>", esc(&report.heading(d)));
     }
     out.push_str("</tr>\n");
-    for m in report.rows(ablations) {
+    for m in rows {
         let _ = write!(out, "<tr><td>{}</td>", esc(m));
         for d in &report.datasets {
-            let _ = write!(out, "<td>{}</td>", esc(&report.cell_text(m, d, base)));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    out
-}
-
-fn plus_table(report: &Report) -> String {
-    let mut out = String::from("<table><tr><th>method</th>");
-    for d in &report.datasets {
-        let _ = write!(out, "<th>{}</th>", esc(&report.heading(d)));
-    }
-    out.push_str("</tr>\n");
-    for m in &report.methods {
-        let _ = write!(out, "<tr><td>{}</td>", esc(m));
-        for d in &report.datasets {
-            let _ = write!(out, "<td>{}</td>", esc(&report.plus_text(m, d)));
+            let _ = write!(out, "<td>{}</td>", esc(&cell(m, d)));
         }
         out.push_str("</tr>\n");
     }

@@ -139,14 +139,14 @@ impl Report {
     pub fn markdown(&self) -> String {
         let mut out = String::from("# rgd report\n\n");
         out.push_str("pass@1 on each dataset (hidden tests decide); in brackets, points against Direct.\n\n");
-        out.push_str(&self.table_md(false, "direct"));
+        out.push_str(&self.grid_md(&self.rows(false), |m, d| self.cell_text(m, d, "direct")));
         if !self.rows(true).is_empty() {
             out.push_str("\n## RGD's ablations\n\npass@1; in brackets, points against full RGD.\n\n");
-            out.push_str(&self.table_md(true, "rgd"));
+            out.push_str(&self.grid_md(&self.rows(true), |m, d| self.cell_text(m, d, "rgd")));
         }
         if self.has_plus() {
             out.push_str(&format!("\n## {PLUS_HEADING}\n\n{PLUS_NOTE}\n\n"));
-            out.push_str(&self.plus_md());
+            out.push_str(&self.grid_md(&self.methods.iter().collect::<Vec<_>>(), |m, d| self.plus_text(m, d)));
         }
         out.push_str("\n## Runs\n\n| run | method | dataset | model | solved | tasks |\n| --- | --- | --- | --- | --- | --- |\n");
         for e in self.cells.values() {
@@ -164,27 +164,15 @@ impl Report {
         out
     }
 
-    fn plus_md(&self) -> String {
+    /// A Markdown table: a row per method of `rows`, a column per dataset, `cell` in each.
+    fn grid_md(&self, rows: &[&String], cell: impl Fn(&str, &str) -> String) -> String {
         let mut out = format!(
             "| method | {} |\n|---{}|\n",
             self.datasets.iter().map(|d| self.heading(d)).collect::<Vec<_>>().join(" | "),
             "|---".repeat(self.datasets.len())
         );
-        for m in &self.methods {
-            let cells: Vec<String> = self.datasets.iter().map(|d| self.plus_text(m, d)).collect();
-            out.push_str(&format!("| {m} | {} |\n", cells.join(" | ")));
-        }
-        out
-    }
-
-    fn table_md(&self, ablations: bool, base: &str) -> String {
-        let mut out = format!(
-            "| method | {} |\n|---{}|\n",
-            self.datasets.iter().map(|d| self.heading(d)).collect::<Vec<_>>().join(" | "),
-            "|---".repeat(self.datasets.len())
-        );
-        for m in self.rows(ablations) {
-            let cells: Vec<String> = self.datasets.iter().map(|d| self.cell_text(m, d, base)).collect();
+        for m in rows {
+            let cells: Vec<String> = self.datasets.iter().map(|d| cell(m, d)).collect();
             out.push_str(&format!("| {m} | {} |\n", cells.join(" | ")));
         }
         out

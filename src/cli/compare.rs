@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::analysis::{RunData, compare, render};
-use crate::dataset::{DEFAULT_SPLIT_SEED, load_dataset, resolve_dataset};
+use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, load_dataset, resolve_dataset};
 use crate::plus::rejudge::rejudge;
 use crate::sandbox::{SandboxKind, make_executor};
 use crate::store::Home;
@@ -42,27 +42,33 @@ impl PlusArgs {
             return Ok(());
         }
         let mut executor = None;
+        // Each plus dataset loaded once, however many runs are judged on it (an experiment's).
+        let mut loaded: std::collections::HashMap<String, LoadedDataset> = std::collections::HashMap::new();
         for run in runs.iter_mut() {
             let name = match &self.plus_dataset {
                 None => crate::plus::rejudge::plus_name_of(&run.manifest.dataset.name),
                 Some(named) => named.clone(),
             };
-            let loaded = resolve_dataset(&name, None).and_then(|(n, path)| load_dataset(&n, &path, DEFAULT_SPLIT_SEED));
-            let plus = match loaded {
-                Ok(plus) => plus,
-                Err(e) if self.plus_dataset.is_none() => {
-                    eprintln!("run {}: no plus dataset ({e})", run.manifest.run_id);
-                    continue;
+            if !loaded.contains_key(&name) {
+                match resolve_dataset(&name, None).and_then(|(n, path)| load_dataset(&n, &path, DEFAULT_SPLIT_SEED)) {
+                    Ok(plus) => {
+                        loaded.insert(name.clone(), plus);
+                    }
+                    Err(e) if self.plus_dataset.is_none() => {
+                        eprintln!("run {}: no plus dataset ({e})", run.manifest.run_id);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(e) => return Err(e.into()),
-            };
+            }
+            let plus = &loaded[&name];
             let executor = match &executor {
                 Some(e) => std::sync::Arc::clone(e),
                 None => executor
                     .insert(make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}"))?)
                     .clone(),
             };
-            run.plus = Some(rejudge(home, run, &plus, executor, crate::sandbox::cores()).await?);
+            run.plus = Some(rejudge(home, run, plus, executor, crate::sandbox::cores()).await?);
         }
         Ok(())
     }

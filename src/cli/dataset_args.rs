@@ -1,6 +1,8 @@
-//! Flags the dataset commands share (`rgd datasets verify`, `rgd datasets plus`).
+//! Flags the dataset commands share (`rgd datasets verify`, `plus`, `limits`).
 
-use crate::dataset::DEFAULT_SPLIT_SEED;
+use std::path::Path;
+
+use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, load_dataset, resolve_dataset};
 
 /// Which tasks of which dataset a command works on, and how many at once.
 #[derive(Debug, clap::Args)]
@@ -15,4 +17,16 @@ pub struct Tasks {
     pub concurrency: Option<usize>,
     #[arg(long, default_value_t = DEFAULT_SPLIT_SEED)]
     pub split_seed: u64,
+}
+
+impl Tasks {
+    /// The dataset, its tasks cut to `--limit`.
+    pub fn load(&self, data_dir: Option<&Path>) -> anyhow::Result<LoadedDataset> {
+        let (name, path) = resolve_dataset(&self.name, data_dir)?;
+        let mut ds = load_dataset(&name, &path, self.split_seed)?;
+        if let Some(n) = self.limit {
+            ds.tasks.truncate(n);
+        }
+        Ok(ds)
+    }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Subcommand;
 
 use super::dataset_args::Tasks;
@@ -83,7 +84,7 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             }
             let executor = make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}"))?;
             let started = Instant::now();
-            let measured = crate::plus::strength::measure(executor, &base_tasks, &plus_tasks, per_task, crate::sandbox::cores()).await;
+            let measured = crate::plus::strength::measure(executor, &base_tasks, &plus_tasks, per_task, crate::sandbox::cores()).await?;
             let sum = |f: fn(&crate::plus::strength::TaskStrength) -> usize| measured.iter().map(f).sum::<usize>();
             let (variants, accepted, rejected) = (sum(|t| t.variants), sum(|t| t.base_accepts), sum(|t| t.plus_rejects));
             if verbose {
@@ -123,8 +124,8 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                             if let Some(source) = entry.files.first().and_then(|f| provenance(f)) {
                                 println!("{:<17} source: {source}", "");
                             }
-                            let limits = match &ds.time_limits {
-                                Some(m) => format!("time limits measured per task (factor {}, floor {} s)", m.factor, m.floor_secs),
+                            let limits = match ds.limits_source() {
+                                Some(source) => format!("time limits measured per task: {source}"),
                                 None => "no measured time limits".to_string(),
                             };
                             println!("{:<17} {limits}; {} tasks listed as broken in the data", "", ds.broken.len());
@@ -137,23 +138,14 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             Ok(ExitCode::SUCCESS)
         }
         DatasetsCommand::Verify {
-            tasks:
-                Tasks {
-                    name,
-                    limit,
-                    concurrency,
-                    split_seed,
-                },
+            tasks: which,
             verbose,
             sandbox,
             timeout,
         } => {
-            let (name, path) = resolve_dataset(&name, data_dir)?;
-            let ds = load_dataset(&name, &path, split_seed)?;
-            let mut tasks: Vec<Arc<Task>> = ds.tasks.iter().cloned().map(Arc::new).collect();
-            if let Some(n) = limit {
-                tasks.truncate(n);
-            }
+            let mut ds = which.load(data_dir)?;
+            let name = ds.name.clone();
+            let tasks: Vec<Arc<Task>> = std::mem::take(&mut ds.tasks).into_iter().map(Arc::new).collect();
             let with_solution: Vec<Arc<Task>> = tasks.iter().filter(|t| t.canonical.is_some()).cloned().collect();
             if with_solution.is_empty() {
                 println!("{name}: {} tasks, none has a canonical solution; nothing to verify", tasks.len());
@@ -165,12 +157,9 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                     per_test: std::time::Duration::from_secs_f64(secs),
                     ..Limits::default()
                 },
-                None => Limits {
-                    per_task: ds.limits_of(tasks.iter().map(|t| t.id.as_str())),
-                    ..Limits::default()
-                },
+                None => Limits::default().with_measured(&ds, tasks.iter().map(|t| t.id.as_str())),
             });
-            let parallel = concurrency.unwrap_or_else(crate::sandbox::cores);
+            let parallel = which.concurrency.unwrap_or_else(crate::sandbox::cores);
             let started = Instant::now();
             let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
                 .map(|task| {
@@ -184,9 +173,12 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                     })
                 })
                 .buffer_unordered(parallel)
-                .filter_map(|joined| async move { joined.ok() })
-                .collect()
-                .await;
+                .collect::<Vec<_>>()
+                .await
+                .into_iter()
+                // A check that stopped is an error, not a task left out of the counts.
+                .collect::<Result<_, _>>()
+                .context("a reference's check stopped")?;
             let (broken, counted): (Vec<&Checked>, Vec<&Checked>) = outcomes.iter().partition(|o| ds.broken_reason(&o.task.id).is_some());
             println!(
                 "{name}: {} tasks with a canonical solution ({} without) in {:.1}s ({} sandbox, {})",
@@ -194,16 +186,9 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 tasks.len() - outcomes.len(),
                 started.elapsed().as_secs_f64(),
                 executor.name(),
-                match (timeout, &ds.time_limits) {
+                match (timeout, &limits.per_task_from) {
                     (Some(secs), _) => format!("{secs} s per test"),
-                    (None, Some(m)) => format!(
-                        "each task's measured limit, {}",
-                        crate::dataset::sidecar_path(&path, crate::dataset::LIMITS_SUFFIX)
-                            .file_name()
-                            .map(|f| f.to_string_lossy().into_owned())
-                            .unwrap_or_default()
-                            + &format!(" (factor {}, floor {} s)", m.factor, m.floor_secs)
-                    ),
+                    (None, Some(source)) => format!("each task's measured limit, {source}"),
                     (None, None) => format!("{} s per test: no measured limits", Limits::default().per_test.as_secs_f64()),
                 }
             );
@@ -227,7 +212,7 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 println!(
                     "  excluded, broken in the data ({}; {}):",
                     broken.len(),
-                    crate::dataset::sidecar_path(&path, crate::dataset::BROKEN_SUFFIX).display()
+                    crate::dataset::sidecar_path(&ds.path, crate::dataset::BROKEN_SUFFIX).display()
                 );
                 let mut broken = broken.clone();
                 broken.sort_by(|a, b| a.task.id.cmp(&b.task.id));

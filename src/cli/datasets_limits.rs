@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::dataset_args::Tasks;
-use crate::dataset::{LIMITS_SUFFIX, LIMITS_VERSION, TimeLimits, load_dataset, resolve_dataset, sidecar_path};
+use crate::dataset::{LIMITS_SUFFIX, LIMITS_VERSION, TimeLimits, sidecar_path};
 use crate::plus::timing::{TimingOptions, measure, split};
 use crate::sandbox::{SandboxKind, make_executor};
 
@@ -36,12 +36,9 @@ pub struct MeasureLimits {
 }
 
 pub async fn execute(data_dir: Option<&Path>, how: MeasureLimits) -> anyhow::Result<ExitCode> {
-    let (name, path) = resolve_dataset(&how.tasks.name, data_dir)?;
-    let ds = load_dataset(&name, &path, how.tasks.split_seed)?;
-    let mut tasks = ds.tasks;
-    if let Some(n) = how.tasks.limit {
-        tasks.truncate(n);
-    }
+    let mut ds = how.tasks.load(data_dir)?;
+    let tasks = std::mem::take(&mut ds.tasks);
+    let (name, path) = (ds.name.clone(), ds.path.clone());
     let with_reference = tasks.iter().filter(|t| t.canonical.is_some()).count();
     if with_reference == 0 {
         println!("{name}: no task has a reference solution; nothing to measure (its tasks keep the general limits)");

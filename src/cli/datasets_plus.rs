@@ -11,7 +11,7 @@ use anyhow::Context;
 use futures::StreamExt;
 
 use super::dataset_args::Tasks;
-use crate::dataset::{BROKEN_SUFFIX, BrokenTask, load_dataset, resolve_dataset, rgd_record, sidecar_path, write_broken};
+use crate::dataset::{BROKEN_SUFFIX, BrokenTask, rgd_record, sidecar_path, write_broken};
 use crate::plus::reduce::{Reduction, reduce};
 use crate::plus::{Extended, PlusOptions, extend};
 use crate::sandbox::{SandboxKind, make_executor};
@@ -42,12 +42,9 @@ pub struct Plus {
 }
 
 pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitCode> {
-    let (name, path) = resolve_dataset(&how.tasks.name, data_dir)?;
-    let ds = load_dataset(&name, &path, how.tasks.split_seed)?;
-    let mut tasks = ds.tasks;
-    if let Some(n) = how.tasks.limit {
-        tasks.truncate(n);
-    }
+    let mut ds = how.tasks.load(data_dir)?;
+    let tasks = std::mem::take(&mut ds.tasks);
+    let (name, path) = (ds.name.clone(), ds.path.clone());
     let out = how.out.clone().unwrap_or_else(|| {
         PathBuf::from("datasets")
             .join(format!("{}_plus", name.replace('-', "_")))

@@ -95,8 +95,11 @@ fn read_samples(path: &Path, tasks: &BTreeMap<String, Arc<Task>>) -> anyhow::Res
 
 pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (name, path) = resolve_dataset(&args.dataset, data_dir)?;
-    let dataset = load_dataset(&name, &path, args.split_seed)?;
-    let tasks: BTreeMap<String, Arc<Task>> = dataset.tasks.iter().map(|t| (t.id.clone(), Arc::new(t.clone()))).collect();
+    let mut dataset = load_dataset(&name, &path, args.split_seed)?;
+    let tasks: BTreeMap<String, Arc<Task>> = std::mem::take(&mut dataset.tasks)
+        .into_iter()
+        .map(|t| (t.id.clone(), Arc::new(t)))
+        .collect();
     let (samples, excluded): (Vec<Sample>, Vec<Sample>) = read_samples(&args.samples, &tasks)?
         .into_iter()
         .partition(|s| !args.exclude_broken || dataset.broken_reason(&s.task.id).is_none());
@@ -114,9 +117,9 @@ pub async fn execute(data_dir: Option<&Path>, args: EvalArgs) -> anyhow::Result<
         },
         None => Limits {
             per_test: std::time::Duration::from_secs(3),
-            per_task: dataset.limits_of(tasks.keys().map(String::as_str)),
             ..Limits::default()
-        },
+        }
+        .with_measured(&dataset, tasks.keys().map(String::as_str)),
     });
     let started = Instant::now();
     let hidden_only = args.hidden_only;

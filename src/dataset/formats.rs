@@ -78,6 +78,21 @@ impl LoadedDataset {
         self.broken.iter().find(|b| b.task == id).map(|b| b.reason.as_str())
     }
 
+    /// Where its measured limits come from, as a run records them: the file by name (not this
+    /// machine's path: the limits enter the configuration every shard of a sweep must share),
+    /// its factor, floor and sandbox.
+    pub fn limits_source(&self) -> Option<String> {
+        let m = self.time_limits.as_ref()?;
+        let file = sidecar_path(&self.path, super::sidecar::LIMITS_SUFFIX);
+        Some(format!(
+            "{} (factor {}, floor {} s, {} sandbox)",
+            file.file_name().unwrap_or_default().to_string_lossy(),
+            m.factor,
+            m.floor_secs,
+            m.sandbox
+        ))
+    }
+
     /// The per-task limits of these tasks, when the dataset has measured ones.
     pub fn limits_of<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeMap<String, TaskLimit> {
         let Some(measured) = &self.time_limits else {

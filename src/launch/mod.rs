@@ -130,22 +130,8 @@ pub async fn new_run(
     match plan.test_timeout {
         // A limit the user chose holds for every task.
         Some(secs) => limits.per_test = std::time::Duration::from_secs_f64(secs),
-        None => {
-            // The whole selection's, not the shard's: every shard of a sweep records the same limits.
-            limits.per_task = dataset.limits_of(sweep_tasks.iter().map(String::as_str));
-            // The file's name, not its path: the path differs from machine to machine, and the
-            // limits are part of the configuration the shards of one sweep must share.
-            limits.per_task_from = dataset.time_limits.as_ref().map(|m| {
-                let file = crate::dataset::sidecar_path(&dataset.path, crate::dataset::LIMITS_SUFFIX);
-                format!(
-                    "{} (factor {}, floor {} s, {} sandbox)",
-                    file.file_name().unwrap_or_default().to_string_lossy(),
-                    m.factor,
-                    m.floor_secs,
-                    m.sandbox
-                )
-            });
-        }
+        // The whole selection's, not the shard's: every shard of a sweep records the same limits.
+        None => limits = limits.with_measured(&dataset, sweep_tasks.iter().map(String::as_str)),
     }
     let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     // Only RGD with its Guide retrieves or stores guidance.

@@ -50,10 +50,7 @@ pub async fn rejudge(
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default();
-    let limits = Arc::new(Limits {
-        per_task: plus.limits_of(selected.iter().map(String::as_str)),
-        ..Limits::default()
-    });
+    let limits = Arc::new(Limits::default().with_measured(plus, selected.iter().map(String::as_str)));
     let to_judge: Vec<(String, Task, String)> = selected
         .iter()
         .filter(|id| !verdicts.contains_key(*id))
@@ -74,12 +71,16 @@ pub async fn rejudge(
             })
         })
         .buffer_unordered(parallel.max(1))
-        .filter_map(|joined| async move { joined.ok() })
-        .collect()
-        .await;
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .context("a program's judging stopped")?;
     if !judged.is_empty() {
         verdicts.extend(judged);
-        write_cache(&cache_path, &verdicts)?;
+        let dir = cache_path.parent().context("no run directory")?;
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        crate::store::write_json_atomically(&cache_path, &verdicts)?;
     }
     Ok(PlusColumn {
         dataset: plus.name.clone(),
@@ -118,13 +119,4 @@ fn cache_path(home: &Home, run_id: &str, sha256: &str) -> PathBuf {
     home.run_dir(run_id)
         .join("plus")
         .join(format!("{}.json", &sha256[..sha256.len().min(16)]))
-}
-
-fn write_cache(path: &Path, verdicts: &BTreeMap<String, bool>) -> anyhow::Result<()> {
-    let dir = path.parent().context("no run directory")?;
-    std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-    let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::fs::write(tmp.path(), serde_json::to_string_pretty(verdicts)?)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

@@ -55,8 +55,15 @@ async fn one(executor: Arc<dyn Executor>, base: Task, plus: Task, per_task: usiz
 }
 
 /// Each task of `plus` that `base` has (by id), measured with `per_task` variants, `parallel`
-/// tasks at once; in `plus`'s order.
-pub async fn measure(executor: Arc<dyn Executor>, base: &[Task], plus: &[Task], per_task: usize, parallel: usize) -> Vec<TaskStrength> {
+/// tasks at once; in `plus`'s order. A task whose measuring stopped is an error, not a task left
+/// out of the counts.
+pub async fn measure(
+    executor: Arc<dyn Executor>,
+    base: &[Task],
+    plus: &[Task],
+    per_task: usize,
+    parallel: usize,
+) -> anyhow::Result<Vec<TaskStrength>> {
     let pairs: Vec<(Task, Task)> = plus
         .iter()
         .filter_map(|p| base.iter().find(|b| b.id == p.id).map(|b| (b.clone(), p.clone())))
@@ -64,7 +71,9 @@ pub async fn measure(executor: Arc<dyn Executor>, base: &[Task], plus: &[Task], 
     futures::stream::iter(pairs)
         .map(|(b, p)| tokio::spawn(one(executor.clone(), b, p, per_task)))
         .buffered(parallel.max(1))
-        .filter_map(|r| async move { r.ok() })
-        .collect()
+        .collect::<Vec<_>>()
         .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow::anyhow!("a task's variants stopped: {e}"))
 }

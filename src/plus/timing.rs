@@ -40,15 +40,16 @@ pub async fn measure(
     let mut out = Vec::with_capacity(tasks.len());
     let mut stream = futures::stream::iter(tasks.into_iter().filter(|t| t.canonical.is_some()))
         .map(|task| {
-            let executor = executor.clone();
-            tokio::spawn(async move { (task.id.clone(), measure_task(&*executor, &task, options).await) })
+            let (executor, id) = (executor.clone(), task.id.clone());
+            let measuring = tokio::spawn(async move { measure_task(&*executor, &task, options).await });
+            // A measurement that stopped is recorded as unmeasured, under its task.
+            async move { (id, measuring.await.unwrap_or_else(|e| Err(format!("the measurement stopped: {e}")))) }
         })
         .buffered(parallel.max(1));
     while let Some(timed) = stream.next().await {
-        out.push(timed.unwrap_or_else(|e| (String::new(), Err(format!("the measurement stopped: {e}")))));
+        out.push(timed);
         done(out.len());
     }
-    out.retain(|(id, _)| !id.is_empty());
     out
 }
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{TaskKind, TaskLimit, TestCase};
+use crate::dataset::{LoadedDataset, TaskKind, TaskLimit, TestCase};
 
 /// The runner, compiled into the binary so an installed rgd needs no source tree.
 pub const RUNNER_PY: &str = include_str!("../../sandbox/runner.py");
@@ -74,6 +74,14 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// These limits with the ones `dataset` measured for the tasks `ids` (none when it measured
+    /// none), and where they came from.
+    pub fn with_measured<'a>(mut self, dataset: &LoadedDataset, ids: impl IntoIterator<Item = &'a str>) -> Limits {
+        self.per_task = dataset.limits_of(ids);
+        self.per_task_from = dataset.limits_source();
+        self
+    }
+
     /// The limits a task's tests run under: its own measured ones where it has them (the run
     /// limit never below the general one), these otherwise.
     pub fn for_task(&self, task_id: &str) -> Cow<'_, Limits> {
