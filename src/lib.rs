@@ -23,6 +23,7 @@ pub mod record;
 pub mod repo;
 pub mod sandbox;
 pub mod secrets;
+pub mod sled_open;
 pub mod store;
 pub mod terminal;
 pub mod tui;

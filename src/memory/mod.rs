@@ -116,16 +116,13 @@ impl MemoryPool {
         std::fs::create_dir_all(dir).map_err(|e| MemoryError::Input(format!("{}: {e}", dir.display())))?;
         // sled's page cache defaults to 1 GB and grows with every write; the pool's working set is
         // the entries and vectors rgd keeps in memory anyway.
-        let db = sled::Config::new()
-            .path(dir.join("pool"))
-            .cache_capacity(16 << 20)
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
-                    MemoryError::Locked(dir.display().to_string())
-                }
-                other => MemoryError::Store(other),
-            })?;
+        let db = crate::sled_open::open(sled::Config::new().cache_capacity(16 << 20), &dir.join("pool")).map_err(|e| {
+            if crate::sled_open::is_lock_error(&e) {
+                MemoryError::Locked(dir.display().to_string())
+            } else {
+                MemoryError::Store(e)
+            }
+        })?;
         let entries_tree = db.open_tree("entries")?;
         let vectors_tree = db.open_tree("vectors")?;
         let uses_tree = db.open_tree("uses")?;

@@ -188,10 +188,7 @@ pub fn store_descriptions(dir: &Path, written: &[(Vec<u8>, String)]) -> anyhow::
 }
 
 pub(super) fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
-    sled::Config::new()
-        .path(dir.join("db"))
-        .cache_capacity(32 << 20)
-        .open()
+    crate::sled_open::open(sled::Config::new().cache_capacity(32 << 20), &dir.join("db"))
         .with_context(|| format!("opening the index at {} (is another rgd using it?)", dir.display()))
 }
 

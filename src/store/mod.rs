@@ -148,16 +148,13 @@ impl RunStore {
 
     fn open_dir(dir: PathBuf, run_id: &str) -> Result<RunStore, StoreError> {
         // A bounded page cache: a run's events are written once and read back only by replays.
-        let db = sled::Config::new()
-            .path(dir.join("db"))
-            .cache_capacity(16 << 20)
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock") => {
-                    StoreError::Locked(run_id.into())
-                }
-                other => StoreError::Sled(other),
-            })?;
+        let db = crate::sled_open::open(sled::Config::new().cache_capacity(16 << 20), &dir.join("db")).map_err(|e| {
+            if crate::sled_open::is_lock_error(&e) {
+                StoreError::Locked(run_id.into())
+            } else {
+                StoreError::Sled(e)
+            }
+        })?;
         let events = db.open_tree("events")?;
         let results = db.open_tree("results")?;
         Ok(RunStore {
