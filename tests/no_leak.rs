@@ -100,6 +100,15 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         context_size: None,
         mapcoder: rgd::engine::MapCoderParams { k: 2, t: 1 },
         codesim: rgd::engine::CodeSimParams { p: 2, d: 1 },
+        lpw: rgd::engine::LpwParams {
+            verify_rounds: 2,
+            refine_rounds: 2,
+        },
+        mgdebugger: rgd::engine::MgDebuggerParams {
+            retries: 2,
+            repairs: 1,
+            trace: "real".into(),
+        },
     })
 }
 
@@ -108,13 +117,28 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
     let mut seen = Vec::new();
     let mut t = machine.start();
     let mut visible_runs = 0;
+    // MGDebugger's unit tests are the model's own: those may be traced too.
+    let mut own: Vec<String> = Vec::new();
+    let n = task.visible.len();
     loop {
         let outcome = match t.step {
             Step::Finished(_) => return seen,
             Step::Run(Effect::CallAgent { purpose, messages, .. }) => {
                 seen.push(messages);
+                use rgd::agents::Purpose;
                 match purpose.agent() {
-                    _ if purpose == rgd::agents::Purpose::SelfTests => answer(&format!("assert {}(-98765) == 424242", task.entry_point)),
+                    _ if purpose == Purpose::SelfTests => answer(&format!("assert {}(-98765) == 424242", task.entry_point)),
+                    // LPW's plan verified on every visible test, and the verification checked.
+                    _ if purpose == Purpose::LpwPlan => answer("[Start Plan]\n1. Return 41.\n[End Plan]"),
+                    _ if purpose == Purpose::LpwVerify => answer(
+                        &(0..n)
+                            .map(|i| format!("[Verification for test {i}]\n[Record]: 41\n[Correct Plan]\n"))
+                            .collect::<String>(),
+                    ),
+                    _ if purpose == Purpose::LpwCheck => answer(&"[Correct Analysis]\n".repeat(n)),
+                    _ if purpose == Purpose::MgTests => {
+                        answer("```json\n{\"test_cases\": [{\"input\": [-98765], \"expected_output\": 424242}]}\n```")
+                    }
                     Agent::Debug => answer(&format!(
                         "```python\ndef {}(*args):\n    return 41\n```",
                         task.entry_point.clone().max("main".into())
@@ -132,16 +156,22 @@ fn drive(task: Arc<Task>, prompts: Arc<Prompts>, config: Arc<LoopConfig>) -> Vec
                 report(task.visible.len(), status)
             }
             Step::Run(Effect::RunTests { suite: Suite::Hidden, .. }) => report(task.hidden.len(), TestStatus::Failed),
-            Step::Run(Effect::RunTests { suite: Suite::Own, .. }) => unreachable!("own tests travel in RunOwnTests"),
-            Step::Run(Effect::RunOwnTests { tests, .. }) => report(tests.len(), TestStatus::Failed),
+            Step::Run(Effect::RunTests {
+                suite: Suite::Own | Suite::Printed,
+                ..
+            }) => unreachable!("own tests and printed runs travel in their own effects"),
+            Step::Run(Effect::RunOwnTests { tests, .. }) => {
+                own.extend(tests.iter().map(TestCase::prompt_text));
+                report(tests.len(), TestStatus::Failed)
+            }
+            Step::Run(Effect::RunPrinted { .. }) => report(task.visible.len(), TestStatus::Failed),
             Step::Run(Effect::QueryMemory { .. }) => Outcome::Memory(None),
             Step::Run(Effect::StoreMemory { .. }) => Outcome::Stored(Ok("entry".into())),
-            // Only visible tests are ever traced.
+            // Only visible tests (and the model's own) are ever traced.
             Step::Run(Effect::TraceTest { test, .. }) => {
                 assert!(
-                    task.visible
-                        .iter()
-                        .any(|v| test.starts_with(v.label().as_str())
+                    own.contains(&test)
+                        || task.visible.iter().any(|v| test.starts_with(v.label().as_str())
                             || matches!(v, TestCase::Check { src } if test.starts_with(src.as_str()))),
                     "{}: traced {test:?}, not a visible test",
                     task.id
@@ -203,6 +233,8 @@ fn no_strategy_or_ablation_sees_hidden_tests_or_canonical_code() {
         (Strategy::Reflexion, true, true),
         (Strategy::MapCoder, true, true),
         (Strategy::CodeSim, true, true),
+        (Strategy::Lpw, true, true),
+        (Strategy::MgDebugger, true, true),
         (Strategy::Rgd, false, true),
         (Strategy::Rgd, true, false),
         (Strategy::Rgd, false, false),

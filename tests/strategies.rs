@@ -622,3 +622,283 @@ async fn codesim_ends_after_p_plans_of_d_rounds_each_and_never_hears_the_hidden_
         "{stdout}"
     );
 }
+
+/// Both visible tests of Sample/1 verified, each ending in `verdict`.
+fn lpw_verification(verdict: &str) -> String {
+    format!(
+        "[Verification for assert add(2, 3) == 5]\n[Record]: 2 + 3 = 5\n[Results Compare] 5 = 5\n{verdict}\n\n[Verification for assert add(-1, 1) == 0]\n[Record]: -1 + 1 = 0\n{verdict}"
+    )
+}
+
+/// LPW on Sample/1: the first plan comes back without steps (asked again), its verification
+/// finds it wrong and revises it, the revised plan's first verification has no verdicts
+/// (verified again), the second holds and is checked; the code is wrong, so it is printed, run,
+/// explained, analysed against the verification and rewritten right.
+fn lpw_script() -> support::Script {
+    let plans = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let verifications = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |req| {
+        use std::sync::atomic::Ordering::SeqCst;
+        match req.purpose {
+            "lpw_plan" => Reply::Text(match plans.fetch_add(1, SeqCst) {
+                0 => "Let's think step by step.\n[Start Plan]\n[End Plan]".into(),
+                _ => "[Start Plan]\n1. PLAN-A: subtract b from a.\n[End Plan]".into(),
+            }),
+            "lpw_verify" => Reply::Text(match verifications.fetch_add(1, SeqCst) {
+                0 => "[Verification for assert add(2, 3) == 5]\n2 - 3 = -1, not 5.\n[Incorrect Plan]\n[Start Revised Plan]\n1. PLAN-B: return a + b.\n[End Revised Plan]".into(),
+                1 => "[Verification for assert add(2, 3) == 5]\nthe result is 5".into(),
+                _ => lpw_verification("[Correct Plan]"),
+            }),
+            "lpw_check" => Reply::Text("Each step is right.\n[Correct Analysis]\n...\n[Correct Analysis]".into()),
+            "lpw_code" => Reply::Text(fenced(WRONG)),
+            "lpw_print" => Reply::Text(fenced("def add(a: int, b: int) -> int:\n    r = a - b\n    print('PRINTED r =', r)\n    return r\n")),
+            "lpw_explain" => Reply::Text("EXPLAINED: it returns a minus b.".into()),
+            "lpw_analyse" => Reply::Text("ANALYSED: r is -1 where the verification records 5.".into()),
+            "lpw_fix" => Reply::Text(fenced(RIGHT)),
+            other => Reply::Text(format!("unexpected call {other}")),
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lpw_verifies_the_plan_on_each_visible_test_before_coding_then_debugs_from_printed_values() {
+    let (requests, manifest, stdout) =
+        run_scripted(lpw_script(), &["--strategy", "lpw", "--verify-rounds", "3", "--refine-rounds", "2"]).await;
+    assert_eq!(
+        purposes(&requests),
+        [
+            "lpw_plan",
+            "lpw_plan",
+            "lpw_verify",
+            "lpw_verify",
+            "lpw_verify",
+            "lpw_check",
+            "lpw_code",
+            "lpw_print",
+            "lpw_explain",
+            "lpw_analyse",
+            "lpw_fix"
+        ]
+    );
+    // The verification sees the plan and every visible test; the revised plan is verified next.
+    assert!(requests[2].user.contains("PLAN-A") && requests[2].user.contains("assert add(-1, 1) == 0"));
+    assert!(requests[3].user.contains("PLAN-B"), "{}", requests[3].user);
+    // The check and the code see the verification.
+    assert!(requests[5].user.contains("[Record]: 2 + 3 = 5"), "{}", requests[5].user);
+    assert!(requests[6].user.contains("PLAN-B") && requests[6].user.contains("[Record]: -1 + 1 = 0"));
+    // The analysis compares what the printed program printed on the first failing test with
+    // that test's verification; the rewrite sees the explanation, the analysis and the failed code.
+    let analyse = &requests[9].user;
+    assert!(
+        analyse.contains("PRINTED r = -1") && analyse.contains("`assert add(2, 3) == 5`") && analyse.contains("[Record]: 2 + 3 = 5"),
+        "{analyse}"
+    );
+    assert!(
+        !analyse.contains("[Record]: -1 + 1 = 0"),
+        "only the failing test's verification: {analyse}"
+    );
+    let fix = &requests[10].user;
+    assert!(
+        fix.contains("EXPLAINED") && fix.contains("ANALYSED") && fix.contains("a - b"),
+        "{fix}"
+    );
+    assert!(
+        stdout.contains("the lpw/plan answer could not be read (the answer holds no plan): asked once more"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("revised it"), "{stdout}");
+    assert!(stdout.contains("the lpw/verify answer could not be read"), "{stdout}");
+    assert!(stdout.contains("printed run"), "{stdout}");
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(
+        (manifest["strategy"].as_str(), &manifest["lpw"], manifest["max_iters"].as_u64()),
+        (Some("lpw"), &serde_json::json!({"verify_rounds": 3, "refine_rounds": 2}), Some(3))
+    );
+    for r in &requests {
+        assert!(!r.user.contains("10**12") && !r.user.contains("candidate(0, 0)"), "{}", r.user);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lpw_writes_no_code_from_a_plan_never_verified() {
+    // The first verification holds but its check finds wrong reasoning; the second has no
+    // verdicts; after 2 rounds there is no verified plan, so no code is ever asked for.
+    let verifications = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let script: support::Script = Arc::new(move |req| match req.purpose {
+        "lpw_plan" => Reply::Text("[Start Plan]\n1. Add.\n[End Plan]".into()),
+        "lpw_verify" => Reply::Text(match verifications.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => lpw_verification("[Correct Plan]"),
+            _ => "It works.".into(),
+        }),
+        "lpw_check" => Reply::Text("[Correct Analysis]\n[Incorrect Analysis] 2 + 3 is not 6".into()),
+        _ => Reply::Text(fenced(RIGHT)),
+    });
+    let (requests, _, stdout) = run_scripted(script, &["--strategy", "lpw", "--verify-rounds", "2"]).await;
+    assert_eq!(purposes(&requests), ["lpw_plan", "lpw_verify", "lpw_check", "lpw_verify"]);
+    assert!(stdout.contains("wrong reasoning in 1 verification"), "{stdout}");
+    assert!(stdout.contains("no plan was verified in 2 round(s)"), "{stdout}");
+    assert!(!stdout.contains("solved"), "{stdout}");
+}
+
+/// MGDebugger on Sample/1: Direct's seed (a - b) fails; the first decomposition drops `add`
+/// (asked again), the second splits it into `add` calling `combine`; `combine` comes first, its
+/// unit tests come back without JSON once (asked again), fail for real, and it is repaired;
+/// then `add`'s pass; the recomposed program passes.
+fn mgdebugger_script() -> support::Script {
+    let decompositions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tests_of_combine = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |req| {
+        use std::sync::atomic::Ordering::SeqCst;
+        match req.purpose {
+            "direct" => Reply::Text(fenced(WRONG)),
+            "mg_decompose" => Reply::Text(match decompositions.fetch_add(1, SeqCst) {
+                0 => fenced("def plus(a, b):\n    return a - b\n"),
+                _ => format!(
+                    "Step 1 combines the numbers.\n{}",
+                    fenced("def add(a: int, b: int) -> int:\n    return combine(a, b)\n\ndef combine(a, b):\n    return a - b\n")
+                ),
+            }),
+            "mg_tests" if req.user.contains("## The function to test: `combine`") => {
+                Reply::Text(match tests_of_combine.fetch_add(1, SeqCst) {
+                    0 => "combine(2, 3) should be 5".into(),
+                    _ => "```json\n{\"test_cases\": [{\"input\": {\"a\": 2, \"b\": 3}, \"expected_output\": 5}, {\"input\": {\"a\": -1, \"b\": 1}, \"expected_output\": \"0\"}]}\n```".into(),
+                })
+            }
+            "mg_tests" => Reply::Text("```json\n{\"test_cases\": [{\"input\": {\"a\": 2, \"b\": 3}, \"expected_output\": 5}]}\n```".into()),
+            "mg_debug" => Reply::Text(format!("a = 2, b = 3: a - b = -1.\n{}", fenced("def combine(a, b):\n    return a + b\n"))),
+            other => Reply::Text(format!("unexpected call {other}")),
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mgdebugger_debugs_the_seeds_subfunctions_bottom_up_from_their_own_unit_tests() {
+    let (requests, manifest, stdout) = run_scripted(mgdebugger_script(), &["--strategy", "mgdebugger"]).await;
+    assert_eq!(
+        purposes(&requests),
+        [
+            "direct",
+            "mg_decompose",
+            "mg_decompose",
+            "mg_tests",
+            "mg_tests",
+            "mg_debug",
+            "mg_tests"
+        ]
+    );
+    // The decomposition sees the seed; unit tests are derived from the visible tests only.
+    assert!(requests[1].user.contains("return a - b"), "{}", requests[1].user);
+    assert!(requests[3].user.contains("assert add(-1, 1) == 0"), "{}", requests[3].user);
+    // The repair simulates (the paper's default) and sees the real results of the unit tests.
+    let debug = &requests[5].user;
+    assert!(
+        debug.contains("Act as a Python interpreter") && debug.contains("assert combine(a=2, b=3) == 5") && debug.contains("failed"),
+        "{debug}"
+    );
+    assert!(requests[6].user.contains("## The function to test: `add`"), "{}", requests[6].user);
+    assert!(
+        stdout
+            .contains("the mgdebugger/decompose answer could not be read (the decomposition drops the entry point `add`): asked once more"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the mgdebugger/tests answer could not be read (the answer holds no JSON)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 function(s), debugged bottom up: combine → add"), "{stdout}");
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+    assert_eq!(
+        (
+            manifest["strategy"].as_str(),
+            &manifest["mgdebugger"],
+            manifest["max_iters"].as_u64()
+        ),
+        (
+            Some("mgdebugger"),
+            &serde_json::json!({"retries": 10, "repairs": 3, "trace": "simulated"}),
+            Some(11)
+        )
+    );
+    for r in &requests {
+        assert!(!r.user.contains("10**12") && !r.user.contains("candidate(0, 0)"), "{}", r.user);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mgdebugger_with_real_traces_shows_the_failing_unit_test_run_for_real() {
+    let (requests, manifest, _) = run_scripted(mgdebugger_script(), &["--strategy", "mgdebugger", "--trace", "real"]).await;
+    let debug = requests.iter().find(|r| r.purpose == "mg_debug").unwrap();
+    assert!(
+        debug.user.contains("A real run of `assert combine(a=2, b=3) == 5`") && !debug.user.contains("Act as a Python interpreter"),
+        "{}",
+        debug.user
+    );
+    assert_eq!(manifest["mgdebugger"]["trace"], "real");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mgdebugger_stops_at_once_when_the_seed_already_passes() {
+    let script: support::Script = Arc::new(|_| Reply::Text(fenced(RIGHT)));
+    let (requests, _, stdout) = run_scripted(script, &["--strategy", "mgdebugger"]).await;
+    assert_eq!(purposes(&requests), ["direct"]);
+    assert!(
+        stdout.contains("the seed program passes the visible tests: MGDebugger has nothing to debug"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("solved at iteration 1"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_lpw_fork_replays_the_verified_plan_and_goes_on_live_from_the_refinement() {
+    // The parent's rewrite is as wrong as its first program: it fails after 2 iterations.
+    let parent_script: support::Script = Arc::new(|req| match req.purpose {
+        "lpw_plan" => Reply::Text("[Start Plan]\n1. PLAN-P: add.\n[End Plan]".into()),
+        "lpw_verify" => Reply::Text(lpw_verification("[Correct Plan]")),
+        "lpw_check" => Reply::Text("[Correct Analysis]\n[Correct Analysis]".into()),
+        "lpw_explain" | "lpw_analyse" => Reply::Text("It subtracts.".into()),
+        _ => Reply::Text(fenced(WRONG)),
+    });
+    let server = ScriptedServer::start(parent_script).await;
+    let home = temp_home();
+    let mut cmd = rgd(home.path(), &server.base_url());
+    cmd.args([
+        "run",
+        "--dataset",
+        "sample",
+        "--task",
+        "Sample/1",
+        "--no-memory",
+        "--strategy",
+        "lpw",
+        "--refine-rounds",
+        "1",
+    ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("failed after 2 iterations"), "{stdout}");
+    let parent = std::fs::read_dir(home.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+
+    // The fork from iteration 2 makes only that iteration's calls; the plan, its verification
+    // and the first program are the parent's.
+    let fork_server = ScriptedServer::start(Arc::new(|req: &support::Request| match req.purpose {
+        "lpw_print" => Reply::Text(fenced(WRONG)),
+        "lpw_explain" | "lpw_analyse" => Reply::Text("It subtracts; it should add.".into()),
+        "lpw_fix" => Reply::Text(fenced(RIGHT)),
+        other => panic!("the fork asked for {other}"),
+    }))
+    .await;
+    let mut cmd = rgd(home.path(), &fork_server.base_url());
+    cmd.args(["fork", parent.to_str().unwrap(), "--task", "Sample/1", "--at", "2"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = fork_server.requests();
+    assert_eq!(purposes(&requests), ["lpw_print", "lpw_explain", "lpw_analyse", "lpw_fix"]);
+    assert!(requests[2].user.contains("[Record]: 2 + 3 = 5"), "{}", requests[2].user);
+    assert!(stdout.contains("solved at iteration 2"), "{stdout}");
+}

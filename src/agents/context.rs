@@ -109,6 +109,22 @@ pub struct TurnContext {
     pub algorithm: String,
     /// CodeSIM: the simulation that found the plan wrong.
     pub simulation: String,
+    /// LPW: the verified plan's verification on every visible test; the failing test, its own
+    /// verification, the code with prints and what it printed on that test; the code's
+    /// explanation; earlier programs that failed.
+    pub verification: String,
+    pub failing_test: String,
+    pub failing_verification: String,
+    pub printed_code: String,
+    pub printed_output: String,
+    pub explanation: String,
+    pub history: Vec<String>,
+    /// MGDebugger: the subfunction at hand, its source, and its unit tests (with how each ran).
+    pub function_name: String,
+    pub function_code: String,
+    pub unit_tests: Vec<PromptTestResult>,
+    /// MGDebugger: the repair reads a real trace (`--trace real`) instead of simulating one.
+    pub real_trace: bool,
 }
 
 impl TurnContext {

@@ -89,10 +89,32 @@ pub enum Purpose {
     SimCode,
     /// CodeSIM's debugging agent: a failing visible test simulated on the code, then a fix.
     SimDebug,
+    /// LPW: a solution plan in numbered steps, no code.
+    LpwPlan,
+    /// LPW: the plan verified by hand on each visible test, or revised where it goes wrong.
+    LpwVerify,
+    /// LPW: the verification checked for wrong reasoning, test by test.
+    LpwCheck,
+    /// LPW: code from the plan and its verification.
+    LpwCode,
+    /// LPW: the same code with print statements of its intermediate values.
+    LpwPrint,
+    /// LPW: the failing code explained line by line.
+    LpwExplain,
+    /// LPW: the printed run of a failing visible test compared with its verification.
+    LpwAnalyse,
+    /// LPW: the code rewritten from the explanation and the analysis.
+    LpwFix,
+    /// MGDebugger: the seed program rewritten as a tree of subfunctions.
+    MgDecompose,
+    /// MGDebugger: unit tests for one subfunction, derived from the visible tests.
+    MgTests,
+    /// MGDebugger: one subfunction's execution simulated (or its real trace read) and repaired.
+    MgDebug,
 }
 
 impl Purpose {
-    pub const ALL: [Purpose; 29] = [
+    pub const ALL: [Purpose; 40] = [
         Purpose::GuideInit,
         Purpose::GuideRefine,
         Purpose::DebugInit,
@@ -122,6 +144,17 @@ impl Purpose {
         Purpose::SimRefine,
         Purpose::SimCode,
         Purpose::SimDebug,
+        Purpose::LpwPlan,
+        Purpose::LpwVerify,
+        Purpose::LpwCheck,
+        Purpose::LpwCode,
+        Purpose::LpwPrint,
+        Purpose::LpwExplain,
+        Purpose::LpwAnalyse,
+        Purpose::LpwFix,
+        Purpose::MgDecompose,
+        Purpose::MgTests,
+        Purpose::MgDebug,
     ];
 
     pub fn agent(self) -> Agent {
@@ -134,7 +167,9 @@ impl Purpose {
             | Purpose::Recall
             | Purpose::MapPlan
             | Purpose::SimPlan
-            | Purpose::SimRefine => Agent::Guide,
+            | Purpose::SimRefine
+            | Purpose::LpwPlan
+            | Purpose::MgTests => Agent::Guide,
             Purpose::DebugInit
             | Purpose::DebugFix
             | Purpose::Direct
@@ -149,8 +184,21 @@ impl Purpose {
             | Purpose::MapCode
             | Purpose::MapDebug
             | Purpose::SimCode
-            | Purpose::SimDebug => Agent::Debug,
-            Purpose::Feedback | Purpose::LdbVerdict | Purpose::Reflect | Purpose::Confidence | Purpose::Simulate => Agent::Feedback,
+            | Purpose::SimDebug
+            | Purpose::LpwCode
+            | Purpose::LpwPrint
+            | Purpose::LpwFix
+            | Purpose::MgDecompose
+            | Purpose::MgDebug => Agent::Debug,
+            Purpose::Feedback
+            | Purpose::LdbVerdict
+            | Purpose::Reflect
+            | Purpose::Confidence
+            | Purpose::Simulate
+            | Purpose::LpwVerify
+            | Purpose::LpwCheck
+            | Purpose::LpwExplain
+            | Purpose::LpwAnalyse => Agent::Feedback,
         }
     }
 
@@ -186,6 +234,17 @@ impl Purpose {
             Purpose::SimRefine => "codesim/refine",
             Purpose::SimCode => "codesim/code",
             Purpose::SimDebug => "codesim/debug",
+            Purpose::LpwPlan => "lpw/plan",
+            Purpose::LpwVerify => "lpw/verify",
+            Purpose::LpwCheck => "lpw/check",
+            Purpose::LpwCode => "lpw/code",
+            Purpose::LpwPrint => "lpw/print",
+            Purpose::LpwExplain => "lpw/explain",
+            Purpose::LpwAnalyse => "lpw/analyse",
+            Purpose::LpwFix => "lpw/fix",
+            Purpose::MgDecompose => "mgdebugger/decompose",
+            Purpose::MgTests => "mgdebugger/tests",
+            Purpose::MgDebug => "mgdebugger/debug",
         }
     }
 }

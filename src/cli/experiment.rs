@@ -37,7 +37,7 @@ pub struct RunArgs {
     /// Comma-separated dataset names
     #[arg(long, value_delimiter = ',', required_unless_present = "file")]
     pub datasets: Vec<String>,
-    /// Comma-separated strategies (rgd, direct, cot, self-planning, self-debug, ldb, reflexion, mapcoder, codesim)
+    /// Comma-separated strategies (rgd, direct, cot, self-planning, self-debug, ldb, reflexion, mapcoder, codesim, lpw, mgdebugger)
     #[arg(long, value_delimiter = ',', required_unless_present = "file")]
     pub strategies: Vec<String>,
     /// Comma-separated models, each running every cell (default: the configured model)

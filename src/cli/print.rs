@@ -254,6 +254,7 @@ fn detailed(event: &Event, labels: &Labels) {
         } => {
             let (name, labels) = match suite {
                 Suite::Own => ("own tests", &labels.own),
+                Suite::Printed => ("printed run", &labels.visible),
                 _ => ("visible tests", &labels.visible),
             };
             let _ = writeln!(out, "  {name}: {passed}/{total} passed");
@@ -300,6 +301,7 @@ fn detailed(event: &Event, labels: &Labels) {
             "  ⚠ the {} answer could not be read ({error}): {handled}",
             purpose.prompt_name()
         ),
+        Event::StrategyNote { text, .. } => writeln!(out, "  · {text}"),
         Event::PlansRanked { plans, .. } => {
             let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
             writeln!(out, "  plans by confidence: {}", order.join(", "))

@@ -57,7 +57,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub no_feedback: bool,
     /// The method: rgd (the three agents), or a baseline (direct, cot, self-planning, self-debug,
-    /// ldb, reflexion, mapcoder), or a method published after RGD (codesim)
+    /// ldb, reflexion, mapcoder), or a method published after RGD (codesim, lpw, mgdebugger)
     #[arg(long, value_enum, default_value_t = Strategy::Rgd)]
     pub strategy: Strategy,
     /// self-debug's feedback turns: simple ("wrong, fix it"), unit-test (the failing tests and
@@ -65,10 +65,12 @@ pub struct CommonArgs {
     #[arg(long, value_enum, default_value_t = SelfDebugFeedback::UnitTest)]
     pub feedback: SelfDebugFeedback,
     /// rgd: the Feedback agent also reads a real execution of one failing visible test, as basic
-    /// blocks with variables (block) or as a call tree (calls); off as in the paper
+    /// blocks with variables (block) or as a call tree (calls); off as in the paper.
+    /// mgdebugger: real (a real trace of the failing unit test instead of the model's simulated
+    /// one, which is the paper's and the default); for rgd, real is block
     #[arg(long, value_enum, default_value_t = TraceOption::Off)]
     pub trace: TraceOption,
-    /// rgd, self-debug, ldb: start from these programs instead of generating them (another run's
+    /// rgd, self-debug, ldb, mgdebugger: start from these programs instead of generating them (another run's
     /// id, or a samples.jsonl of {"task_id", "completion"} lines)
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub seed_from: Option<String>,
@@ -88,6 +90,19 @@ pub struct CommonArgs {
     /// codesim: debug rounds on the visible tests per plan (the paper's d)
     #[arg(long = "debug-rounds", value_name = "D", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub codesim_d: u32,
+    /// lpw: rounds to reach a verified plan (each a verification on the visible tests and its
+    /// check; the authors' 12)
+    #[arg(long = "verify-rounds", value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=30))]
+    pub lpw_verify: u32,
+    /// lpw: rounds of refinement once the code fails the visible tests (the authors' 12)
+    #[arg(long = "refine-rounds", value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(0..=30))]
+    pub lpw_refine: u32,
+    /// mgdebugger: debugging passes over the seed, each from the seed again (the authors' 10)
+    #[arg(long = "retries", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub mg_retries: u32,
+    /// mgdebugger: repairs of each subfunction while its unit tests fail (the authors' 3)
+    #[arg(long = "repairs", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub mg_repairs: u32,
     /// Use this run id; if that run exists, resume it (what a requeued cluster job needs)
     #[arg(long, value_parser = crate::validate::parse_run_id)]
     pub run_id: Option<String>,
@@ -116,6 +131,8 @@ pub enum TraceOption {
     Off,
     Block,
     Calls,
+    /// mgdebugger's variant: real traces instead of simulated ones (block for rgd)
+    Real,
 }
 
 impl CommonArgs {
@@ -132,7 +149,7 @@ impl CommonArgs {
             self_debug: self.feedback,
             trace: match self.trace {
                 TraceOption::Off => None,
-                TraceOption::Block => Some(TraceMode::Block),
+                TraceOption::Block | TraceOption::Real => Some(TraceMode::Block),
                 TraceOption::Calls => Some(TraceMode::Calls),
             },
             seed_from: self.seed_from.clone(),
@@ -144,6 +161,15 @@ impl CommonArgs {
             codesim: crate::engine::CodeSimParams {
                 p: self.codesim_p,
                 d: self.codesim_d,
+            },
+            lpw: crate::engine::LpwParams {
+                verify_rounds: self.lpw_verify,
+                refine_rounds: self.lpw_refine,
+            },
+            mgdebugger: crate::engine::MgDebuggerParams {
+                retries: self.mg_retries,
+                repairs: self.mg_repairs,
+                trace: if self.trace == TraceOption::Real { "real" } else { "simulated" }.into(),
             },
             run_id: self.run_id.clone(),
             control: self.debugger(),

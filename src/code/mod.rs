@@ -2,11 +2,13 @@
 //! and showing what changed between iterations.
 
 mod extract;
+mod hierarchy;
 mod highlight;
 pub mod mutate;
 mod splice;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};
+pub use hierarchy::{TopFunction, bottom_up, top_functions};
 pub use highlight::{Class, highlight};
 pub use splice::{Site, find_definition, find_function, splice, stubbed};
 

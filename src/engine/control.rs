@@ -433,6 +433,11 @@ fn pending(task: &Task, machine: &TaskMachine, effect: &Effect) -> Pending {
             code: code.clone(),
             tests: tests.iter().map(|t| t.label()).collect(),
         },
+        Effect::RunPrinted { code } => Pending::Tests {
+            suite: Suite::Printed,
+            code: code.clone(),
+            tests: task.visible.iter().map(|t| t.label()).collect(),
+        },
         Effect::TraceTest { code, test, .. } => Pending::Trace {
             code: code.clone(),
             test: test.clone(),
@@ -457,7 +462,7 @@ fn skipped(effect: &Effect) -> Outcome {
             latency_ms: 0,
             served_model: None,
         })),
-        Effect::RunTests { .. } | Effect::RunOwnTests { .. } => Outcome::Tests(Err(WHY.into())),
+        Effect::RunTests { .. } | Effect::RunOwnTests { .. } | Effect::RunPrinted { .. } => Outcome::Tests(Err(WHY.into())),
         Effect::TraceTest { .. } => Outcome::Traced(Err(WHY.into())),
         Effect::QueryMemory { .. } => Outcome::Memory(None),
         Effect::StoreMemory { .. } => Outcome::Stored(Err(WHY.into())),

@@ -200,6 +200,10 @@ impl TaskRunner {
                     .await
             }
             Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code, recorded).await,
+            Effect::RunPrinted { code } => {
+                self.run_tests(task, iteration, Suite::Printed, &task.visible, &code, recorded)
+                    .await
+            }
             Effect::TraceTest { code, test, mode } => {
                 let limits = self.limits.for_task(&task.id);
                 let job = crate::sandbox::TraceJob {

@@ -41,12 +41,16 @@ pub struct RunPlan {
     pub self_debug: SelfDebugFeedback,
     /// RGD's Feedback agent reads a real execution of a failing visible test.
     pub trace: Option<TraceMode>,
-    /// Start rgd, self-debug and ldb from these programs (another run's id, or a samples.jsonl).
+    /// Start rgd, self-debug, ldb and mgdebugger from these programs (another run's id, or a samples.jsonl).
     pub seed_from: Option<String>,
     /// MapCoder's k and t.
     pub mapcoder: crate::engine::MapCoderParams,
     /// CodeSIM's p and d.
     pub codesim: crate::engine::CodeSimParams,
+    /// LPW's verification and refinement rounds.
+    pub lpw: crate::engine::LpwParams,
+    /// MGDebugger's retries, repairs per subfunction and trace.
+    pub mgdebugger: crate::engine::MgDebuggerParams,
     /// The SBERT cosine a remembered task must reach to be offered (the default otherwise).
     pub memory_threshold: Option<f32>,
     /// A run id chosen beforehand (a detached run's parent must know it).
@@ -80,6 +84,8 @@ impl RunPlan {
             seed_from: None,
             mapcoder: crate::engine::MapCoderParams::default(),
             codesim: crate::engine::CodeSimParams::default(),
+            lpw: crate::engine::LpwParams::default(),
+            mgdebugger: crate::engine::MgDebuggerParams::default(),
             memory_threshold: None,
             run_id: None,
             control: None,
@@ -188,6 +194,10 @@ pub async fn new_run(
             Strategy::MapCoder => plan.mapcoder.k * (1 + plan.mapcoder.t),
             // CodeSIM's likewise: p plans, each coded once and debugged d times.
             Strategy::CodeSim => plan.codesim.p * (1 + plan.codesim.d),
+            // LPW: the first program and one per refinement round.
+            Strategy::Lpw => 1 + plan.lpw.refine_rounds,
+            // MGDebugger: the seed and one recomposed program per debugging pass.
+            Strategy::MgDebugger => 1 + plan.mgdebugger.retries,
             _ if iterates => settings.max_iters,
             _ => 1,
         },
@@ -206,6 +216,8 @@ pub async fn new_run(
         },
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
         codesim: (plan.strategy == Strategy::CodeSim).then_some(plan.codesim),
+        lpw: (plan.strategy == Strategy::Lpw).then_some(plan.lpw),
+        mgdebugger: (plan.strategy == Strategy::MgDebugger).then(|| plan.mgdebugger.clone()),
         fork: plan.fork.clone(),
         shard: None,
         merged_from: Vec::new(),
@@ -372,6 +384,8 @@ pub async fn fork(
         trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
         mapcoder: manifest.mapcoder.unwrap_or_default(),
         codesim: manifest.codesim.unwrap_or_default(),
+        lpw: manifest.lpw.unwrap_or_default(),
+        mgdebugger: manifest.mgdebugger.clone().unwrap_or_default(),
         memory_threshold: manifest.memory.min_similarity,
         control,
         fork: Some(crate::engine::ForkPoint {
@@ -426,6 +440,8 @@ fn prepare(
             .or(settings.openai.as_ref().and_then(|o| o.context_size)),
         mapcoder: manifest.mapcoder.unwrap_or_default(),
         codesim: manifest.codesim.unwrap_or_default(),
+        lpw: manifest.lpw.unwrap_or_default(),
+        mgdebugger: manifest.mgdebugger.clone().unwrap_or_default(),
     });
     let runner = Arc::new(
         TaskRunner::new(

@@ -16,8 +16,12 @@ use crate::sandbox::RunReport;
 pub enum Suite {
     Visible,
     Hidden,
-    /// Tests the model wrote itself (Reflexion): they steer its repairs; they decide nothing.
+    /// Tests the model wrote itself (Reflexion, MGDebugger's subfunction tests): they steer its
+    /// repairs; they decide nothing.
     Own,
+    /// A visible test run again with the model's print statements added (LPW): it shows the
+    /// program's intermediate values; it decides nothing (the program without prints is judged).
+    Printed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,6 +109,13 @@ pub enum Event {
         purpose: Purpose,
         error: String,
         handled: String,
+    },
+    /// What a method decided that is neither a call nor a test run: LPW found no verified plan,
+    /// MGDebugger's seed already passes, its functions in the order they are debugged.
+    StrategyNote {
+        task_id: String,
+        iteration: u32,
+        text: String,
     },
     /// MapCoder's plans in the order they will be tried (highest confidence first).
     PlansRanked {
@@ -223,6 +234,7 @@ impl Event {
             | TestTraced { task_id, .. }
             | SelfTests { task_id, .. }
             | AnswerMalformed { task_id, .. }
+            | StrategyNote { task_id, .. }
             | PlansRanked { task_id, .. }
             | CodeExtracted { task_id, .. }
             | TestsStarted { task_id, .. }
@@ -283,6 +295,7 @@ impl Suite {
             Suite::Visible => "visible",
             Suite::Hidden => "hidden",
             Suite::Own => "own",
+            Suite::Printed => "printed",
         }
     }
 }

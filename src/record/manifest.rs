@@ -101,6 +101,12 @@ pub struct Manifest {
     /// CodeSIM's p plans and d debug rounds per plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codesim: Option<CodeSimParams>,
+    /// LPW's verification and refinement rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lpw: Option<LpwParams>,
+    /// MGDebugger's outer retries, repairs per subfunction, and which trace it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mgdebugger: Option<MgDebuggerParams>,
     /// A fork: the run and task it continues, and the iteration it starts live at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkPoint>,
@@ -196,12 +202,67 @@ impl Default for CodeSimParams {
     }
 }
 
+/// LPW's two numbers (Lei et al., 2025): rounds to reach a verified plan (each a verification
+/// and, when it holds, its check) and rounds of refinement of the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LpwParams {
+    pub verify_rounds: u32,
+    pub refine_rounds: u32,
+}
+
+impl Default for LpwParams {
+    /// The authors' default (`--max_iters 12`, used for both).
+    fn default() -> Self {
+        LpwParams {
+            verify_rounds: 12,
+            refine_rounds: 12,
+        }
+    }
+}
+
+/// MGDebugger's numbers (Shi et al.): whole debugging passes over the seed (each from the seed
+/// again, as the authors' `CONTINUOUS_RETRY = False`), repairs per subfunction, and whether the
+/// repair reads the model's simulated execution (the paper) or a real one (`--trace real`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MgDebuggerParams {
+    pub retries: u32,
+    pub repairs: u32,
+    pub trace: String,
+}
+
+impl Default for MgDebuggerParams {
+    /// The authors' config: MAX_OUTER_RETRY 10, MAX_DEBUG_RETRIES 3, simulated traces.
+    fn default() -> Self {
+        MgDebuggerParams {
+            retries: 10,
+            repairs: 3,
+            trace: "simulated".into(),
+        }
+    }
+}
+
+impl MgDebuggerParams {
+    pub fn real_trace(&self) -> bool {
+        self.trace == "real"
+    }
+}
+
 impl Manifest {
     /// "rgd", "rgd no-guide no-memory", "cot": the method and what was switched off.
     pub fn method(&self) -> String {
         let mut parts = vec![self.strategy.clone()];
         parts.extend(self.mapcoder.iter().map(|m| format!("k={} t={}", m.k, m.t)));
         parts.extend(self.codesim.iter().map(|c| format!("p={} d={}", c.p, c.d)));
+        parts.extend(
+            self.lpw
+                .iter()
+                .map(|l| format!("verify={} refine={}", l.verify_rounds, l.refine_rounds)),
+        );
+        parts.extend(
+            self.mgdebugger
+                .iter()
+                .map(|m| format!("retries={} repairs={} trace={}", m.retries, m.repairs, m.trace)),
+        );
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.trace.iter().map(|t| format!("trace={t}")));
         if self.seed_from.is_some() {

@@ -13,7 +13,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use events::{Envelope, Event, Pending, Suite};
-pub use manifest::{CodeSimParams, DatasetInfo, ForkPoint, Manifest, MapCoderParams, MemoryInfo, Pricing, Shard, ShardInfo};
+pub use manifest::{
+    CodeSimParams, DatasetInfo, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, Pricing, Shard, ShardInfo,
+};
 pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens, proves};
 pub use status::{RunState, RunStatus};
 

@@ -185,7 +185,9 @@ mod tests {
         for s in &spec.strategies {
             assert!(crate::engine::Strategy::from_name(s).is_some(), "{s}");
         }
-        assert!(spec.strategies.iter().any(|s| s == "codesim") && spec.strategies.iter().any(|s| s == "rgd"));
+        for method in ["rgd", "ldb", "codesim", "lpw", "mgdebugger"] {
+            assert!(spec.strategies.iter().any(|s| s == method), "{method}");
+        }
         for name in &spec.datasets {
             assert!(crate::dataset::resolve_dataset(name, None).is_ok(), "{name} is bundled");
         }

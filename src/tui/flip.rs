@@ -2,7 +2,7 @@
 //! the diff between their final programs.
 
 use crate::analysis::RunData;
-use crate::record::{Event, Suite};
+use crate::record::Event;
 use crate::store::{Home, RunStore};
 
 /// Per iteration: "visible 1/2, hidden 0/1" (or what the iteration ended with).
@@ -20,11 +20,7 @@ fn iterations(home: &Home, run: &str, task: &str) -> anyhow::Result<Vec<String>>
                 ..
             } if task_id == task => {
                 if let Some(last) = per.last_mut() {
-                    let name = match suite {
-                        Suite::Visible => "visible",
-                        Suite::Hidden => "hidden",
-                        Suite::Own => "own",
-                    };
+                    let name = suite.name();
                     last.push_str(&format!("{}{name} {passed}/{total}", if last.is_empty() { "" } else { ", " }));
                 }
             }

@@ -208,7 +208,7 @@ mod tests {
         form.apply(FormAction::Cycle(true));
         form.apply(FormAction::Prev);
         form.apply(FormAction::Cycle(false));
-        assert_eq!(form.values[STRATEGY], "codesim", "the strategies cycle both ways");
+        assert_eq!(form.values[STRATEGY], "mgdebugger", "the strategies cycle both ways");
         form.apply(FormAction::Prev);
         form.apply(FormAction::Prev);
         form.apply(FormAction::Char('x'));
@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(request.guide_model, None);
         assert_eq!(request.sandbox, SandboxKind::Native);
         assert!(!request.memory);
-        assert_eq!(request.strategy, Strategy::CodeSim);
+        assert_eq!(request.strategy, Strategy::MgDebugger);
         assert_eq!((request.max_iters, request.concurrency, request.limit), (10, 4, None));
         assert_eq!((request.threads, request.contexts), (Some(1), Some(2)));
     }

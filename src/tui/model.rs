@@ -394,6 +394,9 @@ impl RunModel {
                 let note = format!("the last answer could not be read ({error}): {handled}");
                 self.task_mut(task_id).pending_notes.push(note);
             }
+            Event::StrategyNote { task_id, text, .. } => {
+                self.task_mut(task_id).pending_notes.push(text.clone());
+            }
             Event::PlansRanked { task_id, plans, .. } => {
                 let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
                 self.task_mut(task_id)
@@ -453,6 +456,8 @@ impl RunModel {
                     Suite::Visible => it.visible = Some(report.clone()),
                     Suite::Hidden => it.hidden = Some((*passed, *total)),
                     Suite::Own => it.own = Some(report.clone()),
+                    // What a printed run showed goes to the prompts that ask about it.
+                    Suite::Printed => {}
                 }
             }
             Event::MemoryQuery { task_id, iteration, query } => {

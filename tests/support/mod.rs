@@ -221,6 +221,28 @@ fn classify(system: &str, user: &str) -> &'static str {
         "sim_code"
     } else if system.contains("debugs code by simulating it") {
         "sim_debug"
+    } else if system.contains("You write a solution plan in numbered steps") {
+        "lpw_plan"
+    } else if system.contains("You verify a solution plan by hand") {
+        "lpw_verify"
+    } else if system.contains("You check a verification of a plan") {
+        "lpw_check"
+    } else if system.contains("You implement a solution plan whose verification") {
+        "lpw_code"
+    } else if system.contains("You add print statements") {
+        "lpw_print"
+    } else if system.contains("You explain code line by line") {
+        "lpw_explain"
+    } else if system.contains("You compare a program's printed intermediate values") {
+        "lpw_analyse"
+    } else if system.contains("You rewrite a failing Python program") {
+        "lpw_fix"
+    } else if system.contains("You refactor Python code into a tree") {
+        "mg_decompose"
+    } else if system.contains("You derive unit tests for one function") {
+        "mg_tests"
+    } else if system.contains("You debug one Python function") {
+        "mg_debug"
     } else if system.contains("turns a plan into code") {
         if user.contains("## Test report") { "map_debug" } else { "map_code" }
     } else if system.contains("Think through the problem step by step") {

@@ -66,6 +66,15 @@ impl TaskMachine {
             Purpose::SimPlan => Phase::SimPlan,
             Purpose::Simulate => Phase::Simulate,
             Purpose::SimRefine => Phase::SimRefine,
+            Purpose::LpwPlan => Phase::LpwPlan,
+            Purpose::LpwVerify => Phase::LpwVerify,
+            Purpose::LpwCheck => Phase::LpwCheck,
+            Purpose::LpwPrint => Phase::LpwPrint,
+            Purpose::LpwExplain => Phase::LpwExplain,
+            Purpose::LpwAnalyse => Phase::LpwAnalyse,
+            Purpose::MgDecompose => Phase::MgDecompose,
+            Purpose::MgTests => Phase::MgTests,
+            Purpose::MgDebug => Phase::MgDebug,
             // Every other purpose is the Debug agent's: its answer holds code.
             _ => Phase::Debug,
         };
@@ -135,6 +144,8 @@ impl TaskMachine {
         ctx.recall_k = self.config.mapcoder.k;
         (ctx.example_problem, ctx.example_plan, ctx.algorithm) = self.mapcoder.example();
         ctx.simulation = self.codesim.simulation().to_string();
+        self.lpw.fill(&mut ctx, &self.task.visible);
+        self.mgdebugger.fill(&mut ctx, self.config.mgdebugger.real_trace());
         ctx
     }
 }

@@ -16,7 +16,9 @@ use crate::record::{Event, Failure, Suite, TaskResult, TaskStatus, Tokens};
 mod calls;
 mod codesim;
 mod ldb;
+mod lpw;
 mod mapcoder;
+mod mgdebugger;
 mod reflexion;
 mod seed;
 mod self_debug;
@@ -59,6 +61,10 @@ pub struct LoopConfig {
     pub mapcoder: crate::record::MapCoderParams,
     /// CodeSIM's plans (p) and debug rounds per plan (d).
     pub codesim: crate::record::CodeSimParams,
+    /// LPW's verification and refinement rounds.
+    pub lpw: crate::record::LpwParams,
+    /// MGDebugger's passes, repairs per subfunction, and trace.
+    pub mgdebugger: crate::record::MgDebuggerParams,
 }
 
 /// RGD, or a method the paper compares it with.
@@ -96,10 +102,20 @@ pub enum Strategy {
     #[value(name = "codesim")]
     #[serde(rename = "codesim")]
     CodeSim,
+    /// LPW (Lei et al., 2025): a plan verified by hand on each visible test (and checked) before
+    /// any code; code from plan and verification; on failure, the printed intermediate values of
+    /// a failing test compared with its verification, and the code rewritten.
+    Lpw,
+    /// MGDebugger (Shi et al.): a seed program (Direct's, or `--seed-from`) rewritten as a tree of
+    /// subfunctions, each bottom up given unit tests from the visible ones and repaired from a
+    /// simulated (or, with `--trace real`, a real) execution.
+    #[value(name = "mgdebugger")]
+    #[serde(rename = "mgdebugger")]
+    MgDebugger,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 9] = [
+    pub const ALL: [Strategy; 11] = [
         Strategy::Rgd,
         Strategy::Direct,
         Strategy::Cot,
@@ -109,6 +125,8 @@ impl Strategy {
         Strategy::Reflexion,
         Strategy::MapCoder,
         Strategy::CodeSim,
+        Strategy::Lpw,
+        Strategy::MgDebugger,
     ];
 
     pub fn name(self) -> &'static str {
@@ -122,6 +140,8 @@ impl Strategy {
             Strategy::Reflexion => "reflexion",
             Strategy::MapCoder => "mapcoder",
             Strategy::CodeSim => "codesim",
+            Strategy::Lpw => "lpw",
+            Strategy::MgDebugger => "mgdebugger",
         }
     }
 
@@ -135,7 +155,14 @@ impl Strategy {
     pub fn iterates(self) -> bool {
         matches!(
             self,
-            Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder | Strategy::CodeSim
+            Strategy::Rgd
+                | Strategy::SelfDebug
+                | Strategy::Ldb
+                | Strategy::Reflexion
+                | Strategy::MapCoder
+                | Strategy::CodeSim
+                | Strategy::Lpw
+                | Strategy::MgDebugger
         )
     }
 }
@@ -155,6 +182,11 @@ pub enum Effect {
     RunOwnTests {
         code: String,
         tests: Vec<TestCase>,
+    },
+    /// Run the visible tests on the program with the model's print statements (LPW; reported as
+    /// `Suite::Printed`): for what it prints, never for a verdict.
+    RunPrinted {
+        code: String,
     },
     QueryMemory {
         query: String,
@@ -222,6 +254,22 @@ enum Phase {
     SimPlan,
     Simulate,
     SimRefine,
+    /// LPW: a plan, its verification on the visible tests, the check of that verification.
+    LpwPlan,
+    LpwVerify,
+    LpwCheck,
+    /// LPW: the code with prints, its run, its explanation, the analysis of the failing test.
+    LpwPrint,
+    Printed,
+    LpwExplain,
+    LpwAnalyse,
+    /// MGDebugger: the tree of subfunctions, one function's unit tests, their run, a real trace
+    /// (`--trace real`), a repair.
+    MgDecompose,
+    MgTests,
+    MgUnitTests,
+    MgTrace,
+    MgDebug,
     /// LDB: a failing visible test runs traced.
     Trace,
     /// LDB: the model judges each block.
@@ -266,6 +314,8 @@ pub struct TaskMachine {
     reflexion: reflexion::Reflexion,
     mapcoder: mapcoder::MapCoder,
     codesim: codesim::CodeSim,
+    lpw: lpw::Lpw,
+    mgdebugger: mgdebugger::MgDebugger,
     /// A person changed this task's course (the debugger).
     intervened: bool,
 }
@@ -295,6 +345,8 @@ impl TaskMachine {
             reflexion: Default::default(),
             mapcoder: Default::default(),
             codesim: Default::default(),
+            lpw: Default::default(),
+            mgdebugger: Default::default(),
             intervened: false,
         }
     }
@@ -379,6 +431,9 @@ impl TaskMachine {
             Strategy::Reflexion => self.reflexion_start(events),
             Strategy::MapCoder => self.call(events, Purpose::Recall),
             Strategy::CodeSim => self.call(events, Purpose::SimPlan),
+            Strategy::Lpw => self.call(events, Purpose::LpwPlan),
+            // MGDebugger repairs a seed: Direct's first program, recorded as iteration 1.
+            Strategy::MgDebugger => self.call(events, Purpose::Direct),
         }
     }
 
@@ -409,6 +464,18 @@ impl TaskMachine {
             (Phase::SimPlan, Outcome::Agent(Ok(resp))) => self.codesim_planned(&resp.text),
             (Phase::Simulate, Outcome::Agent(Ok(resp))) => self.codesim_simulated(&resp.text),
             (Phase::SimRefine, Outcome::Agent(Ok(resp))) => self.codesim_refined(&resp.text),
+            (Phase::LpwPlan, Outcome::Agent(Ok(resp))) => self.lpw_planned(&resp.text),
+            (Phase::LpwVerify, Outcome::Agent(Ok(resp))) => self.lpw_verified(&resp.text),
+            (Phase::LpwCheck, Outcome::Agent(Ok(resp))) => self.lpw_checked(&resp.text),
+            (Phase::LpwPrint, Outcome::Agent(Ok(resp))) => self.lpw_printed(&resp.text),
+            (Phase::Printed, Outcome::Tests(report)) => self.lpw_ran_printed(report),
+            (Phase::LpwExplain, Outcome::Agent(Ok(resp))) => self.lpw_explained(&resp.text),
+            (Phase::LpwAnalyse, Outcome::Agent(Ok(resp))) => self.lpw_analysed(&resp.text),
+            (Phase::MgDecompose, Outcome::Agent(Ok(resp))) => self.mg_decomposed(&resp.text),
+            (Phase::MgTests, Outcome::Agent(Ok(resp))) => self.mg_tests_written(&resp.text),
+            (Phase::MgUnitTests, Outcome::Tests(report)) => self.mg_tested(report),
+            (Phase::MgTrace, Outcome::Traced(traced)) => self.mg_traced(traced),
+            (Phase::MgDebug, Outcome::Agent(Ok(resp))) => self.mg_repaired(&resp.text),
             (
                 Phase::Plan
                 | Phase::GuideInit
@@ -423,7 +490,16 @@ impl TaskMachine {
                 | Phase::Confidence
                 | Phase::SimPlan
                 | Phase::Simulate
-                | Phase::SimRefine,
+                | Phase::SimRefine
+                | Phase::LpwPlan
+                | Phase::LpwVerify
+                | Phase::LpwCheck
+                | Phase::LpwPrint
+                | Phase::LpwExplain
+                | Phase::LpwAnalyse
+                | Phase::MgDecompose
+                | Phase::MgTests
+                | Phase::MgDebug,
                 Outcome::Agent(Err(e)),
             ) => {
                 let purpose = self.phase_purpose();
@@ -457,10 +533,14 @@ impl TaskMachine {
                 let all = report.all_passed();
                 self.visible = Some(report);
                 if all {
+                    let mut events = vec![];
+                    if self.config.strategy == Strategy::MgDebugger && self.iteration == 1 {
+                        events.push(self.note("the seed program passes the visible tests: MGDebugger has nothing to debug".into()));
+                    }
                     self.phase = Phase::Hidden;
                     let code = self.code.clone().unwrap_or_default();
                     Transition {
-                        events: vec![],
+                        events,
                         step: Step::Run(Effect::RunTests {
                             suite: Suite::Hidden,
                             code,
@@ -484,11 +564,9 @@ impl TaskMachine {
                     } else {
                         self.solved()
                     }
-                } else if matches!(
-                    self.config.strategy,
-                    Strategy::SelfDebug | Strategy::Ldb | Strategy::Reflexion | Strategy::MapCoder | Strategy::CodeSim
-                ) {
-                    // These stop once their visible (or own) tests pass; hidden ones are never fed back.
+                } else if self.config.strategy != Strategy::Rgd {
+                    // Every other method stops once its visible (or own) tests pass; hidden ones
+                    // are never fed back.
                     self.hidden_failed = true;
                     self.finish(vec![], TaskStatus::Failed, None)
                 } else {
@@ -576,6 +654,15 @@ impl TaskMachine {
             Phase::SimPlan => Purpose::SimPlan,
             Phase::Simulate => Purpose::Simulate,
             Phase::SimRefine => Purpose::SimRefine,
+            Phase::LpwPlan => Purpose::LpwPlan,
+            Phase::LpwVerify => Purpose::LpwVerify,
+            Phase::LpwCheck => Purpose::LpwCheck,
+            Phase::LpwPrint => Purpose::LpwPrint,
+            Phase::LpwExplain => Purpose::LpwExplain,
+            Phase::LpwAnalyse => Purpose::LpwAnalyse,
+            Phase::MgDecompose => Purpose::MgDecompose,
+            Phase::MgTests => Purpose::MgTests,
+            Phase::MgDebug => Purpose::MgDebug,
             _ => Purpose::Feedback,
         }
     }
@@ -606,6 +693,9 @@ impl TaskMachine {
                 self.reflexion_test(vec![event], code)
             }
             Some(code) => {
+                if self.config.strategy == Strategy::MgDebugger {
+                    self.mgdebugger.remember_seed(&code);
+                }
                 self.code = Some(code.clone());
                 self.phase = Phase::Visible;
                 Transition {
@@ -630,6 +720,8 @@ impl TaskMachine {
             Strategy::Reflexion => return self.reflexion_next(events),
             Strategy::MapCoder => return self.mapcoder_next(events),
             Strategy::CodeSim => return self.codesim_next(events),
+            Strategy::Lpw => return self.lpw_next(events),
+            Strategy::MgDebugger => return self.mg_next(events),
             _ => {}
         }
         if self.iteration >= self.config.max_iters || !self.config.strategy.iterates() {
@@ -752,6 +844,8 @@ pub fn suite_tests(task: &Task, suite: Suite) -> &[TestCase] {
     match suite {
         Suite::Visible => &task.visible,
         Suite::Hidden => &task.hidden,
+        // A printed run runs the visible tests on the program with prints.
+        Suite::Printed => &task.visible,
         // The model's own tests travel in their effect (`Effect::RunOwnTests`).
         Suite::Own => &[],
     }

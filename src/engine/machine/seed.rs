@@ -12,7 +12,10 @@ use super::{Strategy, TaskMachine, Transition};
 impl TaskMachine {
     /// This task's seed, for the strategies that take one.
     pub(super) fn seed(&self) -> Option<String> {
-        if !matches!(self.config.strategy, Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb) {
+        if !matches!(
+            self.config.strategy,
+            Strategy::Rgd | Strategy::SelfDebug | Strategy::Ldb | Strategy::MgDebugger
+        ) {
             return None;
         }
         self.config
