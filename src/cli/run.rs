@@ -475,7 +475,7 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
             close(&bus, journal);
             printer.finish().await;
             eprintln!("\ninterrupted: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
-            return Ok(ExitCode::from(130));
+            return Ok(super::exit::code(super::exit::INTERRUPTED));
         }
     };
     close(&bus, journal);
@@ -483,15 +483,12 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
     finish(&store, Some(summary), mode, out)
 }
 
-/// The exit code of a sweep the endpoint stopped (EX_TEMPFAIL: try again later).
-pub const ENDPOINT_DOWN: u8 = 75;
-
 /// Exports and the closing lines, after any front end. `None`: the user stopped the run.
 fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let run_id = &store.run_id;
     let Some(summary) = summary else {
         eprintln!("stopped: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
-        return Ok(ExitCode::from(130));
+        return Ok(super::exit::code(super::exit::INTERRUPTED));
     };
     if let Some(dir) = out {
         export_run(store, dir)?;
@@ -519,14 +516,17 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
         eprintln!("recorded in {}", store.dir.display());
     }
     if let Some(why) = &summary.halted {
-        if mode == PrinterMode::Silent {
-            return Ok(ExitCode::from(ENDPOINT_DOWN));
+        if mode != PrinterMode::Silent {
+            eprintln!(
+                "stopped early: {why}; {} task(s) left. When the endpoint is back: rgd sweep --resume {run_id}",
+                summary.unfinished.len()
+            );
         }
-        eprintln!(
-            "stopped early: {why}; {} task(s) left. When the endpoint is back: rgd sweep --resume {run_id}",
-            summary.unfinished.len()
-        );
-        return Ok(ExitCode::from(ENDPOINT_DOWN));
+        return Ok(super::exit::code(super::exit::UNFINISHED));
+    }
+    // However few: a script must not take a sweep with tasks left for a finished one.
+    if !summary.unfinished.is_empty() {
+        return Ok(super::exit::code(super::exit::UNFINISHED));
     }
     Ok(ExitCode::SUCCESS)
 }
