@@ -340,3 +340,27 @@ fn the_tui_memory_browser_lists_searches_and_shows_scores() {
         "{screen}"
     );
 }
+
+/// The model is built at its first embedding: opening a pool and searching an empty one do not
+/// build it (a sweep that never stores never pays its memory); the first insert does.
+#[test]
+fn the_model_is_built_only_when_something_is_embedded() {
+    let a = assets::ensure(&|l| eprintln!("{l}")).expect("embedding assets");
+    let fresh = Arc::new(Embedder::load(&a).expect("files are there"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut pool = MemoryPool::open(dir.path(), fresh.clone()).unwrap();
+    assert!(
+        pool.search("sort the rows of a matrix", &SearchOptions::default())
+            .unwrap()
+            .is_empty()
+    );
+    assert!(!fresh.is_built(), "an empty pool's search embeds nothing");
+    pool.insert(sample_entries()).unwrap();
+    assert!(fresh.is_built());
+    // Missing files are still an error at load, not at the first use.
+    let empty = tempfile::tempdir().unwrap();
+    let missing = assets::EmbeddingAssets {
+        dir: empty.path().to_path_buf(),
+    };
+    assert!(Embedder::load(&missing).err().unwrap().to_string().contains("rgd memory setup"));
+}

@@ -1,5 +1,5 @@
 //! Sentence embeddings (SBERT all-MiniLM-L6-v2, int8 ONNX) through fastembed and a dynamically
-//! loaded ONNX Runtime. Loaded once per process; one model shared behind a lock.
+//! loaded ONNX Runtime. Built at its first use, once per process; one model shared behind a lock.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -14,8 +14,12 @@ pub const DIM: usize = 384;
 /// ONNX Runtime allows one environment per process; it must outlive every session.
 static RUNTIME: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
+/// The model is built at its first use, not at load: a process whose pool is never asked to
+/// embed (nothing solved, nothing to search) never pays its 180 MB.
 pub struct Embedder {
-    model: Mutex<TextEmbedding>,
+    assets: EmbeddingAssets,
+    threads: usize,
+    model: Mutex<Option<TextEmbedding>>,
 }
 
 impl Embedder {
@@ -26,6 +30,25 @@ impl Embedder {
     /// With `threads` for each embedding: for indexing a whole project at once, where nothing
     /// else competes for the cores (a run's pool keeps one, see below).
     pub fn load_with_threads(assets: &EmbeddingAssets, threads: usize) -> Result<Embedder, MemoryError> {
+        let files = [assets.ort_library(), assets.model()]
+            .into_iter()
+            .chain(super::assets::TOKENIZER_FILES.iter().map(|f| assets.tokenizer_file(f)));
+        for file in files {
+            if !file.is_file() {
+                return Err(MemoryError::Embedding(format!(
+                    "{} is missing (`rgd memory setup` fetches it)",
+                    file.display()
+                )));
+            }
+        }
+        Ok(Embedder {
+            assets: assets.clone(),
+            threads,
+            model: Mutex::new(None),
+        })
+    }
+
+    fn build(assets: &EmbeddingAssets, threads: usize) -> Result<TextEmbedding, MemoryError> {
         let runtime = RUNTIME.get_or_init(|| {
             let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
             let builder = ort::init_from(assets.ort_library()).map_err(|e| failed(&e))?;
@@ -50,18 +73,26 @@ impl Embedder {
             .with_intra_threads(threads.max(1))
             .with_session_config("session.intra_op.allow_spinning", "0")
             .with_session_config("session.inter_op.allow_spinning", "0");
-        let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))?;
-        Ok(Embedder { model: Mutex::new(model) })
+        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))
     }
 
     /// Unit-length embeddings, one per text.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MemoryError> {
-        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        let model = match &mut *slot {
+            Some(model) => model,
+            empty => empty.insert(Self::build(&self.assets, self.threads)?),
+        };
         let mut vectors = model.embed(texts, Some(64)).map_err(|e| MemoryError::Embedding(e.to_string()))?;
         for v in &mut vectors {
             normalise(v);
         }
         Ok(vectors)
+    }
+
+    /// Whether the model has been built (by a first embedding).
+    pub fn is_built(&self) -> bool {
+        self.model.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, MemoryError> {

@@ -64,8 +64,12 @@ pub struct Hit {
 const PARALLEL_FROM: usize = 20_000;
 
 impl MemoryPool {
-    /// Embeds the query, then searches.
+    /// Embeds the query, then searches. An empty pool finds nothing without embedding (the
+    /// model is built at its first use: a sweep that never stores need never load it).
     pub fn search(&self, text: &str, options: &SearchOptions) -> Result<Vec<Hit>, MemoryError> {
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
         let query = self.embedder().embed_one(text)?;
         self.search_with_vector(text, &query, options)
     }
