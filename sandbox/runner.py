@@ -1208,6 +1208,30 @@ def normalise(value):
     return value
 
 
+def serve_checks(job, write, readline):
+    """The checker's runs: one, or (a job with "reuse") one after another in this interpreter.
+
+    Between two runs the protocol resets what a run could have changed: every module the run
+    imported is dropped (a program's answer can name a module for the checker to import; the next
+    run must not find it), and each run gets a new `Checker` (its own channel, nonce, names). Test
+    code is the dataset's; the program's answers reach the checker only as JSON data."""
+    modules = set(sys.modules)
+    while True:
+        Checker(job, write, readline).main()
+        if not job.get("reuse"):
+            return
+        for name in list(sys.modules):
+            if name not in modules:
+                del sys.modules[name]
+        write(job["nonce"] + " " + to_json({"end": True}) + "\n")
+        line = readline()
+        if not line:
+            return
+        job = from_json(line)
+        if job.get("role") != "checker":
+            return
+
+
 def main():
     out = open_private_stdout()
 
@@ -1224,7 +1248,7 @@ def main():
     first = readline()
     job = from_json(first)
     if job.get("role") == "checker":
-        Checker(job, write, readline).main()
+        serve_checks(job, write, readline)
         return
     if job.get("chdir"):
         os.chdir(job["chdir"])  # the read-only data directory of the wasm guest

@@ -289,3 +289,48 @@ async fn a_data_directory_is_readable_and_never_written() {
         assert!(err.to_string().contains("absent"), "{err}");
     }
 }
+
+/// One executor judges runs one after another with checkers it keeps between them: whatever a
+/// run did (forged, looped past its deadline, exited, raised), the next run's verdicts are its
+/// own.
+#[tokio::test]
+async fn runs_after_hostile_ones_get_their_own_verdicts() {
+    let executor = make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}")).expect("the sandbox can be built");
+    let tests = asserts(&["assert f(2) == 4", "assert f(3) == 6"]);
+    let right = "def f(x):\n    return 2 * x\n";
+    let programs: [(&str, &[TestStatus]); 7] = [
+        (right, &[TestStatus::Passed, TestStatus::Passed]),
+        // Forges a verdict line on the real stdout.
+        (
+            "import os\ndef f(x):\n    os.write(1, b'{\"i\":0,\"status\":\"passed\"}\\n')\n    return 0\n",
+            &[TestStatus::Tampered, TestStatus::Tampered],
+        ),
+        (
+            "def f(x):\n    while True:\n        pass\n",
+            &[TestStatus::Timeout, TestStatus::Timeout],
+        ),
+        // Ending its interpreter in the middle of a test is an attempt to fool the judge.
+        (
+            "import sys\ndef f(x):\n    sys.exit(3)\n",
+            &[TestStatus::Tampered, TestStatus::Tampered],
+        ),
+        ("def f(x):\n    raise ValueError('no')\n", &[TestStatus::Error, TestStatus::Error]),
+        ("def f(x):\n    return x + 2\n", &[TestStatus::Passed, TestStatus::Failed]),
+        (right, &[TestStatus::Passed, TestStatus::Passed]),
+    ];
+    for round in 0..2 {
+        for (code, expected) in &programs {
+            let report = executor
+                .run(Job {
+                    code,
+                    kind: &TaskKind::Function,
+                    entry_point: "f",
+                    tests: &tests,
+                    limits: &quick(),
+                })
+                .await
+                .expect("the sandbox runs");
+            assert_eq!(statuses(&report), *expected, "round {round}: {code}");
+        }
+    }
+}

@@ -46,6 +46,53 @@ pub(crate) struct World {
     /// Resolves when the interpreter has ended: `None` for a normal end, else why. Dropping the
     /// world (this future included) kills the interpreter.
     pub ended: BoxFuture<'static, Option<Ended>>,
+    /// For an interpreter that can serve another run (the wasm checker): gives it that run's
+    /// clock and a fresh output budget.
+    pub rearm: Option<Box<dyn Fn(std::sync::Arc<Clock>) + Send + Sync>>,
+}
+
+/// The clock an interpreter's deadlines read: swapped when a checker serves another run.
+pub(crate) struct ClockSlot(Mutex<std::sync::Arc<Clock>>);
+
+impl ClockSlot {
+    pub(crate) fn new(clock: std::sync::Arc<Clock>) -> Self {
+        ClockSlot(Mutex::new(clock))
+    }
+
+    pub(crate) fn set(&self, clock: std::sync::Arc<Clock>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = clock;
+    }
+
+    pub(crate) fn overrun(&self) -> Option<Overrun> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).overrun()
+    }
+}
+
+/// A checker between runs: it holds no program and ran no program code, and the runner dropped
+/// every module its last run imported (`sandbox/runner.py`). Only a checker whose run ended by the
+/// protocol (no deadline, no crash, no tampering seen) comes back here.
+pub(crate) struct IdleChecker {
+    stdin: Box<dyn AsyncWrite + Send + Unpin>,
+    lines: FramedRead<Box<dyn AsyncRead + Send + Unpin>, LinesCodec>,
+    ended: BoxFuture<'static, Option<Ended>>,
+    rearm: Box<dyn Fn(std::sync::Arc<Clock>) + Send + Sync>,
+    memory_mb: u64,
+}
+
+/// Checkers kept between runs, so a run starts one interpreter instead of two.
+#[derive(Default)]
+pub(crate) struct CheckerPool(Mutex<Vec<IdleChecker>>);
+
+impl CheckerPool {
+    fn take(&self, memory_mb: u64) -> Option<IdleChecker> {
+        let mut idle = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let at = idle.iter().position(|c| c.memory_mb == memory_mb)?;
+        Some(idle.swap_remove(at))
+    }
+
+    fn put(&self, checker: IdleChecker) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(checker);
+    }
 }
 
 /// What starts interpreters: the wasm engine or a python3 binary.
@@ -57,6 +104,10 @@ pub(crate) trait Interpreters: Send + Sync {
         None
     }
     async fn start(&self, role: Role, limits: &Limits, clock: std::sync::Arc<Clock>) -> Result<World, SandboxError>;
+    /// Where checkers wait between runs, for interpreters that can serve several.
+    fn checker_pool(&self) -> Option<&CheckerPool> {
+        None
+    }
 }
 
 /// Deadlines of one round, shared with the interpreters (the wasm epoch callback reads it).
@@ -180,17 +231,25 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     let nonce = ulid::Ulid::generate().to_string();
     let clock = std::sync::Arc::new(Clock::new(job.limits.per_test, remaining));
     let candidate = interpreters.start(Role::Candidate, job.limits, clock.clone()).await?;
-    let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
     let World {
         stdin: mut c_in,
         stdout: c_out,
         ended: mut c_ended,
+        ..
     } = candidate;
-    let World {
-        stdin: mut k_in,
-        stdout: k_out,
-        ended: mut k_ended,
-    } = checker;
+    let pool = interpreters.checker_pool();
+    let (mut k_in, mut k_lines, mut k_ended, rearm) = match pool.and_then(|p| p.take(job.limits.memory_mb)) {
+        Some(idle) => {
+            (idle.rearm)(clock.clone());
+            (idle.stdin, idle.lines, idle.ended, Some(idle.rearm))
+        }
+        None => {
+            let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
+            let lines = FramedRead::new(checker.stdout, LinesCodec::new_with_max_length(LINE_CAP));
+            (checker.stdin, lines, checker.ended, checker.rearm)
+        }
+    };
+    let reusable = pool.is_some() && rearm.is_some();
     let mut candidate_job = super::candidate_job(job);
     if let Some(dir) = interpreters.guest_data_dir().filter(|_| job.limits.data_dir.is_some()) {
         candidate_job["chdir"] = dir.into();
@@ -199,12 +258,19 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     // and a run makes a round trip per call). They cannot stall the relay for long: each side
     // reads whenever it waits for the other, and the candidate's unasked lines are not forwarded.
     send(&mut c_in, json_line(&candidate_job)).await;
-    send(&mut k_in, json_line(&super::checker_job(job, &nonce))).await;
+    let mut checker_job = super::checker_job(job, &nonce);
+    if reusable {
+        checker_job["reuse"] = true.into();
+    }
+    send(&mut k_in, json_line(&checker_job)).await;
 
     let mut c_lines = FramedRead::new(c_out, LinesCodec::new_with_max_length(LINE_CAP));
-    let mut k_lines = FramedRead::new(k_out, LinesCodec::new_with_max_length(LINE_CAP));
     let request_prefix = format!("{nonce}>");
     let verdict_prefix = format!("{nonce} ");
+    // A reusable checker says its run is over with this line instead of ending.
+    let end_line = format!("{nonce} {{\"end\":true}}");
+    // How the checker's side ended: its end line (it stays for the next run), or its end.
+    let (mut checker_done, mut checker_ended) = (false, false);
     let mut verdicts = String::new();
     let mut verdicts_seen = 0usize;
     // Answers the candidate owes: its set-up report, then one per forwarded request.
@@ -229,6 +295,10 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     loop {
         tokio::select! {
             line = k_lines.next() => match line {
+                Some(Ok(line)) if reusable && line == end_line => {
+                    checker_done = true;
+                    break;
+                }
                 Some(Ok(line)) => {
                     if let Some(request) = line.strip_prefix(&request_prefix) {
                         if candidate_open {
@@ -250,22 +320,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                         tracing::debug!("checker ended abnormally: {}", why.describe());
                         ended = Some((why, None));
                     }
-                    // The candidate may still hold lines it wrote itself after its last answer.
-                    // Its stdin closes now, so its runner ends; read what is left, briefly.
-                    let _ = c_in.shutdown().await;
-                    drop(c_in);
-                    if candidate_open {
-                        let drain = async {
-                            while let Some(Ok(_)) = c_lines.next().await {
-                                if owed == 0 {
-                                    tampered.get_or_insert_with(|| STRAY.into());
-                                } else {
-                                    owed -= 1;
-                                }
-                            }
-                        };
-                        let _ = tokio::time::timeout(DRAIN, drain).await;
-                    }
+                    checker_ended = true;
                     break;
                 }
             },
@@ -309,6 +364,33 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
                 }
             }
         }
+    }
+    if checker_done || checker_ended {
+        // The candidate may still hold lines it wrote itself after its last answer. Its stdin
+        // closes now, so its runner ends; read what is left, briefly.
+        let _ = c_in.shutdown().await;
+        drop(c_in);
+        if candidate_open {
+            let drain = async {
+                while let Some(Ok(_)) = c_lines.next().await {
+                    if owed == 0 {
+                        tampered.get_or_insert_with(|| STRAY.into());
+                    } else {
+                        owed -= 1;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN, drain).await;
+        }
+    }
+    if let (true, None, None, Some(pool), Some(rearm)) = (checker_done, &ended, &tampered, pool, rearm) {
+        pool.put(IdleChecker {
+            stdin: k_in,
+            lines: k_lines,
+            ended: k_ended,
+            rearm,
+            memory_mb: job.limits.memory_mb,
+        });
     }
     Ok(Round {
         nonce,

@@ -142,6 +142,7 @@ impl Interpreters for NativeExecutor {
             stdin: Box::new(stdin),
             stdout: Box::new(stdout),
             ended,
+            rearm: None,
         })
     }
 }

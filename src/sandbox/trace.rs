@@ -178,7 +178,9 @@ pub(crate) async fn trace_with(interpreters: &dyn Interpreters, job: &TraceJob<'
     let nonce = ulid::Ulid::generate().to_string();
     let limit = job.limits.per_test;
     let clock = Arc::new(Clock::new(limit, limit));
-    let World { mut stdin, stdout, ended } = interpreters.start(Role::Candidate, job.limits, clock).await?;
+    let World {
+        mut stdin, stdout, ended, ..
+    } = interpreters.start(Role::Candidate, job.limits, clock).await?;
     let mut request = serde_json::json!({
         "role": "tracer",
         "nonce": nonce,

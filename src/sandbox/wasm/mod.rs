@@ -26,7 +26,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use pipe::Pipe;
 
-use super::judge::{Clock, Interpreters, Role, TICK, World, judge};
+use super::judge::{CheckerPool, Clock, ClockSlot, Interpreters, Role, TICK, World, judge};
 use super::verdict::Ended;
 use super::{Executor, Job, Limits, RunReport, SandboxError};
 
@@ -41,7 +41,7 @@ struct Guest {
     ctx: WasiCtx,
     table: ResourceTable,
     limits: StoreLimits,
-    clock: Arc<Clock>,
+    clock: Arc<ClockSlot>,
 }
 
 impl WasiView for Guest {
@@ -61,6 +61,8 @@ pub struct WasmExecutor {
 }
 
 struct Inner {
+    /// Checkers between runs (a run then starts only its candidate).
+    checkers: CheckerPool,
     engine: Engine,
     pre: CommandPre<Guest>,
     component: PathBuf,
@@ -116,6 +118,7 @@ impl WasmExecutor {
         let parallel = super::cores();
         Ok(WasmExecutor {
             inner: Arc::new(Inner {
+                checkers: CheckerPool::default(),
                 engine,
                 pre,
                 component: component_path,
@@ -140,7 +143,12 @@ impl Interpreters for Inner {
         Some(GUEST_DATA_DIR)
     }
 
+    fn checker_pool(&self) -> Option<&CheckerPool> {
+        Some(&self.checkers)
+    }
+
     async fn start(&self, role: Role, limits: &Limits, clock: Arc<Clock>) -> Result<World, SandboxError> {
+        let clock = Arc::new(ClockSlot::new(clock));
         let stdin = Pipe::new(STDIN_CAP);
         let stdout = Pipe::new(STDOUT_CAP);
         let mut builder = WasiCtxBuilder::new();
@@ -166,7 +174,7 @@ impl Interpreters for Inner {
                 ctx,
                 table: ResourceTable::new(),
                 limits: store_limits,
-                clock,
+                clock: clock.clone(),
             },
         );
         store.limiter(|g| &mut g.limits);
@@ -180,6 +188,7 @@ impl Interpreters for Inner {
                 UpdateDeadline::Interrupt
             })
         });
+        let (slot, stdin_pipe, stdout_pipe) = (clock, stdin.clone(), stdout.clone());
         let pre = self.pre.clone();
         let guest_out = stdout.clone();
         // The guest computes inside `poll`: on a task of its own it gets a core of its own,
@@ -212,6 +221,11 @@ impl Interpreters for Inner {
             stdin: Box::new(stdin),
             stdout: Box::new(stdout),
             ended,
+            rearm: Some(Box::new(move |fresh: Arc<Clock>| {
+                slot.set(fresh);
+                stdin_pipe.reset_written();
+                stdout_pipe.reset_written();
+            })),
         })
     }
 }

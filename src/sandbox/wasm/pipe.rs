@@ -60,6 +60,11 @@ impl Pipe {
         Ok(())
     }
 
+    /// Starts counting bytes against the cap again (a checker reused for another run).
+    pub fn reset_written(&self) {
+        self.state().written = 0;
+    }
+
     /// No more bytes will come: the reader sees the end once the buffer is drained.
     pub fn close(&self) {
         let mut s = self.state();
