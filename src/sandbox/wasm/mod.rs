@@ -75,6 +75,12 @@ impl WasmExecutor {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
+        // Each instance's memory is copied from the image into its pooled slot, not mapped
+        // copy-on-write: a CoW fault replaces a live mapping, which on this 2-core machine costs
+        // an inter-processor TLB shootdown per page while both cores run rgd's threads. Measured on
+        // `rgd eval --hidden-only` of HumanEval's 164 canonical completions (5 interleaved runs):
+        // 0.86-0.94 s with CoW, 0.77-0.85 s without, system time 0.36 s -> 0.16 s, same peak RSS.
+        config.memory_init_cow(false);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
         let engine = Engine::new(&config).map_err(wasm_error)?;
 
