@@ -88,6 +88,8 @@ impl TaskMachine {
             Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
         };
         self.last_purpose = Some(purpose);
+        // A new call; `ask_again` marks its own repeat after this.
+        self.asked_again = false;
         if matches!(purpose, Purpose::SelfDebugSeed | Purpose::LdbSeed) {
             // The conversation self-debug grows starts as the seed's prompt, whole.
             self.conversation = fitted.messages.clone();

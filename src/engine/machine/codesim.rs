@@ -24,8 +24,6 @@ pub(super) struct CodeSim {
     rounds: u32,
     /// The simulation that found the plan wrong, for its revision.
     simulation: String,
-    /// The step in flight was asked again after an answer that could not be read.
-    asked_again: bool,
 }
 
 impl CodeSim {
@@ -69,7 +67,6 @@ impl TaskMachine {
         if plan.is_empty() {
             return self.codesim_unreadable(Purpose::SimPlan, "the answer holds no plan", "the task is coded without a plan");
         }
-        self.codesim.asked_again = false;
         self.plan = plan;
         self.call(vec![], Purpose::Simulate)
     }
@@ -82,12 +79,8 @@ impl TaskMachine {
                 "the simulation ends in neither 'Plan Modification Needed' nor 'No Plan Modification Needed'",
                 "the plan is coded as it is",
             ),
-            Some(Verdict::Keep) => {
-                self.codesim.asked_again = false;
-                self.call(vec![], Purpose::SimCode)
-            }
+            Some(Verdict::Keep) => self.call(vec![], Purpose::SimCode),
             Some(Verdict::Change) => {
-                self.codesim.asked_again = false;
                 self.codesim.simulation = answer.trim().to_string();
                 self.call(vec![], Purpose::SimRefine)
             }
@@ -108,12 +101,9 @@ impl TaskMachine {
 
     /// An answer that could not be read: asked once more, then `fallback`.
     fn codesim_unreadable(&mut self, purpose: Purpose, error: &str, fallback: &str) -> Transition {
-        if !self.codesim.asked_again {
-            self.codesim.asked_again = true;
-            let event = self.malformed(purpose, error.into(), "asked once more");
-            return self.call(vec![event], purpose);
+        if let Some(repeat) = self.ask_again(purpose, error) {
+            return repeat;
         }
-        self.codesim.asked_again = false;
         let event = self.malformed(purpose, error.into(), fallback);
         self.call(vec![event], Purpose::SimCode)
     }

@@ -30,8 +30,6 @@ const PRINTED_CHARS: usize = 4_000;
 pub(super) struct Lpw {
     verify_rounds: u32,
     refine_rounds: u32,
-    /// The plan came back without steps once and was asked again.
-    asked_again: bool,
     /// The verification of each visible test, in order (awaiting its check, then accepted).
     sections: Vec<String>,
     /// The first failing visible test of the current program.
@@ -152,10 +150,8 @@ impl TaskMachine {
     pub(super) fn lpw_planned(&mut self, answer: &str) -> Transition {
         let plan = plan_of(answer);
         if plan.is_empty() {
-            if !self.lpw.asked_again {
-                self.lpw.asked_again = true;
-                let event = self.malformed(Purpose::LpwPlan, "the answer holds no plan".into(), "asked once more");
-                return self.call(vec![event], Purpose::LpwPlan);
+            if let Some(repeat) = self.ask_again(Purpose::LpwPlan, "the answer holds no plan") {
+                return repeat;
             }
             let event = self.malformed(
                 Purpose::LpwPlan,
@@ -306,14 +302,6 @@ impl TaskMachine {
     pub(super) fn lpw_analysed(&mut self, answer: &str) -> Transition {
         self.analysis = answer.trim().to_string();
         self.call(vec![], Purpose::LpwFix)
-    }
-
-    pub(super) fn note(&self, text: String) -> Event {
-        Event::StrategyNote {
-            task_id: self.task.id.clone(),
-            iteration: self.iteration,
-            text,
-        }
     }
 }
 

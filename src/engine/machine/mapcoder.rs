@@ -123,14 +123,4 @@ impl TaskMachine {
             _ => self.call(events, purpose),
         }
     }
-
-    pub(super) fn malformed(&self, purpose: Purpose, error: String, handled: &str) -> Event {
-        Event::AnswerMalformed {
-            task_id: self.task.id.clone(),
-            iteration: self.iteration,
-            purpose,
-            error,
-            handled: handled.into(),
-        }
-    }
 }

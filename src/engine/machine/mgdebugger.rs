@@ -33,18 +33,12 @@ pub(super) struct MgDebugger {
     tests: Vec<TestCase>,
     results: Option<RunReport>,
     repairs: u32,
-    /// The step in flight was asked again after an answer that could not be read.
-    asked_again: bool,
 }
 
 impl MgDebugger {
     /// The function at hand (none once every function is done).
     fn current(&self) -> String {
         self.order.get(self.at).cloned().unwrap_or_default()
-    }
-
-    pub(super) fn remember_seed(&mut self, code: &str) {
-        self.seed.get_or_insert_with(|| code.to_string());
     }
 
     pub(super) fn fill(&self, ctx: &mut crate::agents::TurnContext, real_trace: bool) {
@@ -142,8 +136,13 @@ fn is_identifier(s: &str) -> bool {
 }
 
 impl TaskMachine {
-    /// The seed's visible tests failed (or it held no code): the next pass, or the end.
+    /// The visible tests failed (or the answer held no code): the next pass, or the end. The
+    /// first time, the program that failed is the seed (iteration 1's), which every pass starts
+    /// from.
     pub(super) fn mg_next(&mut self, mut events: Vec<Event>) -> Transition {
+        if self.mgdebugger.seed.is_none() {
+            self.mgdebugger.seed = self.code.clone();
+        }
         let Some(seed) = self.mgdebugger.seed.clone() else {
             events.push(self.note("the seed answer held no program: MGDebugger has nothing to debug".into()));
             return self.finish(events, TaskStatus::Failed, None);
@@ -155,7 +154,6 @@ impl TaskMachine {
         self.iteration += 1;
         events.push(self.iteration_started());
         self.mgdebugger.program = seed;
-        self.mgdebugger.asked_again = false;
         self.call(events, Purpose::MgDecompose)
     }
 
@@ -173,15 +171,12 @@ impl TaskMachine {
                     Some(crate::code::ExtractProblem::SyntaxError { line }) => format!("the decomposition does not parse (line {line})"),
                     _ => "the answer holds no code".into(),
                 };
-                if !self.mgdebugger.asked_again {
-                    self.mgdebugger.asked_again = true;
-                    let event = self.malformed(Purpose::MgDecompose, why, "asked once more");
-                    return self.call(vec![event], Purpose::MgDecompose);
+                if let Some(repeat) = self.ask_again(Purpose::MgDecompose, &why) {
+                    return repeat;
                 }
                 events.push(self.malformed(Purpose::MgDecompose, why, "the seed's own functions are debugged as they are"));
             }
         }
-        self.mgdebugger.asked_again = false;
         let functions = top_functions(&self.mgdebugger.program);
         self.mgdebugger.order = bottom_up(&functions, &entry);
         self.mgdebugger.at = 0;
@@ -214,7 +209,6 @@ impl TaskMachine {
         let keep = self.task.visible.len().max(1);
         match unit_tests(answer, &name, keep) {
             Ok(tests) => {
-                self.mgdebugger.asked_again = false;
                 let event = Event::SelfTests {
                     task_id: self.task.id.clone(),
                     iteration: self.iteration,
@@ -224,13 +218,10 @@ impl TaskMachine {
                 self.mgdebugger.tests = tests;
                 self.mg_run_tests(vec![event])
             }
-            Err(why) if !self.mgdebugger.asked_again => {
-                self.mgdebugger.asked_again = true;
-                let event = self.malformed(Purpose::MgTests, why, "asked once more");
-                self.call(vec![event], Purpose::MgTests)
-            }
             Err(why) => {
-                self.mgdebugger.asked_again = false;
+                if let Some(repeat) = self.ask_again(Purpose::MgTests, &why) {
+                    return repeat;
+                }
                 let event = self.malformed(Purpose::MgTests, why, &format!("`{name}` is kept as it is"));
                 self.mgdebugger.at += 1;
                 self.mg_function(vec![event])
@@ -296,23 +287,16 @@ impl TaskMachine {
         let extracted = extract_code(answer, &name);
         match extracted.code.filter(|_| extracted.problem.is_none()) {
             Some(code) => {
-                self.mgdebugger.asked_again = false;
                 self.mgdebugger.program = splice(&self.mgdebugger.program, &name, &code);
                 let note = self.note(format!("`{name}` repaired"));
                 self.mg_run_tests(vec![note])
             }
-            None if !self.mgdebugger.asked_again => {
-                self.mgdebugger.asked_again = true;
-                let event = self.malformed(Purpose::MgDebug, format!("the answer holds no `{name}`"), "asked once more");
-                self.call(vec![event], Purpose::MgDebug)
-            }
             None => {
-                self.mgdebugger.asked_again = false;
-                let event = self.malformed(
-                    Purpose::MgDebug,
-                    format!("the answer holds no `{name}`"),
-                    &format!("`{name}` is kept as it is"),
-                );
+                let why = format!("the answer holds no `{name}`");
+                if let Some(repeat) = self.ask_again(Purpose::MgDebug, &why) {
+                    return repeat;
+                }
+                let event = self.malformed(Purpose::MgDebug, why, &format!("`{name}` is kept as it is"));
                 self.mgdebugger.at += 1;
                 self.mg_function(vec![event])
             }

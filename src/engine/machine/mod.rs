@@ -316,6 +316,8 @@ pub struct TaskMachine {
     codesim: codesim::CodeSim,
     lpw: lpw::Lpw,
     mgdebugger: mgdebugger::MgDebugger,
+    /// The call in flight repeats one whose answer could not be read (`ask_again`).
+    asked_again: bool,
     /// A person changed this task's course (the debugger).
     intervened: bool,
 }
@@ -347,6 +349,7 @@ impl TaskMachine {
             codesim: Default::default(),
             lpw: Default::default(),
             mgdebugger: Default::default(),
+            asked_again: false,
             intervened: false,
         }
     }
@@ -502,7 +505,8 @@ impl TaskMachine {
                 | Phase::MgDebug,
                 Outcome::Agent(Err(e)),
             ) => {
-                let purpose = self.phase_purpose();
+                // The call in flight (`send` records it with every call).
+                let purpose = self.last_purpose.unwrap_or(Purpose::Feedback);
                 // Refused for what this task asked (400, 413, 422): the task's own end. Anything
                 // else is the endpoint's failure, and the task stays to be run again.
                 let status = match e.status {
@@ -640,33 +644,6 @@ impl TaskMachine {
         self.call(vec![], Purpose::GuideRefine)
     }
 
-    fn phase_purpose(&self) -> Purpose {
-        match self.phase {
-            Phase::Plan => Purpose::Plan,
-            Phase::GuideInit => Purpose::GuideInit,
-            Phase::Refine => Purpose::GuideRefine,
-            Phase::Debug => self.last_purpose.unwrap_or(Purpose::DebugInit),
-            Phase::SelfTests => Purpose::SelfTests,
-            Phase::Reflect => Purpose::Reflect,
-            Phase::Recall => Purpose::Recall,
-            Phase::MapPlan => Purpose::MapPlan,
-            Phase::Confidence => Purpose::Confidence,
-            Phase::SimPlan => Purpose::SimPlan,
-            Phase::Simulate => Purpose::Simulate,
-            Phase::SimRefine => Purpose::SimRefine,
-            Phase::LpwPlan => Purpose::LpwPlan,
-            Phase::LpwVerify => Purpose::LpwVerify,
-            Phase::LpwCheck => Purpose::LpwCheck,
-            Phase::LpwPrint => Purpose::LpwPrint,
-            Phase::LpwExplain => Purpose::LpwExplain,
-            Phase::LpwAnalyse => Purpose::LpwAnalyse,
-            Phase::MgDecompose => Purpose::MgDecompose,
-            Phase::MgTests => Purpose::MgTests,
-            Phase::MgDebug => Purpose::MgDebug,
-            _ => Purpose::Feedback,
-        }
-    }
-
     fn on_code(&mut self, answer: &str) -> Transition {
         let extracted = extract_code(answer, &self.task.entry_point);
         let previous = self.code.clone();
@@ -693,9 +670,6 @@ impl TaskMachine {
                 self.reflexion_test(vec![event], code)
             }
             Some(code) => {
-                if self.config.strategy == Strategy::MgDebugger {
-                    self.mgdebugger.remember_seed(&code);
-                }
                 self.code = Some(code.clone());
                 self.phase = Phase::Visible;
                 Transition {
@@ -764,6 +738,39 @@ impl TaskMachine {
             task_id: self.task.id.clone(),
             iteration: self.iteration,
         }
+    }
+
+    /// An answer that was not what was asked, and what was done about it.
+    fn malformed(&self, purpose: Purpose, error: String, handled: &str) -> Event {
+        Event::AnswerMalformed {
+            task_id: self.task.id.clone(),
+            iteration: self.iteration,
+            purpose,
+            error,
+            handled: handled.into(),
+        }
+    }
+
+    /// What a method decided that is neither a call nor a test run.
+    fn note(&self, text: String) -> Event {
+        Event::StrategyNote {
+            task_id: self.task.id.clone(),
+            iteration: self.iteration,
+            text,
+        }
+    }
+
+    /// An answer that could not be read (`error`): the same call once more, recorded as such; or,
+    /// when the call in flight already was that repeat, `None`, and the caller's fallback follows.
+    fn ask_again(&mut self, purpose: Purpose, error: &str) -> Option<Transition> {
+        if self.asked_again {
+            return None;
+        }
+        let event = self.malformed(purpose, error.into(), "asked once more");
+        let repeat = self.call(vec![event], purpose);
+        // Set after the call: `send` clears it for every other call.
+        self.asked_again = true;
+        Some(repeat)
     }
 
     /// Passed visible and hidden tests in this iteration.
