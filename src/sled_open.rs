@@ -8,34 +8,30 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-static OPENED_HERE: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// The databases this process has opened, by canonical path.
+static OPENED_HERE: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Mutex::default);
 
 /// How long a lock this process released may take to go.
 const OWN_LOCK_GRACE: Duration = Duration::from_secs(3);
 
+fn opened_here() -> std::sync::MutexGuard<'static, HashSet<PathBuf>> {
+    OPENED_HERE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Opens the database at `path` with `config` (whose path is set here).
 pub fn open(config: sled::Config, path: &Path) -> sled::Result<sled::Db> {
     let config = config.path(path);
-    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let opened_before = OPENED_HERE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .contains(&key);
+    // A database that does not exist yet has no canonical path, and was not opened before.
+    let opened_before = path.canonicalize().is_ok_and(|key| opened_here().contains(&key));
     let deadline = Instant::now() + OWN_LOCK_GRACE;
     loop {
         match config.open() {
             Err(e) if opened_before && is_lock_error(&e) && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(25)),
             Ok(db) => {
-                let key = path.canonicalize().unwrap_or(key);
-                OPENED_HERE
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert_with(HashSet::new)
-                    .insert(key);
+                opened_here().insert(path.canonicalize().unwrap_or_else(|_| path.to_path_buf()));
                 return Ok(db);
             }
             Err(e) => return Err(e),

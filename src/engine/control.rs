@@ -436,7 +436,7 @@ fn pending(task: &Task, machine: &TaskMachine, effect: &Effect) -> Pending {
         Effect::RunPrinted { code } => Pending::Tests {
             suite: Suite::Printed,
             code: code.clone(),
-            tests: task.visible.iter().map(|t| t.label()).collect(),
+            tests: super::suite_tests(task, Suite::Printed).iter().map(|t| t.label()).collect(),
         },
         Effect::TraceTest { code, test, .. } => Pending::Trace {
             code: code.clone(),

@@ -201,7 +201,7 @@ impl TaskRunner {
             }
             Effect::RunOwnTests { code, tests } => self.run_tests(task, iteration, Suite::Own, &tests, &code, recorded).await,
             Effect::RunPrinted { code } => {
-                self.run_tests(task, iteration, Suite::Printed, &task.visible, &code, recorded)
+                self.run_tests(task, iteration, Suite::Printed, suite_tests(task, Suite::Printed), &code, recorded)
                     .await
             }
             Effect::TraceTest { code, test, mode } => {

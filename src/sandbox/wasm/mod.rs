@@ -227,11 +227,14 @@ impl Interpreters for Inner {
             stdin: Box::new(stdin),
             stdout: Box::new(stdout),
             ended,
-            rearm: Some(Box::new(move |fresh: Arc<Clock>| {
-                slot.set(fresh);
-                stdin_pipe.reset_written();
-                stdout_pipe.reset_written();
-            })),
+            // Only a checker serves another run; a program's interpreter is never reused.
+            rearm: (role == Role::Checker).then(|| -> Box<dyn Fn(Arc<Clock>) + Send + Sync> {
+                Box::new(move |fresh: Arc<Clock>| {
+                    slot.set(fresh);
+                    stdin_pipe.reset_written();
+                    stdout_pipe.reset_written();
+                })
+            }),
         })
     }
 }
