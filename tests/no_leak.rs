@@ -107,7 +107,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         mgdebugger: rgd::engine::MgDebuggerParams {
             retries: 2,
             repairs: 1,
-            trace: "real".into(),
+            trace: rgd::record::MgTrace::Real,
         },
     })
 }

@@ -169,7 +169,11 @@ impl CommonArgs {
             mgdebugger: crate::engine::MgDebuggerParams {
                 retries: self.mg_retries,
                 repairs: self.mg_repairs,
-                trace: if self.trace == TraceOption::Real { "real" } else { "simulated" }.into(),
+                trace: if self.trace == TraceOption::Real {
+                    crate::record::MgTrace::Real
+                } else {
+                    crate::record::MgTrace::Simulated
+                },
             },
             run_id: self.run_id.clone(),
             control: self.debugger(),

@@ -217,7 +217,7 @@ pub async fn new_run(
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
         codesim: (plan.strategy == Strategy::CodeSim).then_some(plan.codesim),
         lpw: (plan.strategy == Strategy::Lpw).then_some(plan.lpw),
-        mgdebugger: (plan.strategy == Strategy::MgDebugger).then(|| plan.mgdebugger.clone()),
+        mgdebugger: (plan.strategy == Strategy::MgDebugger).then_some(plan.mgdebugger),
         fork: plan.fork.clone(),
         shard: None,
         merged_from: Vec::new(),
@@ -385,7 +385,7 @@ pub async fn fork(
         mapcoder: manifest.mapcoder.unwrap_or_default(),
         codesim: manifest.codesim.unwrap_or_default(),
         lpw: manifest.lpw.unwrap_or_default(),
-        mgdebugger: manifest.mgdebugger.clone().unwrap_or_default(),
+        mgdebugger: manifest.mgdebugger.unwrap_or_default(),
         memory_threshold: manifest.memory.min_similarity,
         control,
         fork: Some(crate::engine::ForkPoint {
@@ -441,7 +441,7 @@ fn prepare(
         mapcoder: manifest.mapcoder.unwrap_or_default(),
         codesim: manifest.codesim.unwrap_or_default(),
         lpw: manifest.lpw.unwrap_or_default(),
-        mgdebugger: manifest.mgdebugger.clone().unwrap_or_default(),
+        mgdebugger: manifest.mgdebugger.unwrap_or_default(),
     });
     let runner = Arc::new(
         TaskRunner::new(

@@ -223,11 +223,30 @@ impl Default for LpwParams {
 /// MGDebugger's numbers (Shi et al.): whole debugging passes over the seed (each from the seed
 /// again, as the authors' `CONTINUOUS_RETRY = False`), repairs per subfunction, and whether the
 /// repair reads the model's simulated execution (the paper) or a real one (`--trace real`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MgDebuggerParams {
     pub retries: u32,
     pub repairs: u32,
-    pub trace: String,
+    pub trace: MgTrace,
+}
+
+/// Which execution MGDebugger's repair reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MgTrace {
+    /// The model simulates it (the paper).
+    Simulated,
+    /// A real block trace of the failing unit test (`--trace real`).
+    Real,
+}
+
+impl MgTrace {
+    pub fn name(self) -> &'static str {
+        match self {
+            MgTrace::Simulated => "simulated",
+            MgTrace::Real => "real",
+        }
+    }
 }
 
 impl Default for MgDebuggerParams {
@@ -236,14 +255,14 @@ impl Default for MgDebuggerParams {
         MgDebuggerParams {
             retries: 10,
             repairs: 3,
-            trace: "simulated".into(),
+            trace: MgTrace::Simulated,
         }
     }
 }
 
 impl MgDebuggerParams {
     pub fn real_trace(&self) -> bool {
-        self.trace == "real"
+        self.trace == MgTrace::Real
     }
 }
 
@@ -261,7 +280,7 @@ impl Manifest {
         parts.extend(
             self.mgdebugger
                 .iter()
-                .map(|m| format!("retries={} repairs={} trace={}", m.retries, m.repairs, m.trace)),
+                .map(|m| format!("retries={} repairs={} trace={}", m.retries, m.repairs, m.trace.name())),
         );
         parts.extend(self.feedback.iter().map(|f| format!("feedback={f}")));
         parts.extend(self.trace.iter().map(|t| format!("trace={t}")));

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 pub use events::{Envelope, Event, Pending, Suite};
 pub use manifest::{
-    CodeSimParams, DatasetInfo, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, Pricing, Shard, ShardInfo,
+    CodeSimParams, DatasetInfo, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, MgTrace, Pricing, Shard,
+    ShardInfo,
 };
 pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens, proves};
 pub use status::{RunState, RunStatus};
