@@ -255,6 +255,21 @@ async fn time_limits_come_from_the_reference_and_broken_tasks_are_set_apart() {
     let results = std::fs::read_to_string(d.join("out/results.jsonl")).unwrap();
     let slow: serde_json::Value = serde_json::from_str(results.lines().find(|l| l.contains("L/1")).unwrap()).unwrap();
     assert_eq!(slow["status"], "solved", "{slow}");
+
+    // Only the broken tasks this selection would have taken are recorded as left out.
+    let mut cmd = sweep(&["--tasks", "L/2"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs = support::rgd(&d.join("home"), "http://127.0.0.1:9")
+        .args(["runs", "list", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&runs.stdout).lines().next().unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("home/runs").join(run["run_id"].as_str().unwrap()).join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["dataset"]["selected"], serde_json::json!(["L/2"]), "{manifest}");
+    assert!(manifest["dataset"].get("excluded_broken").is_none(), "none left out: {manifest}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -305,6 +320,27 @@ async fn compare_and_report_judge_the_recorded_programs_again_on_the_plus_tests(
     let kept = d.join("home/runs").join(&runs[0]).join("plus");
     assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1, "the verdicts are kept in the run");
     assert_eq!(compare()["runs"][0]["plus"], a["plus"], "the kept verdicts give the same column");
+    // A catalog name is looked up in --data-dir first, as everywhere else (not the bundled copy,
+    // whose tasks are HumanEval's, not these).
+    std::fs::create_dir_all(d.join("data/humaneval_plus")).unwrap();
+    std::fs::copy(d.join("plus/tasks.jsonl"), d.join("data/humaneval_plus/tasks.jsonl")).unwrap();
+    let out = support::rgd(&d.join("home"), "http://127.0.0.1:9")
+        .current_dir(d)
+        .args([
+            "--data-dir",
+            "data",
+            "compare",
+            &runs[0],
+            &runs[1],
+            "--json",
+            "--plus-dataset",
+            "humaneval-plus",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let by_name: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(by_name["runs"][0]["plus"]["solved"].as_u64(), Some(1), "{by_name}");
 
     let out = support::rgd(&d.join("home"), "http://127.0.0.1:9")
         .current_dir(d)

@@ -71,7 +71,7 @@ pub async fn run_agents(
         common.seed_from = Some(seeds.display().to_string());
     }
     let dataset = load_dataset_named(&dataset_path.display().to_string(), None, common.split_seed, say)?;
-    let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None, false)?;
+    let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None, false)?.tasks;
     let (file_config, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file_config, file_path, llm, Some(1), common.max_iters);
     let prepared = new_run(home, &settings, &common.plan(), dataset, tasks, say).await?;

@@ -37,7 +37,7 @@ pub struct PlusArgs {
 impl PlusArgs {
     /// Adds the plus column to each run that has a plus dataset; a run that has none is said and
     /// left without one.
-    pub async fn judge(&self, home: &Home, runs: &mut [RunData]) -> anyhow::Result<()> {
+    pub async fn judge(&self, home: &Home, data_dir: Option<&std::path::Path>, runs: &mut [RunData]) -> anyhow::Result<()> {
         if !self.plus && self.plus_dataset.is_none() {
             return Ok(());
         }
@@ -50,7 +50,7 @@ impl PlusArgs {
                 Some(named) => named.clone(),
             };
             if !loaded.contains_key(&name) {
-                match resolve_dataset(&name, None).and_then(|(n, path)| load_dataset(&n, &path, DEFAULT_SPLIT_SEED)) {
+                match resolve_dataset(&name, data_dir).and_then(|(n, path)| load_dataset(&n, &path, DEFAULT_SPLIT_SEED)) {
                     Ok(plus) => {
                         loaded.insert(name.clone(), plus);
                     }
@@ -74,13 +74,13 @@ impl PlusArgs {
     }
 }
 
-pub async fn execute(home: &Home, args: CompareArgs) -> anyhow::Result<ExitCode> {
+pub async fn execute(home: &Home, data_dir: Option<&std::path::Path>, args: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut runs = args
         .runs
         .iter()
         .map(|r| RunData::load(home, r))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    args.plus.judge(home, &mut runs).await?;
+    args.plus.judge(home, data_dir, &mut runs).await?;
     let comparison = compare(&runs)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);

@@ -259,14 +259,14 @@ fn llm_for(cx: &Where<'_>, cell: &Cell) -> LlmArgs {
 
 async fn start_cell(cx: &Where<'_>, spec: &ExperimentSpec, cell: &Cell, run_id: &str) -> anyhow::Result<ExitCode> {
     let dataset = load_dataset_named(&cell.dataset, cx.data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
-    let tasks = select_tasks(&dataset, &[], spec.limit, spec.exclude_broken)?;
+    let selected = select_tasks(&dataset, &[], spec.limit, spec.exclude_broken)?;
     let (file, file_path) = FileConfig::load(cx.config, &cx.home.root)?;
     let settings = Settings::resolve(file, file_path, &llm_for(cx, cell), spec.concurrency, spec.max_iters);
     let plan = RunPlan {
-        exclude_broken: spec.exclude_broken,
+        excluded_broken: selected.excluded_broken,
         ..plan_for(cell, run_id)?
     };
-    let prepared = new_run(cx.home, &settings, &plan, dataset, tasks, &stderr_line).await?;
+    let prepared = new_run(cx.home, &settings, &plan, dataset, selected.tasks, &stderr_line).await?;
     execute(prepared, PrinterMode::Progress, &Front::default()).await
 }
 

@@ -246,8 +246,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Runs(cmd) => runs::execute(&home, cmd),
-        Command::Compare(args) => compare::execute(&home, args).await,
-        Command::Report(args) => report::execute(&home, args).await,
+        Command::Compare(args) => compare::execute(&home, cli.data_dir.as_deref(), args).await,
+        Command::Report(args) => report::execute(&home, cli.data_dir.as_deref(), args).await,
         Command::Eval(args) => eval::execute(cli.data_dir.as_deref(), args).await,
         Command::Experiment(cmd) => {
             let cx = experiment::Where {

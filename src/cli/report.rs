@@ -21,7 +21,7 @@ pub struct ReportArgs {
     pub plus: super::compare::PlusArgs,
 }
 
-pub async fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub async fn execute(home: &Home, data_dir: Option<&std::path::Path>, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let mut run_ids: Vec<String> = Vec::new();
     for id in &args.ids {
@@ -44,7 +44,7 @@ pub async fn execute(home: &Home, args: ReportArgs) -> anyhow::Result<ExitCode> 
     if runs.is_empty() {
         anyhow::bail!("no run could be read");
     }
-    args.plus.judge(home, &mut runs).await?;
+    args.plus.judge(home, data_dir, &mut runs).await?;
     let n = runs.len();
     let report = Report::gather(runs);
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;

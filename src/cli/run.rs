@@ -180,7 +180,7 @@ impl CommonArgs {
             fork: None,
             shard: None,
             memory_snapshot: None,
-            exclude_broken: false,
+            excluded_broken: Vec::new(),
         }
     }
 
@@ -392,15 +392,15 @@ pub async fn sweep(
         .as_deref()
         .ok_or_else(|| anyhow::anyhow!("--dataset NAME is required (or --resume RUN_ID)"))?;
     let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
-    let tasks = select_tasks(&dataset, &args.tasks, args.limit, args.exclude_broken)?;
+    let selected = select_tasks(&dataset, &args.tasks, args.limit, args.exclude_broken)?;
     let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
     let plan = RunPlan {
-        exclude_broken: args.exclude_broken,
+        excluded_broken: selected.excluded_broken,
         shard: args.shard,
         memory_snapshot: args.memory_snapshot.clone(),
         ..args.common.plan()
     };
-    let prepared = new_run(home, &settings, &plan, dataset, tasks, &stderr_line).await?;
+    let prepared = new_run(home, &settings, &plan, dataset, selected.tasks, &stderr_line).await?;
     execute(prepared, mode, &Front::of(&args.common)).await
 }
 

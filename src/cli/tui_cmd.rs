@@ -69,7 +69,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         // Notes and progress lines would write over the screen.
         let quiet = &|_: &str| {};
         let dataset = load_dataset_named(&request.dataset, data_dir.as_deref(), DEFAULT_SPLIT_SEED, quiet)?;
-        let tasks = select_tasks(&dataset, &request.tasks, request.limit, false)?;
+        let tasks = select_tasks(&dataset, &request.tasks, request.limit, false)?.tasks;
         let mut llm = llm.clone();
         for (flag, value) in [
             (&mut llm.model, &request.model),

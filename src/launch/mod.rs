@@ -63,8 +63,8 @@ pub struct RunPlan {
     pub shard: Option<crate::engine::Shard>,
     /// The pool snapshot a shard starts from (the main pool as it is now otherwise).
     pub memory_snapshot: Option<PathBuf>,
-    /// The tasks were selected without those listed as broken in the data (recorded).
-    pub exclude_broken: bool,
+    /// The tasks listed as broken in the data that the selection left out (recorded).
+    pub excluded_broken: Vec<String>,
 }
 
 impl RunPlan {
@@ -92,7 +92,7 @@ impl RunPlan {
             fork: None,
             shard: None,
             memory_snapshot: None,
-            exclude_broken: false,
+            excluded_broken: Vec::new(),
         }
     }
 }
@@ -179,11 +179,7 @@ pub async fn new_run(
             split_seed: dataset.split_seed,
             tasks_in_file: dataset.tasks.len(),
             selected: tasks.iter().map(|t| t.id.clone()).collect(),
-            excluded_broken: if plan.exclude_broken {
-                dataset.broken.iter().map(|b| b.task.clone()).collect()
-            } else {
-                Vec::new()
-            },
+            excluded_broken: plan.excluded_broken.clone(),
         },
         endpoint: parts.model.endpoint(),
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
@@ -252,7 +248,9 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     let store = Arc::new(RunStore::open(home, &run_id)?);
     let manifest = store.manifest()?;
     let dataset = dataset_of(&manifest, "resuming")?;
-    let tasks = select_tasks(&dataset, &manifest.dataset.selected, None, false).with_context(|| format!("resuming run {run_id}"))?;
+    let tasks = select_tasks(&dataset, &manifest.dataset.selected, None, false)
+        .map(|s| s.tasks)
+        .with_context(|| format!("resuming run {run_id}"))?;
     let mut settings = Settings::resolve(
         from.config,
         from.config_path,
@@ -331,7 +329,9 @@ pub async fn fork(
     let store = RunStore::open(home, &parent)?;
     let manifest = store.manifest()?;
     let dataset = dataset_of(&manifest, "forking")?;
-    let task = select_tasks(&dataset, &[task_id.to_string()], None, false).with_context(|| format!("forking run {parent}"))?;
+    let task = select_tasks(&dataset, &[task_id.to_string()], None, false)
+        .map(|s| s.tasks)
+        .with_context(|| format!("forking run {parent}"))?;
     let ran = store
         .results()?
         .into_iter()

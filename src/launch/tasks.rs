@@ -6,11 +6,19 @@ use anyhow::Context;
 
 use crate::dataset::{LoadedDataset, Task, load_dataset, resolve_dataset};
 
+/// The tasks a run works on, and the broken ones `--exclude-broken` left out of them.
+pub struct Selected {
+    pub tasks: Vec<Task>,
+    /// Tasks listed as broken in the data that would otherwise have been selected (recorded in the
+    /// manifest): not every broken task of the file, only those this selection dropped.
+    pub excluded_broken: Vec<String>,
+}
+
 /// The tasks of a dataset named by id (all when none), at most `limit`; without those listed as
 /// broken in the data when `exclude_broken` (before the limit: `--limit 10` still gives ten).
-pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>, exclude_broken: bool) -> anyhow::Result<Vec<Task>> {
-    let mut tasks: Vec<Task> = if ids.is_empty() {
-        dataset.tasks.clone()
+pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize>, exclude_broken: bool) -> anyhow::Result<Selected> {
+    let candidates: Vec<&Task> = if ids.is_empty() {
+        dataset.tasks.iter().collect()
     } else {
         ids.iter()
             .map(|id| {
@@ -18,18 +26,25 @@ pub fn select_tasks(dataset: &LoadedDataset, ids: &[String], limit: Option<usize
                     .tasks
                     .iter()
                     .find(|t| &t.id == id)
-                    .cloned()
                     .with_context(|| format!("no task {id:?} in {}", dataset.path.display()))
             })
             .collect::<anyhow::Result<_>>()?
     };
-    if exclude_broken {
-        tasks.retain(|t| dataset.broken_reason(&t.id).is_none());
+    let mut selected = Selected {
+        tasks: Vec::new(),
+        excluded_broken: Vec::new(),
+    };
+    for task in candidates {
+        if limit.is_some_and(|n| selected.tasks.len() >= n) {
+            break;
+        }
+        if exclude_broken && dataset.broken_reason(&task.id).is_some() {
+            selected.excluded_broken.push(task.id.clone());
+        } else {
+            selected.tasks.push(task.clone());
+        }
     }
-    if let Some(n) = limit {
-        tasks.truncate(n);
-    }
-    Ok(tasks)
+    Ok(selected)
 }
 
 /// A dataset by catalog name or path; its loader's notes go to `report`.
