@@ -108,6 +108,17 @@ const TIMED: &str = r#"{"task_id": "L/1", "entry_point": "slow", "prompt": "def 
 {"task_id": "L/3", "entry_point": "neg", "prompt": "def neg(xs):\n    \"\"\"The negative numbers of xs, as a tuple.\"\"\"\n", "given_tests": ["assert neg([-1, 2, -3]) == (-1, -3)"], "test": "def check(candidate):\n    assert candidate([-1, 2, -3]) == (-1, -3)\n", "canonical_solution": "def neg(xs):\n    for x in xs:\n        if x < 0:\n            return x\n"}
 "#;
 
+/// The manifest of the newest run in `dir/home`.
+fn newest_manifest(dir: &Path) -> serde_json::Value {
+    let runs = support::rgd(&dir.join("home"), "http://127.0.0.1:9")
+        .args(["runs", "list", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&runs.stdout).lines().next().unwrap()).unwrap();
+    let path = dir.join("home/runs").join(run["run_id"].as_str().unwrap()).join("manifest.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 fn rgd_in(dir: &Path, args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
         .current_dir(dir)
@@ -226,14 +237,7 @@ async fn time_limits_come_from_the_reference_and_broken_tasks_are_set_apart() {
     assert!(!results.contains("L/3"), "{results}");
     let slow: serde_json::Value = serde_json::from_str(results.lines().find(|l| l.contains("L/1")).unwrap()).unwrap();
     assert_eq!(slow["status"], "failed", "{slow}");
-    let runs = support::rgd(&d.join("home"), "http://127.0.0.1:9")
-        .args(["runs", "list", "--json"])
-        .output()
-        .unwrap();
-    let run: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&runs.stdout).lines().next().unwrap()).unwrap();
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("home/runs").join(run["run_id"].as_str().unwrap()).join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest = newest_manifest(d);
     assert_eq!(manifest["dataset"]["excluded_broken"], serde_json::json!(["L/3"]), "{manifest}");
     assert_eq!(manifest["dataset"]["selected"], serde_json::json!(["L/1", "L/2"]));
     assert!(
@@ -260,14 +264,7 @@ async fn time_limits_come_from_the_reference_and_broken_tasks_are_set_apart() {
     let mut cmd = sweep(&["--tasks", "L/2"]);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let runs = support::rgd(&d.join("home"), "http://127.0.0.1:9")
-        .args(["runs", "list", "--json"])
-        .output()
-        .unwrap();
-    let run: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&runs.stdout).lines().next().unwrap()).unwrap();
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("home/runs").join(run["run_id"].as_str().unwrap()).join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest = newest_manifest(d);
     assert_eq!(manifest["dataset"]["selected"], serde_json::json!(["L/2"]), "{manifest}");
     assert!(manifest["dataset"].get("excluded_broken").is_none(), "none left out: {manifest}");
 }
