@@ -395,3 +395,25 @@ fn the_int8_rewrite_keeps_the_embeddings_of_the_shipped_model() {
         pair(&theirs)
     );
 }
+
+/// ONNX Runtime starts Microsoft's telemetry on Linux, which writes a device id and an event store
+/// under the user's home; rgd switches it off, so loading the model leaves nothing there.
+#[test]
+fn loading_the_model_leaves_nothing_in_the_users_home() {
+    let a = assets::ensure(&|l| eprintln!("{l}")).expect("embedding assets");
+    let cache_root = a.dir.parent().and_then(|p| p.parent()).unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
+        .args(["memory", "setup"])
+        .env("HOME", user.path())
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("ORT_DISABLE_TELEMETRY")
+        .env("RGD_CACHE", cache_root)
+        .env("RGD_HOME", user.path().join("rgd"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cos(eating food, eating bread)"));
+    let written: Vec<_> = std::fs::read_dir(user.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!user.path().join(".cache/Microsoft").exists(), "the home holds {written:?}");
+}

@@ -166,6 +166,12 @@ pub fn main() -> ExitCode {
     unsafe {
         let _ = nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl);
     }
+    // ONNX Runtime (the embedding model) starts Microsoft's telemetry on Linux too, which keeps a
+    // device id and an event store in ~/.cache/Microsoft; rgd reports nothing to anyone.
+    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+        // SAFETY: no other thread exists yet to read the environment while it changes.
+        unsafe { std::env::set_var("ORT_DISABLE_TELEMETRY", "1") };
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version are not errors; anything else clap rejects is a usage error.

@@ -65,7 +65,8 @@ impl Embedder {
         let runtime = RUNTIME.get_or_init(|| {
             let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
             let builder = ort::init_from(assets.ort_library()).map_err(|e| failed(&e))?;
-            builder.with_name("rgd").build().map_err(|e| failed(&e))
+            // Telemetry events off (the CLI also sets ORT_DISABLE_TELEMETRY, see cli::main).
+            builder.with_name("rgd").with_telemetry(false).build().map_err(|e| failed(&e))
         });
         let env = runtime.as_ref().map_err(|e| MemoryError::Embedding(e.clone()))?;
         let read = |p: std::path::PathBuf| std::fs::read(&p).map_err(|e| MemoryError::Embedding(format!("{}: {e}", p.display())));
