@@ -122,6 +122,24 @@ fn an_rgd_started_in_an_empty_directory_has_every_benchmark() {
         "{text}"
     );
     assert!(cache.path().join("datasets/mbpp_ldb/README.txt").is_file());
+
+    // A copy installed by an earlier rgd (other tasks, no broken list beside it) is replaced by
+    // this binary's own, not used as it is.
+    let installed = cache.path().join("datasets/mbpp_plus");
+    let first = std::fs::read_to_string(installed.join("tasks.jsonl")).unwrap();
+    std::fs::write(installed.join("tasks.jsonl"), first.lines().next().unwrap()).unwrap();
+    std::fs::remove_file(installed.join("tasks.broken.toml")).unwrap();
+    let out = rgd(home.path())
+        .env("RGD_CACHE", cache.path())
+        .current_dir(empty.path())
+        .args(["datasets", "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("mbpp-plus")).unwrap();
+    assert!(line.contains("500 tasks"), "{line}");
+    assert_eq!(std::fs::read_to_string(installed.join("tasks.jsonl")).unwrap(), first);
+    assert!(installed.join("tasks.broken.toml").is_file());
 }
 
 /// A run whose manifest lost fields (hand-edited, truncated) cannot be resumed, and says why;

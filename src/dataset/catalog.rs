@@ -97,7 +97,11 @@ pub fn resolve_dataset(name_or_path: &str, explicit: Option<&Path>) -> Result<(S
     }
     let dirs = data_dirs(explicit);
     if let Some(entry) = CATALOG.iter().find(|e| e.name.eq_ignore_ascii_case(name_or_path)) {
-        for dir in &dirs {
+        // rgd's own installed copies are not searched like a user's data: one from an earlier rgd
+        // would be found as it is, with older tests (and without the files beside it that came
+        // later). `install` below writes this rgd's bytes over it first.
+        let installed = super::bundled::bundled_dir();
+        for dir in dirs.iter().filter(|d| **d != installed) {
             for file in entry.files {
                 let candidate = dir.join(file);
                 if candidate.is_file() {
@@ -107,6 +111,10 @@ pub fn resolve_dataset(name_or_path: &str, explicit: Option<&Path>) -> Result<(S
         }
         if let Some(installed) = entry.files.iter().find_map(|file| super::bundled::install(file)) {
             return Ok((entry.name.to_string(), installed));
+        }
+        // A catalog file rgd does not bundle may still have been put in the cache by hand.
+        if let Some(found) = entry.files.iter().map(|file| installed.join(file)).find(|p| p.is_file()) {
+            return Ok((entry.name.to_string(), found));
         }
     }
     Err(DatasetError::NotFound {
