@@ -54,11 +54,11 @@ pub fn rewrite(bytes: &[u8]) -> Result<(Vec<u8>, Rewritten), String> {
     let tensor = |name: &str| by_name.get(name).copied();
 
     // Cast outputs that widen an int8 initializer, then the Muls that scale them by a float one.
-    let casts: HashMap<&str, &str> = graph
+    let casts: HashMap<String, String> = graph
         .node
         .iter()
         .filter(|n| n.op_type == "Cast" && n.input.len() == 1 && tensor(&n.input[0]).is_some_and(|t| t.data_type == INT8))
-        .map(|n| (n.output[0].as_str(), n.input[0].as_str()))
+        .map(|n| (n.output[0].clone(), n.input[0].clone()))
         .collect();
     let widened: HashMap<String, Widened> = graph
         .node
@@ -108,7 +108,8 @@ pub fn rewrite(bytes: &[u8]) -> Result<(Vec<u8>, Rewritten), String> {
     drop(by_name);
     graph.initializer = initializers;
     graph.initializer.extend(added);
-    prune(graph);
+    let widenings: HashSet<String> = casts.keys().chain(widened.keys()).cloned().collect();
+    prune(graph, &widenings);
     if done.matmuls > 0 && !model.opset_import.iter().any(|o| o.domain == CONTRIB) {
         let mut contrib = OperatorSetIdProto::new();
         contrib.domain = CONTRIB.into();
@@ -227,26 +228,32 @@ fn per_row(scale: &TensorProto, weight: Option<&TensorProto>) -> bool {
     weight.is_some_and(|w| w.dims.len() == 2 && scale.dims[..] == [w.dims[0], 1])
 }
 
-/// Drops nodes whose outputs nothing reads and initializers nothing reads (the widenings the
-/// rewrite replaced), until none is left.
-fn prune(graph: &mut onnx_protobuf::GraphProto) {
-    let outputs: HashSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
-    loop {
-        let read: HashSet<&str> = graph.node.iter().flat_map(|n| n.input.iter().map(String::as_str)).collect();
-        let before = graph.node.len();
-        let keep: Vec<bool> = graph
+/// Drops the widenings the rewrite left unread (`Mul`, then its `Cast`) and the initializers only
+/// they read. Nothing else is removed, and a name read inside a subgraph (an `If` or `Loop` body
+/// may read its outer graph's values) counts as read.
+fn prune(graph: &mut onnx_protobuf::GraphProto, widenings: &HashSet<String>) {
+    for _ in 0..2 {
+        let read = names_read(graph);
+        graph
             .node
-            .iter()
-            .map(|n| n.output.iter().any(|o| read.contains(o.as_str()) || outputs.contains(o)))
-            .collect();
-        let mut keep = keep.into_iter();
-        graph.node.retain(|_| keep.next().unwrap_or(true));
-        if graph.node.len() == before {
-            break;
+            .retain(|n| !(n.output.len() == 1 && widenings.contains(&n.output[0]) && !read.contains(&n.output[0])));
+    }
+    let read = names_read(graph);
+    graph.initializer.retain(|t| read.contains(&t.name));
+}
+
+/// Every name a node of `graph` or of its subgraphs reads, and the graph's outputs.
+fn names_read(graph: &onnx_protobuf::GraphProto) -> HashSet<String> {
+    let mut read: HashSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
+    for node in &graph.node {
+        read.extend(node.input.iter().cloned());
+        for a in &node.attribute {
+            for sub in a.g.as_ref().into_iter().chain(&a.graphs) {
+                read.extend(names_read(sub));
+            }
         }
     }
-    let read: HashSet<String> = graph.node.iter().flat_map(|n| n.input.iter().cloned()).collect();
-    graph.initializer.retain(|t| read.contains(&t.name) || outputs.contains(&t.name));
+    read
 }
 
 fn floats(t: &TensorProto) -> Option<Vec<f32>> {
@@ -411,6 +418,29 @@ mod tests {
             .map(|t| t.name.clone())
             .collect();
         assert_eq!(moved, ["w_q_nbits"]);
+    }
+
+    #[test]
+    fn a_widening_a_subgraph_still_reads_is_kept() {
+        let mut m = model(64);
+        let mut body = onnx_protobuf::GraphProto::new();
+        body.node.push(node("Identity", &["w"], "w_again"));
+        let mut then_branch = onnx_protobuf::AttributeProto::new();
+        then_branch.name = "then_branch".into();
+        then_branch.type_ = AttributeType::GRAPH.into();
+        then_branch.g = Some(body).into();
+        let mut branch = node("If", &["cond"], "branched");
+        branch.attribute.push(then_branch);
+        m.graph.as_mut().unwrap().node.push(branch);
+        let (bytes, done) = rewrite(&m.write_to_bytes().unwrap()).unwrap();
+        assert_eq!(done, Rewritten { matmuls: 1, gathers: 1 });
+        let m = ModelProto::parse_from_bytes(&bytes).unwrap();
+        assert_eq!(
+            ops(&m),
+            ["Cast", "Mul", "Gather", "Gather", "Cast", "Mul", "MatMulNBits", "Add", "If"]
+        );
+        let names: Vec<&str> = m.graph.initializer.iter().map(|t| t.name.as_str()).collect();
+        assert!(names.contains(&"w_q") && names.contains(&"w_scale"), "{names:?}");
     }
 
     #[test]
