@@ -170,6 +170,28 @@ fn first_error_line(node: Node) -> Option<usize> {
         .find_map(first_error_line)
 }
 
+/// Where imports added to a module go: after its leading comments (a shebang, an encoding line),
+/// its docstring and its `from __future__` imports (Python refuses a future import after any other
+/// statement), at the end of the last of them; 0 when it starts with none of them.
+fn import_point(root: Node) -> usize {
+    let mut at = 0;
+    let mut statements = 0;
+    let mut cursor = root.walk();
+    for child in root.named_children(&mut cursor) {
+        let leading = match child.kind() {
+            "comment" => true,
+            "future_import_statement" => true,
+            _ => statements == 0 && is_docstring(child),
+        };
+        if !leading {
+            break;
+        }
+        statements += usize::from(child.kind() != "comment");
+        at = child.end_byte();
+    }
+    at
+}
+
 fn is_docstring(node: Node) -> bool {
     node.kind() == "expression_statement" && node.named_child(0).is_some_and(|c| c.kind() == "string")
 }
@@ -226,7 +248,8 @@ fn their_definition<'t>(root: Node<'t>, code: &str, name: &str) -> Option<Node<'
 /// indentation (a method stays in its class), keeping the original decorators when the agents'
 /// version has none (`@staticmethod` forgotten); helpers the code defines at its top level that
 /// the module lacks go just before the statement holding the definition, imports it adds go at
-/// the top. Code without the definition is returned as it is (the extractor only hands over code
+/// the top (after the module's leading comments, docstring and `from __future__` imports, which
+/// must stay first). Code without the definition is returned as it is (the extractor only hands over code
 /// defining it).
 pub fn splice(module: &str, qualname: &str, code: &str) -> String {
     let (Ok(site), new_tree) = (find_function(module, qualname), parse_python(code)) else {
@@ -261,12 +284,18 @@ pub fn splice(module: &str, qualname: &str, code: &str) -> String {
         definition = format!("{}{}", reindent(&site.decorators, site.indent, 0), definition);
     }
     let definition = reindent(&definition, new_def.start_position().column, site.indent);
-    let mut out = String::new();
+    let at = import_point(module_tree.root_node());
+    let mut out = module[..at].to_string();
     for import in &imports {
+        if at > 0 {
+            out.push('\n');
+        }
         out.push_str(import);
-        out.push('\n');
+        if at == 0 {
+            out.push('\n');
+        }
     }
-    out.push_str(&module[..site.top_start]);
+    out.push_str(&module[at..site.top_start]);
     for helper in helpers {
         out.push_str(helper);
         out.push_str("\n\n\n");
@@ -326,6 +355,21 @@ mod tests {
             out,
             "from functools import lru_cache\nimport math\n\n\ndef helper(x):\n    return x * 2\n\n\ndef square(x):\n    return x * x\n\n\ndef area(r):\n    return math.pi * square(r)\n\n\nprint('loaded')\n"
         );
+    }
+
+    #[test]
+    fn added_imports_go_after_the_docstring_and_future_imports() {
+        let module = "#!/usr/bin/env python3\n\"\"\"Shapes.\"\"\"\nfrom __future__ import annotations\n\nimport os\n\n\ndef area(r):\n    return 0\n";
+        let code = "import math\n\ndef area(r):\n    return math.pi * r * r\n";
+        let spliced = splice(module, "area", code);
+        assert_eq!(
+            spliced,
+            "#!/usr/bin/env python3\n\"\"\"Shapes.\"\"\"\nfrom __future__ import annotations\nimport math\n\nimport os\n\n\ndef area(r):\n    return math.pi * r * r\n"
+        );
+        assert!(!parse_python(&spliced).root_node().has_error());
+        // A module that starts with code gets them at the very top, as before.
+        let plain = splice("import os\n\n\ndef area(r):\n    return 0\n", "area", code);
+        assert!(plain.starts_with("import math\nimport os\n"), "{plain}");
     }
 
     const CLASSY: &str = "import functools\n\n\nclass Cart:\n    \"\"\"A cart.\"\"\"\n\n    def __init__(self, prices):\n        self.prices = prices\n\n    @staticmethod\n    def rate(kind):\n        \"\"\"The tax rate of a kind of goods.\"\"\"\n        ...\n\n    @functools.cache\n    async def fetch(self):\n        return 1\n\n    class Line:\n        def cost(self):\n            return 0\n\n\ndef outer():\n    def inner():\n        return 1\n    return inner\n";
