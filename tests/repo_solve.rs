@@ -305,8 +305,13 @@ async fn refusals_that_need_no_index_come_before_it() {
     let home = temp_home();
     let project = support::project_with(&FILES);
     let repo = project.path().display().to_string();
+    // A module inside the project that is a link to one outside it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.py"), "def f():\n    return 1\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.py"), project.path().join("pkg/link.py")).unwrap();
     for (target, extra, said) in [
         ("pkg/nothing.py::f", None, "no such Python file"),
+        ("pkg/link.py::f", None, "pkg/link.py is a symbolic link"),
         ("pkg/cart.py::grand_total", None, "no function `grand_total`"),
         ("../outside.py::f", None, "inside the project"),
         (

@@ -136,6 +136,18 @@ pub fn check_target(root: &Path, target: &str, function: bool) -> anyhow::Result
     if !relative || !file.ends_with(".py") {
         anyhow::bail!("--target {target}: give a .py file inside the project, relative to its root");
     }
+    // The index never follows a symbolic link (it could lead out of the project or loop), so a
+    // target reached through one is refused here, with that reason, not later as "no such file".
+    let mut walked = root.to_path_buf();
+    for part in Path::new(file).components() {
+        walked.push(part);
+        if walked.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+            anyhow::bail!(
+                "--target {target}: {} is a symbolic link; rgd reads only the project's own files (give the path it points to, inside the project)",
+                walked.strip_prefix(root).unwrap_or(&walked).display()
+            );
+        }
+    }
     if !root.join(file).is_file() {
         anyhow::bail!("--target {target}: {file}: no such Python file in {}", root.display());
     }
