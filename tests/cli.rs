@@ -93,14 +93,18 @@ fn an_rgd_started_in_an_empty_directory_has_every_benchmark() {
     let home = temp_home();
     let cache = tempfile::tempdir().unwrap();
     let empty = tempfile::tempdir().unwrap();
-    let out = rgd(home.path())
-        .env("RGD_CACHE", cache.path())
-        .current_dir(empty.path())
-        .args(["datasets", "list"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let list = || {
+        let out = rgd(home.path())
+            .env("RGD_CACHE", cache.path())
+            .current_dir(empty.path())
+            .args(["datasets", "list"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let text = list();
     for (name, tasks) in [
         ("sample", 6),
         ("humaneval", 164),
@@ -129,13 +133,7 @@ fn an_rgd_started_in_an_empty_directory_has_every_benchmark() {
     let first = std::fs::read_to_string(installed.join("tasks.jsonl")).unwrap();
     std::fs::write(installed.join("tasks.jsonl"), first.lines().next().unwrap()).unwrap();
     std::fs::remove_file(installed.join("tasks.broken.toml")).unwrap();
-    let out = rgd(home.path())
-        .env("RGD_CACHE", cache.path())
-        .current_dir(empty.path())
-        .args(["datasets", "list"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = list();
     let line = text.lines().find(|l| l.starts_with("mbpp-plus")).unwrap();
     assert!(line.contains("500 tasks"), "{line}");
     assert_eq!(std::fs::read_to_string(installed.join("tasks.jsonl")).unwrap(), first);
