@@ -100,8 +100,8 @@ pub fn resolve_dataset(name_or_path: &str, explicit: Option<&Path>) -> Result<(S
         // rgd's own installed copies are not searched like a user's data: one from an earlier rgd
         // would be found as it is, with older tests (and without the files beside it that came
         // later). `install` below writes this rgd's bytes over it first.
-        let installed = super::bundled::bundled_dir();
-        for dir in dirs.iter().filter(|d| **d != installed) {
+        let bundled_dir = super::bundled::bundled_dir();
+        for dir in dirs.iter().filter(|d| **d != bundled_dir) {
             for file in entry.files {
                 let candidate = dir.join(file);
                 if candidate.is_file() {
@@ -113,7 +113,7 @@ pub fn resolve_dataset(name_or_path: &str, explicit: Option<&Path>) -> Result<(S
             return Ok((entry.name.to_string(), installed));
         }
         // A catalog file rgd does not bundle may still have been put in the cache by hand.
-        if let Some(found) = entry.files.iter().map(|file| installed.join(file)).find(|p| p.is_file()) {
+        if let Some(found) = entry.files.iter().map(|file| bundled_dir.join(file)).find(|p| p.is_file()) {
             return Ok((entry.name.to_string(), found));
         }
     }
