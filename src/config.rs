@@ -167,7 +167,9 @@ impl FileConfig {
 }
 
 /// Command-line overrides for the LLM side. Only the commands that call a model take them (`run`,
-/// `sweep`, `demo`, `doctor`, and `rgd` alone for the terminal UI), so other commands' help stays short.
+/// `sweep`, `fork`, `solve`, `fix`, `experiment run/resume`, `index`, `context`, `locate`, `bench
+/// repo`, `demo`, `doctor`, `tui`, `replay`), after the command name, so other commands' help stays
+/// short.
 #[derive(Debug, Default, Clone, clap::Args)]
 pub struct LlmArgs {
     /// OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
@@ -208,28 +210,6 @@ pub struct LlmArgs {
     /// Contexts of the embedded model, each serving one request at a time (default: from concurrency)
     #[arg(long, env = "RGD_CONTEXTS", value_parser = crate::validate::parse_count)]
     pub contexts: Option<usize>,
-}
-
-impl LlmArgs {
-    /// These flags (given after the command) over `before` (given before it: `rgd --model m run`).
-    pub fn over(&self, before: &LlmArgs) -> LlmArgs {
-        LlmArgs {
-            base_url: self.base_url.clone().or_else(|| before.base_url.clone()),
-            api_key: self.api_key.clone().or_else(|| before.api_key.clone()),
-            model: self.model.clone().or_else(|| before.model.clone()),
-            guide_model: self.guide_model.clone().or_else(|| before.guide_model.clone()),
-            debug_model: self.debug_model.clone().or_else(|| before.debug_model.clone()),
-            feedback_model: self.feedback_model.clone().or_else(|| before.feedback_model.clone()),
-            no_stream: self.no_stream || before.no_stream,
-            llm_timeout: self.llm_timeout.or(before.llm_timeout),
-            llm_idle_timeout: self.llm_idle_timeout.or(before.llm_idle_timeout),
-            context_size: self.context_size.or(before.context_size),
-            llm_retries: self.llm_retries.or(before.llm_retries),
-            llm_concurrency: self.llm_concurrency.or(before.llm_concurrency),
-            threads: self.threads.or(before.threads),
-            contexts: self.contexts.or(before.contexts),
-        }
-    }
 }
 
 /// Everything resolved.

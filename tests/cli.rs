@@ -50,7 +50,7 @@ fn malformed_dataset_line_names_file_and_line() {
     )
     .unwrap();
     let out = rgd(home.path())
-        .args(["--base-url", "http://127.0.0.1:9/v1", "sweep", "--dataset"])
+        .args(["sweep", "--base-url", "http://127.0.0.1:9/v1", "--dataset"])
         .arg(&path)
         .output()
         .unwrap();
@@ -162,25 +162,101 @@ fn resuming_a_run_with_a_broken_manifest_is_an_error_not_a_panic() {
 }
 
 /// Each command lists only the options it uses: the LLM flags belong to the commands that call a
-/// model, and still work before the command name.
+/// model, not to `rgd` itself.
 #[test]
 fn commands_that_never_call_a_model_do_not_offer_llm_flags() {
     let home = temp_home();
     for cmd in [
-        &["datasets", "verify", "--help"][..],
+        &["--help"][..],
+        &["compare", "--help"],
+        &["eval", "--help"],
+        &["datasets", "verify", "--help"],
         &["memory", "search", "--help"],
         &["runs", "list", "--help"],
     ] {
         let out = rgd(home.path()).args(cmd).output().unwrap();
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{cmd:?}");
+        // The options, not the commands' descriptions (`fork` names the flags it changes).
+        let options = help.split_once("Options:").map_or(&*help, |(_, o)| o);
         for flag in ["--model", "--llm-timeout", "--base-url", "--api-key", "--threads"] {
-            assert!(!help.contains(flag), "{cmd:?} offers {flag}:\n{help}");
+            assert!(!options.contains(flag), "{cmd:?} offers {flag}:\n{help}");
         }
     }
-    for cmd in ["run", "sweep", "demo", "doctor"] {
-        let out = rgd(home.path()).args([cmd, "--help"]).output().unwrap();
+    for cmd in [
+        &["run"][..],
+        &["sweep"],
+        &["fork"],
+        &["solve"],
+        &["fix"],
+        &["demo"],
+        &["doctor"],
+        &["tui"],
+        &["replay"],
+        &["experiment", "run"],
+        &["experiment", "resume"],
+        &["index"],
+        &["context"],
+        &["locate"],
+        &["bench", "repo"],
+    ] {
+        let out = rgd(home.path()).args(cmd).arg("--help").output().unwrap();
         let help = String::from_utf8_lossy(&out.stdout);
-        assert!(help.contains("--model") && help.contains("--llm-timeout"), "{cmd}:\n{help}");
+        assert!(help.contains("--model") && help.contains("--llm-timeout"), "{cmd:?}:\n{help}");
     }
+}
+
+/// Completions come from the parser's own definition: bash accepts the script, and every shell's
+/// script knows the commands and their flags. A shell rgd has no completions for is a usage error
+/// that names the ones it has.
+#[test]
+fn completions_for_each_shell_and_a_clear_error_for_others() {
+    let home = temp_home();
+    let script = |shell: &str| {
+        let out = rgd(home.path()).args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let bash = script("bash");
+    let path = home.path().join("rgd.bash");
+    std::fs::write(&path, &bash).unwrap();
+    let checked = std::process::Command::new("bash").arg("-n").arg(&path).status().unwrap();
+    assert!(checked.success(), "bash -n rejects the script");
+    for (shell, text, marker) in [
+        ("bash", bash.clone(), "complete -F"),
+        ("zsh", script("zsh"), "#compdef rgd"),
+        ("fish", script("fish"), "complete -c rgd"),
+    ] {
+        assert!(text.contains(marker), "{shell}: no {marker}");
+        for word in ["sweep", "exclude-broken", "completions", "llm-timeout"] {
+            assert!(text.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let out = rgd(home.path()).args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tcsh") && err.contains("bash, zsh, fish"), "{err}");
+}
+
+/// `rgd man DIR` writes a page per command where `man -M DIR` finds them; a directory that cannot
+/// be made is an error naming it, not a panic.
+#[test]
+fn man_pages_per_command_and_an_unwritable_directory() {
+    let home = temp_home();
+    let dir = home.path().join("pages");
+    let out = rgd(home.path()).arg("man").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for page in ["rgd.1", "rgd-sweep.1", "rgd-runs-list.1", "rgd-completions.1"] {
+        let text = std::fs::read_to_string(dir.join("man1").join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page} is not a man page");
+    }
+    let sweep = std::fs::read_to_string(dir.join("man1/rgd-sweep.1")).unwrap();
+    assert!(sweep.contains("exclude\\-broken"), "the sweep page lists its flags");
+
+    let file = home.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = rgd(home.path()).arg("man").arg(file.join("pages")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a-file/pages/man1") && !err.contains("panicked"), "{err}");
 }

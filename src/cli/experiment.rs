@@ -22,11 +22,26 @@ pub enum ExperimentCommand {
     /// ordinary runs under one experiment id
     Run(RunArgs),
     /// Continue a killed or interrupted experiment: finished runs and tasks are not repeated
-    Resume { id: String },
+    Resume {
+        id: String,
+        #[command(flatten)]
+        llm: LlmArgs,
+    },
     /// Experiments, newest first
     List,
     /// An experiment's runs and their pass@1
     Show { id: String },
+}
+
+impl ExperimentCommand {
+    /// The model flags of the commands that run cells (`run`, `resume`).
+    pub fn llm(&self) -> LlmArgs {
+        match self {
+            ExperimentCommand::Run(args) => args.llm.clone(),
+            ExperimentCommand::Resume { llm, .. } => llm.clone(),
+            ExperimentCommand::List | ExperimentCommand::Show { .. } => LlmArgs::default(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -60,6 +75,8 @@ pub struct RunArgs {
     pub exclude_broken: bool,
     #[arg(long)]
     pub name: Option<String>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 impl RunArgs {
@@ -139,7 +156,7 @@ pub async fn execute_command(cx: Where<'_>, cmd: ExperimentCommand) -> anyhow::R
             eprintln!("experiment {}: {} runs", record.id, record.cells.len());
             drive(&cx, record).await
         }
-        ExperimentCommand::Resume { id } => {
+        ExperimentCommand::Resume { id, .. } => {
             let record = cx.home.load_experiment(&id)?;
             eprintln!("resuming experiment {}", record.id);
             drive(&cx, record).await

@@ -26,6 +26,9 @@ pub struct LocateArgs {
     pub python: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    /// For the Guide model's look at the suspects
+    #[command(flatten)]
+    pub llm: crate::config::LlmArgs,
 }
 
 /// A project and some of its failing tests (`rgd locate`, `rgd fix`).

@@ -25,6 +25,7 @@ mod report;
 mod run;
 mod runs;
 mod sandbox_cmd;
+mod shell;
 mod slurm_cmd;
 mod solve;
 mod solve_repo;
@@ -54,15 +55,20 @@ pub struct Cli {
     /// Configuration file (default ./rgd.toml, then $RGD_HOME/rgd.toml)
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-    /// Without a command, the terminal UI opens at its home screen.
+    /// Without a command, the terminal UI opens at its home screen (`rgd tui`, with the
+    /// configured model).
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The terminal UI at its home screen (what `rgd` alone opens): start runs, watch them, browse
+    /// recorded runs and the memory pool
+    Tui {
+        #[command(flatten)]
+        llm: LlmArgs,
+    },
     /// Run RGD on one task, printing every step as it happens
     #[command(after_help = exit::TABLE)]
     Run(run::RunArgs),
@@ -120,6 +126,9 @@ pub enum Command {
         /// Follow a run that is still going in the background (`rgd sweep --detach`)
         #[arg(long)]
         follow: bool,
+        /// For forks started from the replay
+        #[command(flatten)]
+        llm: LlmArgs,
     },
     /// Datasets: list what is available, check canonical solutions against hidden tests
     #[command(subcommand)]
@@ -138,12 +147,22 @@ pub enum Command {
         #[command(flatten)]
         llm: LlmArgs,
     },
+    /// Print a shell's completion script (e.g. `rgd completions bash > ~/.local/share/bash-completion/completions/rgd`)
+    Completions {
+        #[arg(value_enum)]
+        shell: shell::Shell,
+    },
+    /// Write man pages, one per command, into DIR/man1 (then `man -M DIR rgd`)
+    Man {
+        #[arg(default_value = "man")]
+        dir: PathBuf,
+    },
 }
 
 impl Cli {
     fn opens_tui(&self) -> bool {
         match &self.command {
-            None | Some(Command::Replay { .. }) => true,
+            None | Some(Command::Tui { .. } | Command::Replay { .. }) => true,
             Some(Command::Run(a)) => a.common.tui,
             Some(Command::Sweep(a)) => a.common.tui,
             Some(Command::Fork(a)) => a.tui,
@@ -206,7 +225,7 @@ pub fn main() -> ExitCode {
     }
     // Downloads and builds draw progress bars when someone is watching stderr, except behind a
     // full-screen view that was open from the start (the home screen, replays).
-    let full_screen_first = matches!(cli.command, None | Some(Command::Replay { .. }));
+    let full_screen_first = matches!(cli.command, None | Some(Command::Tui { .. } | Command::Replay { .. }));
     crate::assets::set_interactive(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !full_screen_first);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -226,26 +245,25 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let home = crate::store::Home::resolve(cli.home.as_deref());
-    let Some(command) = cli.command else {
-        return tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &cli.llm).await;
-    };
+    let command = cli.command.unwrap_or(Command::Tui { llm: LlmArgs::default() });
     match command {
-        Command::Replay { run_id, follow } => tui_cmd::replay(&home, &run_id, follow, cli.config.as_deref(), &cli.llm).await,
+        Command::Tui { llm } => tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm).await,
+        Command::Replay { run_id, follow, llm } => tui_cmd::replay(&home, &run_id, follow, cli.config.as_deref(), &llm).await,
         Command::Run(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             run::run_one(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
         }
         Command::Sweep(args) if args.detach => detach::detach(&home, &args).await,
         Command::Sweep(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             run::sweep(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
         }
         Command::Fork(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             run::fork(&home, cli.config.as_deref(), &llm, args).await
         }
         Command::Solve(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             match args.repo {
                 Some(_) => solve_repo::execute(&home, cli.config.as_deref(), &llm, args).await,
                 None => solve::execute_solve(&home, cli.config.as_deref(), &llm, args).await,
@@ -256,57 +274,54 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::execute(&home, cli.data_dir.as_deref(), args).await,
         Command::Eval(args) => eval::execute(cli.data_dir.as_deref(), args).await,
         Command::Experiment(cmd) => {
+            let llm = cmd.llm();
             let cx = experiment::Where {
                 home: &home,
                 data_dir: cli.data_dir.as_deref(),
                 config: cli.config.as_deref(),
-                llm: &cli.llm,
+                llm: &llm,
             };
             experiment::execute_command(cx, cmd).await
         }
         Command::Memory(cmd) => memory_cmd::execute(&home, cmd),
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
         Command::Index(args) => {
+            let llm = args.llm.clone();
             let from = project::ModelFrom {
                 config: cli.config.as_deref(),
-                llm: &cli.llm,
+                llm: &llm,
             };
             repo_cmd::index(&home, args, from).await
         }
         Command::Context(args) => {
+            let llm = args.llm.clone();
             let from = project::ModelFrom {
                 config: cli.config.as_deref(),
-                llm: &cli.llm,
+                llm: &llm,
             };
             repo_cmd::context(&home, args, from).await
         }
         Command::Locate(args) => {
+            let llm = args.llm.clone();
             let from = project::ModelFrom {
                 config: cli.config.as_deref(),
-                llm: &cli.llm,
+                llm: &llm,
             };
             locate::execute(&home, from, args).await
         }
         Command::Fix(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             fix::execute(&home, cli.config.as_deref(), &llm, args).await
         }
-        Command::Bench(cmd) => {
-            let from = project::ModelFrom {
-                config: cli.config.as_deref(),
-                llm: &cli.llm,
-            };
-            repo_cmd::bench(&home, cmd, from).await
-        }
+        Command::Bench(cmd) => repo_cmd::bench(&home, cmd, cli.config.as_deref()).await,
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
         Command::Demo(args) => {
-            let llm = args.llm.over(&cli.llm);
+            let llm = args.llm.clone();
             demo::demo(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, args).await
         }
-        Command::Doctor { fix, llm } => {
-            let llm = llm.over(&cli.llm);
-            doctor::doctor(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, fix).await
-        }
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man { dir } => shell::man(&dir),
+        Command::Doctor { fix, llm } => doctor::doctor(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm, fix).await,
     }
 }

@@ -23,6 +23,9 @@ pub struct IndexArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
+    /// For --describe
+    #[command(flatten)]
+    pub llm: crate::config::LlmArgs,
 }
 
 #[derive(Debug, Args)]
@@ -51,8 +54,13 @@ pub struct ContextArgs {
     /// Print JSON (one object with the pieces)
     #[arg(long)]
     pub json: bool,
+    /// For --augment and --rerank
+    #[command(flatten)]
+    pub llm: crate::config::LlmArgs,
 }
 
+// Parsed once per process: the model flags' size on one variant costs nothing worth boxing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Retrieval on real projects from PyPI: recall@5/@10 of each stream, fused, with the graph;
@@ -74,6 +82,9 @@ pub enum BenchCommand {
         /// Targets the model stages are measured on
         #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "with_model")]
         sample: usize,
+        /// For --with-model
+        #[command(flatten)]
+        llm: crate::config::LlmArgs,
     },
     /// Fault localisation on planted faults: single-fault mutants of the same projects' modules,
     /// each located from its failing tests; top-1/3/5 of the mutated function, Ochiai alone and
@@ -333,8 +344,8 @@ fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
     }
 }
 
-pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
-    let (warm, json, with_model, held_out, sample) = match cmd {
+pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let (warm, json, with_model, held_out, sample, llm) = match cmd {
         BenchCommand::Verdicts { held_out, python, json } => return bench_verdicts(home, held_out, python, json),
         BenchCommand::Locate {
             held_out,
@@ -349,8 +360,10 @@ pub async fn bench(home: &Home, cmd: BenchCommand, from: ModelFrom<'_>) -> anyho
             with_model,
             held_out,
             sample,
-        } => (warm, json, with_model, held_out, sample),
+            llm,
+        } => (warm, json, with_model, held_out, sample, llm),
     };
+    let from = ModelFrom { config, llm: &llm };
     let embedder = crate::repo::embedder(&stderr_line)?;
     let cache = home.root.join("bench").join("repo");
     if with_model {
