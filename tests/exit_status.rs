@@ -1,4 +1,4 @@
-//! The exit status a script, a CI job or a Slurm array element reads (the README's table):
+//! The exit status a script, a CI job or a Slurm array element reads (the table in docs/commands.md):
 //! 0 every task finished, 1 rgd failed, 2 usage, 75 tasks left that `--resume` finishes.
 
 mod support;

@@ -8,20 +8,9 @@ use rgd::engine::Envelope;
 use rgd::tui::model::RunModel;
 use rgd::tui::{Action, App, Filter, Form, Modal, Pane, Replay, ReplayAction, RunRow, Screen, views};
 
-fn events() -> Vec<Envelope> {
-    include_str!("fixtures/tui-run.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("fixture events parse"))
-        .collect()
-}
-
-fn replay_app(screen: Screen) -> App {
-    let mut replay = Replay::from_events("01M8144RG0QXEJ8GEZ84TD1ESC".into(), events());
-    let mut app = App::new(screen);
-    app.model = replay.model_at_end();
-    app.replay = Some(replay);
-    app
-}
+#[path = "support/recorded.rs"]
+mod recorded;
+use recorded::{events, replay_app};
 
 fn render(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();

@@ -1,5 +1,5 @@
 //! What rgd's exit status means, for scripts, CI jobs and Slurm: one table, shown in `--help` and
-//! the README, and the codes the commands return.
+//! docs/commands.md, and the codes the commands return.
 
 use std::process::ExitCode;
 

@@ -75,7 +75,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub seed_from: Option<String>,
     /// rgd: the SBERT cosine a remembered task must reach to be offered to the Guide (default 0.8,
-    /// measured: see the README's memory pool)
+    /// measured: see docs/how-it-works.md, the memory pool)
     #[arg(long, value_name = "COSINE", value_parser = crate::validate::parse_unit)]
     pub memory_threshold: Option<f32>,
     /// mapcoder: problems recalled (one plan each)
@@ -110,7 +110,7 @@ pub struct CommonArgs {
     /// on:visible-fail|hidden-fail|llm-error, iter:K. Headless, commands are read from stdin
     #[arg(long = "break", value_name = "WHERE", value_parser = parse_breakpoints)]
     pub breakpoints: Option<String>,
-    /// Take debugger commands as JSON lines on stdin (use with --json); see the README's protocol
+    /// Take debugger commands as JSON lines on stdin (use with --json); see docs/debugger.md for the protocol
     #[arg(long, value_enum, value_name = "CHANNEL")]
     pub control: Option<ControlChannel>,
 }

@@ -196,7 +196,7 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
-/// Which executor runs programs. `wasm` is the default; `native` is weaker (see the README).
+/// Which executor runs programs. `wasm` is the default; `native` is weaker (see docs/how-it-works.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxKind {

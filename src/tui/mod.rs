@@ -16,6 +16,7 @@ mod input;
 mod memory_browser;
 pub mod modal;
 pub mod model;
+pub mod picture;
 mod replay;
 mod run_list;
 mod source;

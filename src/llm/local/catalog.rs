@@ -66,7 +66,7 @@ pub const BUILTIN: &[BuiltinModel] = &[
     },
 ];
 
-/// The model used when none is named (chosen by measurement; see the README).
+/// The model used when none is named (chosen by measurement; see docs/endpoints.md).
 pub const DEFAULT_MODEL: &str = "smollm2-135m";
 
 /// What `--model` named, when no endpoint is configured.

@@ -1,7 +1,7 @@
 //! The threads that own the loaded model. A llama.cpp context is not thread-safe, so each model
 //! thread owns one and serves one call at a time; calls wait in one queue. One context with all
 //! cores is fastest per call; with calls arriving together (a sweep with concurrency), one
-//! context per core finishes them sooner (measured: see the README). Loaded once per process.
+//! context per core finishes them sooner (measured: see docs/endpoints.md). Loaded once per process.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
