@@ -251,3 +251,24 @@ fn the_checks_catch_what_they_look_for() {
         vec!["docs/a.md#x", "img/p.svg"]
     );
 }
+
+/// docs/tui.md lists the keys from the same table the TUI reads them from.
+#[test]
+fn the_tui_guide_lists_the_keymap() {
+    let path = Path::new(ROOT).join("docs/tui.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- keys: generated from src/tui/keymap.rs -->\n", "<!-- end of keys -->");
+    let expected = rgd::tui::keymap::markdown();
+    let (Some(a), Some(b)) = (text.find(start), text.find(end)) else {
+        panic!("docs/tui.md lacks the markers {start:?} and {end:?}");
+    };
+    let shown = &text[a + start.len()..b];
+    if shown != expected {
+        if std::env::var_os("RGD_UPDATE_DOCS").is_some() {
+            let updated = format!("{}{expected}{}", &text[..a + start.len()], &text[b..]);
+            std::fs::write(&path, updated).unwrap();
+        } else {
+            panic!("docs/tui.md's keys differ from src/tui/keymap.rs; RGD_UPDATE_DOCS=1 cargo test --test docs rewrites them:\n{expected}");
+        }
+    }
+}

@@ -13,6 +13,7 @@ mod flip;
 mod form;
 mod highlighted;
 mod input;
+pub mod keymap;
 mod memory_browser;
 pub mod modal;
 pub mod model;

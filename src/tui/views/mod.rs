@@ -18,7 +18,6 @@ use ratatui::widgets::{Block, Clear, Paragraph, Row, Table, Wrap};
 pub use crate::tui::highlighted::CodeCache;
 
 use super::app::{App, Screen};
-use super::input::HELP;
 use super::modal::Modal;
 
 /// Below this the screen only says it is too small (and never panics).
@@ -146,10 +145,10 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn help(frame: &mut Frame, area: Rect) {
-    let popup = centered(area, 96, HELP.len() as u16 + 2);
-    let rows = HELP
-        .iter()
-        .map(|(k, v)| Row::new(vec![Span::styled(*k, Style::new().bold()), Span::raw(*v)]));
+    let rows: Vec<Row> = super::keymap::help_rows()
+        .map(|r| Row::new(vec![Span::styled(r.keys_label, Style::new().bold()), Span::raw(r.what)]))
+        .collect();
+    let popup = centered(area, 96, rows.len() as u16 + 2);
     let table = Table::new(rows, [Constraint::Length(26), Constraint::Min(10)]).block(Block::bordered().title(" keys (? or Esc closes) "));
     frame.render_widget(Clear, popup);
     frame.render_widget(table, popup);
