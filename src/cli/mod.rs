@@ -245,7 +245,12 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let home = crate::store::Home::resolve(cli.home.as_deref());
-    let command = cli.command.unwrap_or(Command::Tui { llm: LlmArgs::default() });
+    // `rgd` alone is `rgd tui`, parsed as such so the model flags' environment variables
+    // (OPENAI_BASE_URL, RGD_MODEL, ...) apply as they do to every command.
+    let command = match cli.command {
+        Some(command) => command,
+        None => Cli::try_parse_from(["rgd", "tui"])?.command.unwrap_or(Command::Tui { llm: LlmArgs::default() }),
+    };
     match command {
         Command::Tui { llm } => tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm).await,
         Command::Replay { run_id, follow, llm } => tui_cmd::replay(&home, &run_id, follow, cli.config.as_deref(), &llm).await,
