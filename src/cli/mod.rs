@@ -249,7 +249,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // (OPENAI_BASE_URL, RGD_MODEL, ...) apply as they do to every command.
     let command = match cli.command {
         Some(command) => command,
-        None => Cli::try_parse_from(["rgd", "tui"])?.command.unwrap_or(Command::Tui { llm: LlmArgs::default() }),
+        None => Cli::try_parse_from(["rgd", "tui"])?
+            .command
+            .unwrap_or(Command::Tui { llm: LlmArgs::default() }),
     };
     match command {
         Command::Tui { llm } => tui_cmd::home(&home, cli.data_dir.as_deref(), cli.config.as_deref(), &llm).await,

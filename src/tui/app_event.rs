@@ -1,7 +1,8 @@
 //! Work the UI loop must not wait for (preparing a run, opening the memory pool, searching it,
 //! loading a recorded run, listing runs) runs on a blocking task and reports back here, through
 //! one channel the loop reads beside input and engine events (codex-rs's `AppEvent`, gitui's
-//! async jobs). `App::apply_event` is the only place their results enter the state.
+//! async jobs). The screens' components ask for what lies beyond them through the same events.
+//! `App::apply_event` is the only place they enter the state.
 
 use crate::engine::Sweep;
 use crate::memory::{Entry, Hit, SharedPool};
@@ -10,6 +11,19 @@ use super::replay::Replay;
 use super::run_list::RunRow;
 
 pub enum AppEvent {
+    /// The status line's text (`None` clears it).
+    Status(Option<String>),
+    /// A popup to open.
+    Popup(super::modal::Modal),
+    /// Open a task of the run shown.
+    OpenTask(String),
+    /// Open a recorded run: a replay, or followed when it is still running elsewhere.
+    OpenRun {
+        run_id: String,
+        running: bool,
+    },
+    /// Open the memory browser.
+    OpenMemory,
     /// A run prepared from the form (and whether it resumed one), or why it could not be.
     Launched(anyhow::Result<(Sweep, bool)>),
     /// The memory pool opened for the browser, with its entries.

@@ -558,3 +558,50 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod routing {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    use super::super::app::{Action, App, Screen};
+    use super::super::form::{Form, FormAction};
+    use super::super::modal::Modal;
+    use super::super::replay::{Replay, ReplayAction};
+    use super::action;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// The layers decide: a replay takes space before the home screen's mark, a popup takes every
+    /// key, Ctrl-c quits from anywhere, Ctrl-d pages where d diffs.
+    #[test]
+    fn keys_go_to_the_layer_on_top() {
+        let mut app = App::new(Screen::Home);
+        assert_eq!(action(&app, &key(KeyCode::Char(' '))), Some(Action::Mark));
+        assert_eq!(action(&app, &key(KeyCode::Char('d'))), Some(Action::ToggleDiff));
+        assert_eq!(action(&app, &ctrl('d')), Some(Action::PageDown));
+        assert_eq!(action(&app, &key(KeyCode::F(5))), None);
+        app.replay = Some(Replay::from_events("r".into(), Vec::new()));
+        assert_eq!(
+            action(&app, &key(KeyCode::Char(' '))),
+            Some(Action::Replay(ReplayAction::TogglePlay))
+        );
+        assert_eq!(action(&app, &key(KeyCode::Char('f'))), Some(Action::Fork));
+        app.modals.push(Modal::Form(Box::new(Form::new(&[]))));
+        assert_eq!(action(&app, &key(KeyCode::Char('q'))), Some(Action::Form(FormAction::Char('q'))));
+        assert_eq!(action(&app, &key(KeyCode::Char(' '))), Some(Action::Form(FormAction::Char(' '))));
+        assert_eq!(action(&app, &ctrl('c')), Some(Action::Quit));
+        app.modals.push(Modal::Help);
+        assert_eq!(
+            action(&app, &key(KeyCode::Char('j'))),
+            None,
+            "the help takes keys and closes on Esc q ?"
+        );
+        assert_eq!(action(&app, &key(KeyCode::Char('?'))), Some(Action::Back));
+    }
+}

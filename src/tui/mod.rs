@@ -5,9 +5,11 @@
 //! each becomes an action applied in one place, and the screen is redrawn only when something
 //! changed, at most 60 times a second (codex-rs, yazi).
 
+mod action;
 mod app;
 mod app_event;
 mod debugger;
+mod drawn;
 mod fix_panel;
 mod flip;
 mod form;
@@ -20,16 +22,20 @@ pub mod model;
 pub mod picture;
 mod replay;
 mod run_list;
+mod run_switch;
+mod screens;
 mod source;
 pub mod views;
 
-pub use app::{Action, App, ForkRequest, Forker, Launcher, Pane, Screen};
+pub use action::Action;
+pub use app::{App, Pane, Screen};
 pub use app_event::AppEvent;
 pub use form::{Form, RunRequest};
 pub use memory_browser::MemoryBrowser;
 pub use modal::{Filter, Modal};
 pub use replay::{Replay, ReplayAction};
 pub use run_list::{RunRow, SlurmRow, load_runs};
+pub use run_switch::{ForkRequest, Forker, Launcher};
 
 use std::time::{Duration, Instant};
 
@@ -92,7 +98,7 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
                         app.status = None;
                         app.handle(action);
                     }
-                    if let Some(request) = app.editor.take() {
+                    if let Some(request) = app.debugger.editor.take() {
                         // The editor gets the terminal: our input reader stops first, so it
                         // takes none of the editor's keys, and starts again after.
                         drop(input);
@@ -178,7 +184,7 @@ async fn sleep_until(at: Option<Instant>) {
 /// `rgd run|sweep --tui`: watch a run live. `None` when the user stopped it.
 pub async fn watch_run(sweep: Sweep, resumed: bool) -> anyhow::Result<Option<RunSummary>> {
     let mut app = App::new(Screen::Sweep);
-    app.control = sweep.runner.control.clone();
+    app.debugger.control = sweep.runner.control.clone();
     let single = (sweep.tasks.len() == 1).then(|| sweep.tasks[0].id.clone());
     app.live = Some(LiveRun::start(sweep, resumed, &mut app.model));
     if let Some(id) = single {

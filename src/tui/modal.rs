@@ -2,6 +2,7 @@
 //! key means (`input`) and what an action does (`App::handle`). Opening a popup pushes it; closing
 //! it pops it; nothing else encodes a priority order between them.
 
+use super::action::Action;
 use super::form::Form;
 
 pub enum Modal {
@@ -45,4 +46,43 @@ pub enum Filter {
     Runs,
     /// The debugger's breakpoints.
     Breakpoints,
+}
+
+/// The flipped task selected in a compare popup, if `modal` is one with a selection.
+pub fn selected_flip(modal: Option<&Modal>) -> Option<Flip> {
+    match modal {
+        Some(Modal::Text { selected, flips, .. }) => selected.and_then(|i| flips.get(i)).cloned(),
+        _ => None,
+    }
+}
+
+/// A text popup's keys: scrolling, and stepping through its targets (hits, flipped tasks).
+/// Returns whether the popup closes.
+pub fn text_key(modal: &mut Modal, action: &Action) -> bool {
+    let Modal::Text {
+        scroll, targets, selected, ..
+    } = modal
+    else {
+        return false;
+    };
+    match action {
+        Action::NextHit | Action::PrevHit if !targets.is_empty() => {
+            let n = targets.len();
+            let next = match (*selected, action) {
+                (None, Action::NextHit) => 0,
+                (None, _) => n - 1,
+                (Some(i), Action::NextHit) => (i + 1) % n,
+                (Some(i), _) => (i + n - 1) % n,
+            };
+            *selected = Some(next);
+            *scroll = targets[next].saturating_sub(2);
+        }
+        Action::Up => *scroll = scroll.saturating_sub(1),
+        Action::Down => *scroll = scroll.saturating_add(1),
+        Action::PageUp => *scroll = scroll.saturating_sub(10),
+        Action::PageDown => *scroll = scroll.saturating_add(10),
+        Action::Back | Action::Quit => return true,
+        _ => {}
+    }
+    false
 }

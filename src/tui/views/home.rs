@@ -48,7 +48,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     ];
     let searching = matches!(app.modal(), Some(crate::tui::modal::Modal::Filter(crate::tui::modal::Filter::Runs)));
     let title = if searching {
-        format!(" search all runs: {}▏ (Enter searches, Esc cancels) ", app.run_query)
+        format!(" search all runs: {}▏ (Enter searches, Esc cancels) ", app.home.query)
     } else if app.runs.is_empty() {
         " recorded runs: none yet (n starts one) ".to_string()
     } else {
@@ -58,7 +58,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
         .header(header)
         .row_highlight_style(Style::new().reversed())
         .block(Block::bordered().title(title));
-    let mut state = TableState::default().with_selected((!app.runs.is_empty()).then_some(app.run_selected));
+    let mut state = TableState::default().with_selected((!app.runs.is_empty()).then_some(app.home.selected));
     frame.render_stateful_widget(table, list, &mut state);
     app.layout.list = list;
     app.layout.list_offset = state.offset();
