@@ -151,8 +151,7 @@ impl App {
             AppEvent::Compared(Err(e)) => self.status = Some(format!("cannot compare: {e}")),
             AppEvent::FlipShown(Ok(lines)) => {
                 self.status = None;
-                self.modals
-                    .push(super::screens::compare::text(" one task in the compared runs (Esc closes) ", lines));
+                self.modals.push(Modal::text(" one task in the compared runs (Esc closes) ", lines));
             }
             AppEvent::FlipShown(Err(e)) => self.status = Some(format!("cannot show the task: {e}")),
             AppEvent::RunsSearched { query, hits: Ok(hits) } => {
@@ -224,13 +223,14 @@ impl App {
             Action::ClickAt { column, row } => self.click_at(column, row),
             other => match self.screen().clone() {
                 Screen::Home => {
+                    let live = self.run_is_live();
                     let cx = HomeCx {
                         runs: &self.runs,
                         marked: &mut self.marked,
                         dir: self.home_dir.as_deref(),
                         info: &self.home_info,
                         can_launch: self.launcher.is_some(),
-                        live: self.live.as_ref().is_some_and(|l| l.owned && !l.is_done()),
+                        live,
                     };
                     self.home.handle(other, cx, &mut self.out);
                 }
@@ -277,11 +277,7 @@ impl App {
             (Modal::Filter(Filter::Tasks), action) => self.sweep.filter_key(action).is_some(),
             (Modal::Filter(Filter::Runs), action) => self.home.query_key(action, self.home_dir.as_deref(), &mut self.out).is_some(),
             (Modal::Filter(Filter::Breakpoints), action) => {
-                let control = self
-                    .debugger
-                    .control
-                    .clone()
-                    .filter(|_| self.live.as_ref().is_some_and(|l| l.owned));
+                let control = self.control().cloned();
                 self.debugger.breakpoints_key(action, control.as_ref(), &mut self.out).is_some()
             }
             (Modal::Filter(Filter::Memory), action) => match &mut self.memory {

@@ -48,6 +48,20 @@ pub enum Filter {
     Breakpoints,
 }
 
+impl Modal {
+    /// A popup of plain text lines, nothing in them to select.
+    pub fn text(title: impl Into<String>, lines: Vec<String>) -> Modal {
+        Modal::Text {
+            title: title.into(),
+            lines,
+            scroll: 0,
+            targets: Vec::new(),
+            selected: None,
+            flips: Vec::new(),
+        }
+    }
+}
+
 /// The flipped task selected in a compare popup, if `modal` is one with a selection.
 pub fn selected_flip(modal: Option<&Modal>) -> Option<Flip> {
     match modal {

@@ -136,7 +136,7 @@ impl App {
             }
             Some(super::fix_panel::Next::End { title, lines }) => {
                 self.status = Some("the fix ended; q quits, then the diff is printed (and written with --write)".into());
-                self.modals.push(super::screens::compare::text(title, lines));
+                self.modals.push(Modal::text(title, lines));
             }
             None => {}
         }

@@ -65,15 +65,3 @@ pub fn show_flip(flip: Flip, dir: Option<&Path>, out: &mut Outbox) {
         AppEvent::FlipShown(super::super::flip::lines(&home, &flip.runs, &flip.task).map_err(|e| format!("{e:#}")))
     });
 }
-
-/// A popup of plain text lines.
-pub fn text(title: impl Into<String>, lines: Vec<String>) -> Modal {
-    Modal::Text {
-        title: title.into(),
-        lines,
-        scroll: 0,
-        targets: Vec::new(),
-        selected: None,
-        flips: Vec::new(),
-    }
-}

@@ -67,8 +67,8 @@ impl SweepState {
     }
 
     pub fn handle(&mut self, action: Action, model: &RunModel, page: usize, out: &mut Outbox) {
-        let n = self.visible_tasks(model).len();
-        if let Some(to) = moved(self.selected, &action, n, page) {
+        let rows = self.visible_tasks(model);
+        if let Some(to) = moved(self.selected, &action, rows.len(), page) {
             self.selected = to;
             return;
         }
@@ -76,8 +76,8 @@ impl SweepState {
             Action::StartFilter => out.send(AppEvent::Popup(Modal::Filter(Filter::Tasks))),
             Action::CycleSort => self.sort = Some(self.sort.unwrap_or(SortBy::Order).next()),
             Action::Enter => {
-                if let Some(id) = self.selected_task(model) {
-                    out.send(AppEvent::OpenTask(id));
+                if let Some(&i) = rows.get(self.selected) {
+                    out.send(AppEvent::OpenTask(model.tasks[i].id.clone()));
                 }
             }
             _ => {}
