@@ -251,6 +251,11 @@ def _install(
         root_slash = root + os.sep
         target = cfg.get("target") and _normpath(_join(root, cfg["target"]))
         target_name = cfg.get("name")
+        # The functions the agents wrote (the target and the helpers they added): only these are
+        # "the program" in the target's file, never the module's own import-time code (a
+        # `namedtuple(..., defaults=...)` sets a function's __defaults__ as the module loads).
+        program_names = cfg.get("program")
+        isolated = cfg.get("isolate")
         protected = frozenset(_normpath(_join(root, p)) for p in cfg.get("protected", ()))
         tools = _normpath(os.path.dirname(os.path.abspath(__file__)))
         trusted_dirs = tuple(
@@ -278,15 +283,19 @@ def _install(
                 emit({"t": "tamper", "why": why})
 
         # --- who did it -------------------------------------------------------------------------------
-        def program_code(filename):
-            """Code the agents wrote: the target file, or code compiled from a string (`<string>`)."""
+        def program_code(filename, code=None):
+            """Code the agents wrote: their functions in the target file, or code compiled from a
+            string (`<string>`)."""
             if filename == target:
-                return True
+                if program_names is None or code is None:
+                    return True
+                qualname = _getattr(code, "co_qualname", code.co_name)
+                return any(qualname == n or qualname.startswith(n + ".") for n in program_names)
             return filename[:1] == "<" and not filename.startswith("<frozen")
 
         def program_on_stack(f):
             while f is not None:
-                if program_code(f.f_code.co_filename):
+                if program_code(f.f_code.co_filename, f.f_code):
                     return True
                 f = f.f_back
             return False
@@ -296,7 +305,7 @@ def _install(
             hands the result back to it), rather than the library for its own internal use."""
             while f is not None:
                 filename = f.f_code.co_filename
-                if program_code(filename):
+                if program_code(filename, f.f_code):
                     return True
                 if not (filename.startswith(stdlib) or filename.startswith("<frozen")):
                     return False
@@ -312,7 +321,7 @@ def _install(
             while f is not None:
                 filename = f.f_code.co_filename
                 if not (filename.startswith(stdlib) or filename.startswith("<frozen")):
-                    return program_code(filename)
+                    return program_code(filename, f.f_code)
                 f = f.f_back
             return False
 
@@ -550,9 +559,18 @@ def _install(
                         return None
                 return None
 
-        if target and target_name:
-            sys.meta_path.insert(0, TargetFinder())
-        sys.addaudithook(audit)
+        if isolated:
+            # The program runs in a process of its own (`rgd_isolate.py`): nothing here is its
+            # code, so there is nothing to watch; a call the tests cannot send as data is said on
+            # the channel, and rgd judges the target in-process instead, labelled so.
+            import rgd_isolate
+
+            rgd_isolate.on_refusal = lambda why: emit({"t": "not_isolated", "why": why})
+            rgd_isolate.watch_patches()
+        else:
+            if target and target_name:
+                sys.meta_path.insert(0, TargetFinder())
+            sys.addaudithook(audit)
         return emit, tamper, tampered, check_identities, check_hooks, known
 
 
@@ -670,6 +688,10 @@ def _install(
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(session):
+        # Isolated: the module state both processes start from is the one after collection.
+        isolate = sys.modules.get("rgd_isolate")
+        if isolate is not None:
+            isolate.baseline()
         for item in session.items:
             obj = _function(_getattr(item, "obj", None))
             _state["items"][item.nodeid] = (obj, _getattr(obj, "__code__", None))

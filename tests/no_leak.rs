@@ -36,6 +36,7 @@ fn report(n: usize, status: TestStatus) -> Outcome {
         tests,
         abnormal_end: None,
         wall_ms: 1,
+        best_effort: None,
     }))
 }
 
@@ -109,6 +110,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
             repairs: 1,
             trace: rgd::record::MgTrace::Real,
         },
+        allow_in_process: false,
     })
 }
 

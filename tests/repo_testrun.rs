@@ -21,6 +21,10 @@ const FILES: [(&str, &str); 4] = [
     ("tests/test_slow.py", "import time\n\ndef test_sleeps():\n    time.sleep(30)\n"),
 ];
 
+/// Held by the tests that start programs' processes, so that counting those left behind sees only
+/// one test's.
+static PROGRAMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn project() -> tempfile::TempDir {
     support::project_with(&FILES)
 }
@@ -68,9 +72,10 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
 }
 
 /// What a test can reach is what the run says its confinement is: under bubblewrap, no file of
-/// the user's (a secret beside the build, the project itself) and no network but loopback; with
-/// `unshare` only, no network but the files; with neither, both. `.ci/test` installs bubblewrap,
-/// so CI must get the strongest level.
+/// the user's (a secret beside the build, the project itself) and no network but loopback; under
+/// Landlock (no package needed), no such file can be opened; with `unshare` only, no network but
+/// the files; with neither, both. `.ci/test` installs bubblewrap, so CI must get the strongest
+/// level, and its kernel has Landlock, which is checked on its own.
 #[test]
 fn the_tests_reach_only_what_the_reported_confinement_allows() {
     let Some(python) = support::pytest_python() else { return };
@@ -79,13 +84,29 @@ fn the_tests_reach_only_what_the_reported_confinement_allows() {
     if std::env::var_os("CI").is_some() {
         assert_eq!(level, Confinement::Bubblewrap, "CI installs bubblewrap: {}", level.describe());
     }
+    let mut levels = vec![runner];
+    match levels[0].confined(Confinement::Landlock) {
+        Ok(landlock) if level != Confinement::Landlock => levels.push(landlock),
+        Ok(_) => {}
+        Err(e) if std::env::var_os("CI").is_some() => panic!("CI's kernel has Landlock: {e:#}"),
+        Err(e) => eprintln!("Landlock is not checked here: {e:#}"),
+    }
+    for runner in &levels {
+        reaches_only_what_it_says(runner);
+    }
+}
+
+fn reaches_only_what_it_says(runner: &ProjectTests) {
+    let level = runner.confinement();
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let secret = outside.path().join("secret.txt");
     std::fs::write(&secret, "private").unwrap();
     let project = project();
+    // Readable, not merely there: Landlock lets a path be looked up, never opened.
     let probe = format!(
-        "import json, os, socket\n\ndef test_probe():\n    seen = {{'secret': os.path.exists({secret:?}), \
-         'project': os.path.exists({project:?}), 'interfaces': sorted(n for _, n in socket.if_nameindex())}}\n    \
+        "import json, os, socket\n\ndef readable(p):\n    try:\n        open(p).read()\n        return True\n    except OSError:\n        return False\n\n\
+         def test_probe():\n    seen = {{'secret': readable({secret:?}), \
+         'project': readable({project:?}), 'interfaces': sorted(n for _, n in socket.if_nameindex())}}\n    \
          assert False, 'SEEN' + json.dumps(seen)\n",
         secret = secret.display().to_string(),
         project = project.path().join("pkg/core.py").display().to_string(),
@@ -107,6 +128,10 @@ fn the_tests_reach_only_what_the_reported_confinement_allows() {
             assert_eq!(seen["secret"], false, "{message}");
             assert_eq!(seen["project"], false, "{message}");
             assert!(only_loopback, "{message}");
+        }
+        Confinement::Landlock => {
+            assert_eq!(seen["secret"], false, "{level:?}: {message}");
+            assert_eq!(seen["project"], false, "{level:?}: {message}");
         }
         Confinement::Unshare => {
             assert_eq!(seen["secret"], true, "{message}");
@@ -168,6 +193,7 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
 /// imported (a wrong program fails), not one installed elsewhere.
 #[test]
 fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_the_copy() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
     let project = support::project_with(&[
@@ -239,4 +265,165 @@ fn unittest_cases_are_judged_by_what_they_recorded() {
     assert_eq!(status("test_passes"), "passed", "{run:?}");
     assert_eq!(status("BrokenSetUp::test_x"), "failed", "{run:?}");
     assert!(run.tampered.is_empty(), "{run:?}");
+}
+
+/// The program's processes still alive (their command line names rgd's server).
+fn program_processes() -> usize {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| {
+                    std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("rgd_isolate.serve()"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// An isolated call that runs past its budget, and a program whose process dies, are failed tests
+/// saying why, never a hang, and leave no process behind; data crosses both ways (an argument
+/// the program mutates, a callback, a generator, the module's state, a warning).
+#[test]
+fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/core.py",
+            "import collections\n\nP = collections.namedtuple('P', 'x y', defaults=(0,))\nSEEN = []\n\n\ndef work(xs, key=None):\n    ...\n",
+        ),
+        (
+            "tests/test_core.py",
+            "import warnings\n\nimport pytest\n\nimport pkg.core as core\n\n\ndef test_sorts_in_place_and_remembers():\n    xs = [3, 1, 2]\n    out = core.work(xs, key=lambda v: -v)\n    assert xs == [3, 2, 1]\n    assert list(out) == [core.P(3), core.P(2), core.P(1)]\n    assert core.SEEN == [3]\n\n\ndef test_warns():\n    with pytest.warns(DeprecationWarning):\n        core.work([1])\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &["tests/test_core.py".into()]).unwrap();
+    let limits = TestLimits {
+        timeout: Duration::from_secs(8),
+        memory_mb: 1024,
+        per_test: None,
+    };
+    let run = |program: &str| {
+        let text = std::fs::read_to_string(project.path().join("pkg/core.py"))
+            .unwrap()
+            .replace("    ...\n", program);
+        let spec = RunSpec {
+            replace: Some(("pkg/core.py", &text)),
+            target: Some("work"),
+            ids: &ids,
+            withhold: &[],
+        };
+        runner.run(project.path(), &spec, limits).unwrap()
+    };
+    let before = program_processes();
+    let honest = run(
+        "    import warnings\n    warnings.warn('old', DeprecationWarning)\n    xs.sort(key=key)\n    SEEN.append(xs[0])\n    return (P(x) for x in xs)\n",
+    );
+    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
+    let looping = run("    while True:\n        pass\n");
+    assert!(looping.outcomes[0].message.contains("did not answer within"), "{looping:?}");
+    assert!(!looping.timed_out, "one call's budget is half the run's: {looping:?}");
+    let crash = run("    import os\n    os.kill(os.getpid(), 9)\n");
+    assert!(crash.outcomes.iter().all(|o| o.status == "failed"), "{crash:?}");
+    assert!(crash.outcomes[0].message.contains("the program's process ended"), "{crash:?}");
+    // (Under bubblewrap the process rgd started is bwrap, which exits 128 + the signal.)
+    let said = crash.output_tail.contains("SIGKILL") || crash.output_tail.contains("exit status: 137");
+    assert!(said, "how it ended is said: {crash:?}");
+    assert_eq!(program_processes(), before, "a program's process was left behind");
+}
+
+/// The socket carries data within bounds: a length over the bound is refused before anything is
+/// read, a table of too many parts, a cycle through an immutable value and an integer of too many
+/// digits are refused as data, a cycle through a list and shared references survive. Driven
+/// straight through `rgd_isolate` with a peer that writes raw messages.
+#[test]
+fn the_channel_refuses_what_breaks_its_bounds_and_keeps_cycles() {
+    let Some(python) = support::pytest_python() else { return };
+    let script = r#"
+import json, socket, struct, sys, unittest.mock
+sys.path.insert(0, sys.argv[1])
+import rgd_isolate as r
+
+def peer():
+    a, b = socket.socketpair()
+    p = r.Peer(a, r.Policy("/nonexistent", [], True), "the program's process", timeout=5)
+    return p, b
+
+def raw(b, obj=None, size=None):
+    data = json.dumps(obj).encode() if obj is not None else b""
+    b.sendall(struct.pack(">Q", size if size is not None else len(data)) + data)
+
+seen = {}
+p, b = peer()
+raw(b, size=1 << 40)
+try:
+    p.recv(); seen["huge"] = "read"
+except r.Gone as e:
+    seen["huge"] = str(e)
+for name, msg in {
+    "parts": {"n": [["N"]] * (r.MAX_NODES + 1), "base": 0, "r": {"v": 0}},
+    "tuple_cycle": {"n": [["t", [0]]], "base": 0, "r": {"v": 0}},
+    "digits": {"n": [["i", "9" * 5000]], "base": 0, "r": {"v": 0}},
+    "out_of_table": {"n": [["l", [7]]], "base": 0, "r": {"v": 0}},
+    "foreign_class": {"n": [["o", "unittest.mock", "_ANY", 1, None], ["d", []]], "base": 0, "r": {"v": 0}},
+}.items():
+    try:
+        p.decode(msg); seen[name] = "decoded"
+    except r.Refused as e:
+        seen[name] = "refused: " + str(e)
+v = p.decode({"n": [["l", [1, 0]], ["s", "x"]], "base": 0, "r": {"v": 0}})["v"]
+seen["list_cycle"] = v[1] is v and v[0] == "x"
+deep = []
+for _ in range(2000):
+    deep = [deep]
+try:
+    p.encode({"v": deep}); seen["deep"] = "encoded"
+except r.Refused as e:
+    seen["deep"] = "refused: " + str(e)
+print(json.dumps(seen))
+"#;
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/sandbox"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let seen: serde_json::Value =
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(seen["huge"].as_str().unwrap().contains("over the bound"), "{seen}");
+    for refused in ["parts", "tuple_cycle", "digits", "out_of_table", "foreign_class", "deep"] {
+        assert!(seen[refused].as_str().unwrap().starts_with("refused"), "{refused}: {seen}");
+    }
+    assert!(seen["foreign_class"].as_str().unwrap().contains("unittest.mock._ANY"), "{seen}");
+    assert_eq!(seen["list_cycle"], true, "{seen}");
+}
+
+/// Every kind of target is isolated and judged as in one process: a method that changes `self`, a
+/// class method, a static method, a decorated function (the decorator stays with the tests), an
+/// `async` function, and a function raising the project's own exception.
+#[test]
+fn methods_class_static_decorated_and_async_targets_are_isolated() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let module = "import asyncio\nimport functools\n\n\nclass Empty(ValueError):\n    pass\n\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return 2 * fn(*a, **k)\n    return wrapper\n\n\nclass Acc:\n    def __init__(self, start=0):\n        self.total = start\n\n    def add(self, n):\n        self.total += n\n        return self\n\n    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n    @staticmethod\n    def half(n):\n        return n / 2\n\n\n@twice\ndef three():\n    return 3\n\n\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x + 1\n\n\ndef first(xs):\n    if not xs:\n        raise Empty('nothing')\n    return xs[0]\n";
+    let tests = "import asyncio\n\nimport pytest\n\nfrom pkg.m import Acc, Empty, fetch, first, three\n\n\ndef test_add():\n    a = Acc(1)\n    assert a.add(2) is a and a.total == 3\n\n\ndef test_make():\n    a = Acc.make(5)\n    assert type(a) is Acc and a.total == 5\n\n\ndef test_half():\n    assert Acc.half(3) == 1.5\n\n\ndef test_three():\n    assert three() == 6\n\n\ndef test_fetch():\n    assert asyncio.run(fetch(1)) == 2\n\n\ndef test_first():\n    with pytest.raises(Empty):\n        first([])\n    assert first([4]) == 4\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    for target in ["Acc.add", "Acc.make", "Acc.half", "three", "fetch", "first"] {
+        let spec = RunSpec {
+            replace: Some(("pkg/m.py", module)),
+            target: Some(target),
+            ids: &ids,
+            withhold: &[],
+        };
+        let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
+    }
 }

@@ -112,7 +112,12 @@ impl Report {
             Some(b) if base != method => format!(" ({:+.1})", 100.0 * (e.pass_at_1 - b.pass_at_1)),
             _ => String::new(),
         };
-        format!("{:.1}%{delta}", 100.0 * e.pass_at_1)
+        // Repository verdicts reached with the program in the tests' process are said as such.
+        let weaker = match e.summary.best_effort {
+            0 => String::new(),
+            n => format!(" [{n} {}]", crate::repo::isolate::Isolation::BEST_EFFORT),
+        };
+        format!("{:.1}%{delta}{weaker}", 100.0 * e.pass_at_1)
     }
 
     /// Whether any run was judged on plus tests too.

@@ -91,6 +91,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         memory_snapshot: None,
         llm: llm.clone(),
         common: CommonArgs {
+            allow_in_process: false,
             // A small local model rarely gains from ten rounds; three show the loop at work.
             max_iters: args.max_iters.or(embedded.then_some(3)),
             sandbox: SandboxKind::Wasm,

@@ -154,13 +154,18 @@ fn python() -> Check {
 fn project_tests() -> Check {
     use crate::repo::confine::{Confinement, Jail};
     match Jail::from_env(std::path::Path::new(&crate::assets::python())).map(|j| j.level) {
-        Ok(level @ Confinement::Bubblewrap) => ok("project tests", level.describe()),
+        Ok(level @ Confinement::Bubblewrap) => ok("project tests", isolation_line(level)),
         Ok(level) => note(
             "project tests",
-            format!("{} (Debian: apt-get install bubblewrap)", level.describe()),
+            format!("{} (Debian: apt-get install bubblewrap)", isolation_line(level)),
         ),
         Err(e) => fail("project tests", format!("{e:#}"), "unset RGD_CONFINE, or make that level work"),
     }
+}
+
+/// The level in force and what the program's process can read there.
+fn isolation_line(level: crate::repo::confine::Confinement) -> String {
+    format!("{}; {}", level.describe(), level.program_reads())
 }
 
 /// What a run asks at its start (`/models`, llama-server's context), asked the same way.

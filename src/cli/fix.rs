@@ -156,10 +156,11 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let found = super::locate::suspects(home, &from, &runner, &root, &args.failure, test_seconds).await?;
     let (visible, hidden) = split_tests(&found);
     eprintln!(
-        "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}",
+        "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}; {}",
         visible.len(),
         hidden.len(),
-        runner.confinement().describe()
+        runner.confinement().describe(),
+        runner.confinement().program_reads()
     );
     if !found.also_failing.is_empty() {
         eprintln!(
@@ -391,7 +392,9 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
     };
     let watcher: Option<Watcher<'_>> = cx.args.common.tui.then_some(&watch);
     let (config, llm) = (cx.from.config, cx.from.llm);
-    let attempt = run_agents(cx.home, config, llm, cx.args.common.clone(), cx.args.quiet, &task, watcher).await?;
+    let mut common = cx.args.common.clone();
+    common.allow_in_process = cx.args.repo_args.allow_in_process;
+    let attempt = run_agents(cx.home, config, llm, common, cx.args.quiet, &task, watcher).await?;
     let mut repair = Repair {
         target: target.clone(),
         file: c.file.clone(),
@@ -413,10 +416,10 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         return Ok(Some(repair));
     }
     let all: Vec<String> = cx.visible.iter().chain(cx.hidden).cloned().collect();
-    let checked = result
-        .proven()
-        .map_err(anyhow::Error::msg)
-        .and_then(|()| verifier(cx.runner, root, &repair.file, &repair.name, &all)(&repair.program));
+    let checked = result.proven().map_err(anyhow::Error::msg).and_then(|()| {
+        let allow = cx.args.repo_args.allow_in_process;
+        verifier(cx.runner, root, &repair.file, &repair.name, &all, allow)(&repair.program)
+    });
     match checked {
         Ok(()) => {
             repair.fixed = true;

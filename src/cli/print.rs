@@ -118,6 +118,15 @@ fn say(bar: &ProgressBar, line: String) {
     }
 }
 
+/// " · in-process (best effort): why" for a repository run whose program ran in the tests' process.
+fn best_effort_label(report: &crate::sandbox::RunReport) -> String {
+    report
+        .best_effort
+        .as_deref()
+        .map(|why| format!(" · {}: {why}", crate::repo::isolate::Isolation::BEST_EFFORT))
+        .unwrap_or_default()
+}
+
 fn task_line(r: &crate::engine::TaskResult) -> String {
     let what = match (r.status, r.first_pass_iteration) {
         (TaskStatus::Solved, Some(k)) => format!("solved at iteration {k}"),
@@ -129,7 +138,11 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
             r.error.as_deref().unwrap_or("?")
         ),
     };
-    let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default();
+    let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default()
+        + &r.best_effort
+            .as_deref()
+            .map(|why| format!(" [{}: {why}]", crate::repo::isolate::Isolation::BEST_EFFORT))
+            .unwrap_or_default();
     let by_hand = if r.intervened {
         " [intervened: edited by hand, not counted for the method]"
     } else {
@@ -241,10 +254,13 @@ fn detailed(event: &Event, labels: &Labels) {
             total,
             report,
             ..
-        } => match report.tampered() {
-            Some(why) => writeln!(out, "  hidden tests: {passed}/{total} passed · tampered: {why}"),
-            None => writeln!(out, "  hidden tests: {passed}/{total} passed"),
-        },
+        } => {
+            let label = best_effort_label(report);
+            match report.tampered() {
+                Some(why) => writeln!(out, "  hidden tests: {passed}/{total} passed{label} · tampered: {why}"),
+                None => writeln!(out, "  hidden tests: {passed}/{total} passed{label}"),
+            }
+        }
         Event::TestsRun {
             suite,
             passed,
@@ -257,7 +273,7 @@ fn detailed(event: &Event, labels: &Labels) {
                 Suite::Printed => ("printed run", &labels.visible),
                 _ => ("visible tests", &labels.visible),
             };
-            let _ = writeln!(out, "  {name}: {passed}/{total} passed");
+            let _ = writeln!(out, "  {name}: {passed}/{total} passed{}", best_effort_label(report));
             for t in &report.tests {
                 let mark = if t.status == TestStatus::Passed { "✓" } else { "✗" };
                 let label = labels.get(t.index).map(String::as_str).unwrap_or("?");

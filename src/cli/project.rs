@@ -33,6 +33,11 @@ pub struct RepoSolveArgs {
     /// dependencies [default: $RGD_PYTHON, else python3]
     #[arg(long, requires = "repo")]
     pub python: Option<PathBuf>,
+    /// Let --write and the memory pool take a verdict reached with the program inside the tests'
+    /// process, "in-process (best effort)": where the tests hand the function something that is
+    /// not data (an open file, a mock), rgd can only watch the program there, not keep it apart
+    #[arg(long, requires = "repo")]
+    pub allow_in_process: bool,
     #[command(flatten)]
     pub retrieval: RetrievalArgs,
 }
@@ -367,13 +372,16 @@ pub async fn target_task(
     )
 }
 
-/// Before --write: the program passes every test of `all` again, in a fresh copy of `root`.
+/// Before --write: the program passes every test of `all` again, in a fresh copy of `root`, with
+/// the program in a process of its own (or in the tests' process, best effort, only when
+/// `allow_in_process`).
 pub fn verifier<'a>(
     runner: &'a ProjectTests,
     root: &'a Path,
     file: &'a str,
     name: &'a str,
     all: &'a [String],
+    allow_in_process: bool,
 ) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
     move |program: &str| {
         let spec = RunSpec {
@@ -383,6 +391,14 @@ pub fn verifier<'a>(
             withhold: &[],
         };
         let run = runner.run(root, &spec, TestLimits::default())?;
-        run.all_passed().map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))
+        run.all_passed()
+            .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
+        match run.isolation.best_effort() {
+            Some(why) if !allow_in_process => anyhow::bail!(
+                "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
+                crate::repo::isolate::Isolation::BEST_EFFORT
+            ),
+            _ => Ok(()),
+        }
     }
 }

@@ -107,11 +107,18 @@ pub enum BenchCommand {
     },
     /// False alarms of repository mode's verdicts: the same projects' own suites with their
     /// original code, split visible/hidden and run as `rgd solve --repo` runs a program; every
-    /// run should come back untampered
+    /// run should come back untampered. With --isolation: each project's most tested functions
+    /// taken as the target in turn, their tests run in-process and isolated, outcomes compared
     Verdicts {
         /// The held-out projects instead
         #[arg(long)]
         held_out: bool,
+        /// Compare isolated runs with in-process ones, function by function
+        #[arg(long)]
+        isolation: bool,
+        /// With --isolation: how many functions per project (the ones the most tests enter)
+        #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "isolation")]
+        functions: usize,
         /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
         #[arg(long)]
         python: Option<PathBuf>,
@@ -277,6 +284,61 @@ fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bo
     Ok(if alarms { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
+/// `rgd bench verdicts --isolation`: a row per project (functions isolated, outcomes that differ,
+/// the median time ratio), then every function not isolated and every outcome that differs.
+fn bench_isolation(home: &Home, held_out: bool, functions: usize, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::repo::isolation_bench::median;
+    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
+    let cache = home.root.join("bench").join("repo");
+    let projects = crate::repo::isolation_bench::run(&cache, project_set(held_out), &runner, functions, &stderr_line)?;
+    let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
+    let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
+    let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
+    let ratio = |fs: &[&&crate::repo::isolation_bench::FunctionParity]| {
+        median(fs.iter().map(|f| f.seconds_isolated / f.seconds_in_process.max(1e-3)).collect())
+    };
+    if json {
+        println!("{}", serde_json::to_string(&projects)?);
+    } else {
+        println!("confinement: {}", runner.confinement().describe());
+        println!("| project | functions | isolated | tests (isolated) | outcomes differ | isolated / in-process time (median) |");
+        println!("| --- | --- | --- | --- | --- | --- |");
+        for p in &projects {
+            if let Some(why) = &p.skipped {
+                println!("| {} | - | - | - | - | not measured: {why} |", p.name);
+                continue;
+            }
+            let iso: Vec<_> = p.functions.iter().filter(|f| f.not_isolated.is_none()).collect();
+            println!(
+                "| {} | {} | {} | {} | {} | {:.2}x |",
+                p.name,
+                p.functions.len(),
+                iso.len(),
+                iso.iter().map(|f| f.tests).sum::<usize>(),
+                iso.iter().map(|f| f.differ.len()).sum::<usize>(),
+                ratio(&iso.iter().collect::<Vec<_>>())
+            );
+        }
+        println!(
+            "| all | {} | {} ({:.0}%) | {} | {differ} | {:.2}x |",
+            all.len(),
+            isolated.len(),
+            100.0 * isolated.len() as f64 / all.len().max(1) as f64,
+            isolated.iter().map(|f| f.tests).sum::<usize>(),
+            ratio(&isolated)
+        );
+        for f in &all {
+            if let Some(why) = &f.not_isolated {
+                println!("in-process: {}: {why}", f.target);
+            }
+            for (id, a, b, message) in &f.differ {
+                println!("differs: {} {id}: in-process {a}, isolated {b}: {message}", f.target);
+            }
+        }
+    }
+    Ok(if differ > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
 /// `rgd bench locate`: per project and overall, top-1/3/5 of the mutated function.
 fn bench_locate(
     home: &Home,
@@ -346,7 +408,16 @@ fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
 
 pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let (warm, json, with_model, held_out, sample, llm) = match cmd {
-        BenchCommand::Verdicts { held_out, python, json } => return bench_verdicts(home, held_out, python, json),
+        BenchCommand::Verdicts {
+            held_out,
+            isolation: true,
+            functions,
+            python,
+            json,
+        } => return bench_isolation(home, held_out, functions, python, json),
+        BenchCommand::Verdicts {
+            held_out, python, json, ..
+        } => return bench_verdicts(home, held_out, python, json),
         BenchCommand::Locate {
             held_out,
             per_project,

@@ -18,6 +18,10 @@ use crate::store::{Home, RunStore, export_run};
 
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
+    /// Set by the repository commands from `--allow-in-process` (not a flag of every command):
+    /// the memory pool may take a verdict reached with the program in the tests' process.
+    #[arg(skip)]
+    pub allow_in_process: bool,
     /// Most code attempts per task
     #[arg(long, value_parser = crate::validate::parse_iters)]
     pub max_iters: Option<u32>,
@@ -181,6 +185,7 @@ impl CommonArgs {
             shard: None,
             memory_snapshot: None,
             excluded_broken: Vec::new(),
+            allow_in_process: self.allow_in_process,
         }
     }
 

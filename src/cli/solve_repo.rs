@@ -14,6 +14,7 @@ use super::project::{check_target, open, prepare_targets, print_report, project_
 use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::repo::chunks::is_test_file;
+use crate::repo::confine::Confinement;
 use crate::repo::index::Embed;
 use crate::repo::task::RepoTaskSpec;
 use crate::repo::testrun::{ProjectTests, selection};
@@ -77,16 +78,17 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     index.target(&target)?;
     prepare_targets(&mut index, &root, std::slice::from_ref(&target), &args.repo_args)?;
     eprintln!(
-        "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}",
+        "tests: {} visible, {} hidden (pytest with {}, in a throw-away copy of {}); confinement: {}; {}",
         visible.len(),
         hidden.len(),
         python.display(),
         root.display(),
-        runner.confinement().describe()
+        runner.confinement().describe(),
+        runner.confinement().program_reads()
     );
-    if !hidden.is_empty() && runner.confinement() != crate::repo::confine::Confinement::Bubblewrap {
+    if !hidden.is_empty() && matches!(runner.confinement(), Confinement::Unshare | Confinement::None) {
         eprintln!(
-            "warning: without bubblewrap the program under test can read every file you can, the hidden tests in your project included; rgd only detects its reading them from the copy"
+            "warning: at this level the program under test can read every file you can, the hidden tests in your project included (install bubblewrap, or use a kernel with Landlock)"
         );
     }
 
@@ -102,9 +104,11 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     let task = target_task(home, &from, &index, &args.repo_args, &spec, &super::stderr_line).await?;
     let path = root.join(file);
     let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
-    let verify = verifier(&runner, &root, file, name, &all);
+    let verify = verifier(&runner, &root, file, name, &all, args.repo_args.allow_in_process);
+    let mut common = args.common;
+    common.allow_in_process = args.repo_args.allow_in_process;
     let how = How {
-        common: args.common,
+        common,
         quiet: args.quiet,
         write: args.write,
     };

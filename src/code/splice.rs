@@ -27,7 +27,7 @@ pub struct Site {
 
 /// The definitions directly in a block (a module or a class body): name, node (the decorated one
 /// when decorated), and the definition itself.
-fn definitions<'t>(block: Node<'t>, source: &str) -> Vec<(String, Node<'t>, Node<'t>)> {
+pub(super) fn definitions<'t>(block: Node<'t>, source: &str) -> Vec<(String, Node<'t>, Node<'t>)> {
     let mut cursor = block.walk();
     block
         .named_children(&mut cursor)
@@ -50,7 +50,7 @@ fn top_level<'t>(root: Node<'t>, source: &str) -> Vec<(String, Node<'t>)> {
 
 /// The definition `qualname` (`name`, `Class.name`, `Outer.Inner.name`) walking class bodies
 /// only: (outer node, definition, top-level node).
-fn locate<'t>(root: Node<'t>, source: &str, qualname: &str) -> Option<(Node<'t>, Node<'t>, Node<'t>)> {
+pub(super) fn locate<'t>(root: Node<'t>, source: &str, qualname: &str) -> Option<(Node<'t>, Node<'t>, Node<'t>)> {
     let mut block = root;
     let mut top = None;
     let parts: Vec<&str> = qualname.split('.').collect();
@@ -192,7 +192,7 @@ fn import_point(root: Node) -> usize {
     at
 }
 
-fn is_docstring(node: Node) -> bool {
+pub(super) fn is_docstring(node: Node) -> bool {
     node.kind() == "expression_statement" && node.named_child(0).is_some_and(|c| c.kind() == "string")
 }
 

@@ -65,6 +65,8 @@ pub struct RunPlan {
     pub memory_snapshot: Option<PathBuf>,
     /// The tasks listed as broken in the data that the selection left out (recorded).
     pub excluded_broken: Vec<String>,
+    /// The memory pool may take a repository verdict reached in-process (best effort).
+    pub allow_in_process: bool,
 }
 
 impl RunPlan {
@@ -93,6 +95,7 @@ impl RunPlan {
             shard: None,
             memory_snapshot: None,
             excluded_broken: Vec::new(),
+            allow_in_process: false,
         }
     }
 }
@@ -217,6 +220,7 @@ pub async fn new_run(
         fork: plan.fork.clone(),
         shard: None,
         merged_from: Vec::new(),
+        allow_in_process: plan.allow_in_process,
     };
     let mut manifest = manifest;
     if let Some(shard) = plan.shard {
@@ -442,6 +446,7 @@ fn prepare(
         codesim: manifest.codesim.unwrap_or_default(),
         lpw: manifest.lpw.unwrap_or_default(),
         mgdebugger: manifest.mgdebugger.unwrap_or_default(),
+        allow_in_process: manifest.allow_in_process,
     });
     let runner = Arc::new(
         TaskRunner::new(

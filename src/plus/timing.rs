@@ -160,6 +160,7 @@ mod tests {
             tests,
             abnormal_end: None,
             wall_ms,
+            best_effort: None,
         }
     }
 

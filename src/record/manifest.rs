@@ -116,6 +116,10 @@ pub struct Manifest {
     /// A run merged from shards (`rgd runs merge`): their run ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// `--allow-in-process`: the memory pool took repository verdicts reached with the program
+    /// in the tests' process (best effort), not only isolated ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_in_process: bool,
 }
 
 /// Which part of which sweep a shard is.

@@ -60,6 +60,10 @@ pub struct TaskResult {
     /// counted as failed, whatever they returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tampered: Option<String>,
+    /// A repository task whose deciding test run had the program inside the tests' process (why
+    /// it could not be isolated): its verdict is "in-process (best effort)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_effort: Option<String>,
     /// The models the server said answered this task's calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub served_models: Vec<String>,
@@ -195,6 +199,10 @@ pub struct RunSummary {
     /// honestly).
     #[serde(default)]
     pub tampered: usize,
+    /// Repository tasks whose verdict was reached with the program in the tests' process
+    /// ("in-process (best effort)"), not isolated.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub best_effort: usize,
     /// solved / tasks (unfinished tasks count as not solved).
     pub pass_at_1: f64,
     /// Tasks a person intervened in (the debugger): never counted in `solved` or `pass_at_1`.
@@ -242,6 +250,7 @@ impl RunSummary {
             if r.tampered.is_some() {
                 s.tampered += 1;
             }
+            s.best_effort += usize::from(r.best_effort.is_some());
             if let Some(k) = r.first_pass_iteration.filter(|_| !r.intervened) {
                 *s.solved_per_iteration.entry(k).or_default() += 1;
             }

@@ -1,12 +1,20 @@
-//! How a project's tests are confined (`rgd solve --repo`, `repo/testrun.rs`): the strongest of
-//! three levels this machine allows, found once per process by trying it (`$RGD_CONFINE` names one
-//! instead: then a level that does not work is an error, never a weaker one).
+//! How a project's tests, and an isolated program's process, are confined (`rgd solve --repo`,
+//! `repo/testrun.rs`): the strongest of four levels this machine allows, found once per process by
+//! trying it (`$RGD_CONFINE` names one instead: then a level that does not work is an error, never
+//! a weaker one).
 //! - `bubblewrap` (Debian's `bubblewrap`, `bwrap`): new mount, network, PID, IPC and UTS
 //!   namespaces. The process sees a fresh file tree holding only `/usr` and the system library
 //!   links, a few files of `/etc` that hold no secret (time zone, hosts, passwd, the linker
 //!   cache), the interpreter's own directories (its prefixes and `sys.path`), all read-only; the
 //!   throw-away copy (read-write); and an empty `/tmp`. The user's home, the project itself and
 //!   every other file are absent; the network is loopback only; it dies with rgd.
+//! - `landlock` (the kernel's Landlock, Linux 5.13 and later; no package needed): the process may
+//!   read and execute only the system's directories, those files of `/etc`, the interpreter's
+//!   own directories and what it is given, and write only its copy; the user's home, the project
+//!   and every other file cannot be opened; TCP is refused (Landlock ABI 4+), signals and abstract
+//!   sockets reach no process outside it (ABI 6+), and where `unshare --net` works it also gets a
+//!   network namespace of its own. Unlike bubblewrap it sees the real file tree's names (`ls /`
+//!   works, opening is what fails) and cannot mount a file read-only inside its copy.
 //! - `unshare` (`unshare --net`, as root or with `--map-root-user`): loopback only, but the whole
 //!   file system is readable and writable as the user.
 //! - `none`: neither is allowed here; rlimits and a process group only.
@@ -14,6 +22,7 @@
 //! The wasm sandbox remains the one for untrusted programs of benchmark tasks; this is the most
 //! that can be had for a project's own test runner, which needs a real interpreter and its packages.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -25,20 +34,39 @@ use serde::Serialize;
 #[serde(rename_all = "lowercase")]
 pub enum Confinement {
     Bubblewrap,
+    Landlock,
     Unshare,
     None,
 }
 
 impl Confinement {
     /// Every level, strongest first: the order they are tried in.
-    pub const ALL: [Confinement; 3] = [Confinement::Bubblewrap, Confinement::Unshare, Confinement::None];
+    pub const ALL: [Confinement; 4] = [
+        Confinement::Bubblewrap,
+        Confinement::Landlock,
+        Confinement::Unshare,
+        Confinement::None,
+    ];
 
     /// One line for a person: what the tests can and cannot reach.
     pub fn describe(self) -> &'static str {
         match self {
             Confinement::Bubblewrap => "bubblewrap: no network, and no file but the system's, the interpreter's and the copy's",
+            Confinement::Landlock => {
+                "landlock: no TCP, and no file opened but the system's, the interpreter's and the copy's (bubblewrap also hides their names)"
+            }
             Confinement::Unshare => "unshare: no network, but every file the user can read (install bubblewrap to hide them)",
             Confinement::None => "none: the host's network and every file the user can read (install bubblewrap, or run as root)",
+        }
+    }
+
+    /// What an isolated program's process (`isolate.rs`) can read at this level.
+    pub fn program_reads(self) -> &'static str {
+        match self {
+            Confinement::Bubblewrap | Confinement::Landlock => {
+                "the program's process reads only the system's files, the interpreter's and its own copy of the project, which holds no test"
+            }
+            Confinement::Unshare | Confinement::None => "the program's process can read every file you can, your project's tests included",
         }
     }
 
@@ -46,6 +74,7 @@ impl Confinement {
     pub fn word(self) -> &'static str {
         match self {
             Confinement::Bubblewrap => "bubblewrap",
+            Confinement::Landlock => "landlock",
             Confinement::Unshare => "unshare",
             Confinement::None => "none",
         }
@@ -55,13 +84,14 @@ impl Confinement {
         Confinement::ALL
             .into_iter()
             .find(|c| c.word() == word.trim())
-            .ok_or_else(|| anyhow::anyhow!("RGD_CONFINE={word:?}: use bubblewrap, unshare or none"))
+            .ok_or_else(|| anyhow::anyhow!("RGD_CONFINE={word:?}: use bubblewrap, landlock, unshare or none"))
     }
 
     /// Whether this level works on this machine for an interpreter reading `reads`.
     fn works(self, reads: &[PathBuf]) -> bool {
         match self {
             Confinement::Bubblewrap => bwrap_works(reads),
+            Confinement::Landlock => landlock_works(reads),
             Confinement::Unshare => unshare_args().is_some(),
             Confinement::None => true,
         }
@@ -131,6 +161,7 @@ impl Jail {
             level.word(),
             match level {
                 Confinement::Bubblewrap => "install bubblewrap (Debian: apt-get install bubblewrap); it needs user namespaces or root",
+                Confinement::Landlock => "the kernel has no Landlock (Linux 5.13 or later, enabled at boot: lsm=...,landlock)",
                 _ => "unshare --net needs root or unprivileged user namespaces",
             }
         );
@@ -145,13 +176,44 @@ impl Jail {
     /// The interpreter with ARGS to come, in `work` (read-write, the working directory), with
     /// `writable` directories besides and `readonly` files or directories (which may lie inside
     /// `work`: under bubblewrap they are mounted read-only there; the weaker levels cannot);
-    /// confined at this jail's level. The caller adds the arguments, the environment and limits.
-    pub fn command(&self, work: &Path, writable: &[&Path], readonly: &[PathBuf]) -> Command {
+    /// confined at this jail's level. `hidden` (the user's project) is never made readable, even
+    /// where the interpreter's path reaches into it (an editable install). The caller adds the
+    /// arguments, the environment and limits.
+    pub fn command(&self, work: &Path, writable: &[&Path], readonly: &[PathBuf], hidden: &Path) -> Command {
         let python = &self.executable;
+        let reads: Vec<PathBuf> = self
+            .reads
+            .iter()
+            .filter(|d| !d.starts_with(hidden) && !hidden.starts_with(d))
+            .cloned()
+            .collect();
         match self.level {
+            Confinement::Landlock => {
+                let mut c = match unshare_args() {
+                    Some(args) => {
+                        let mut c = Command::new("unshare");
+                        c.args(args).arg(python);
+                        c
+                    }
+                    None => Command::new(python),
+                };
+                let mut rules = Some(landlock_rules(&reads, work, writable, readonly));
+                // SAFETY: the ruleset was built before the fork; between fork and exec only
+                // prctl and landlock_restrict_self run, and no allocation (errors are raw codes).
+                unsafe {
+                    c.pre_exec(move || match rules.take() {
+                        Some(Ok(rules)) => match rules.restrict_self() {
+                            Ok(status) if status.ruleset != landlock::RulesetStatus::NotEnforced => Ok(()),
+                            _ => Err(std::io::Error::from_raw_os_error(nix::libc::EPERM)),
+                        },
+                        _ => Err(std::io::Error::from_raw_os_error(nix::libc::EPERM)),
+                    });
+                }
+                c
+            }
             Confinement::Bubblewrap => {
                 let mut c = Command::new("bwrap");
-                c.args(bwrap_args(&self.reads, work, writable))
+                c.args(bwrap_args(&reads, work, writable))
                     .args(
                         readonly
                             .iter()
@@ -169,6 +231,64 @@ impl Jail {
             Confinement::None => Command::new(python),
         }
     }
+}
+
+/// What a process confined by Landlock may do: read and execute the system's directories, the
+/// files of `ETC`, the interpreter's directories (`reads`) and `readonly`; read, write and execute
+/// in `work` and `writable`, and use the null and random devices; nothing else of the file
+/// system, no TCP (ABI 4+), no signal or abstract socket beyond its own domain (ABI 6+). Rights a
+/// kernel lacks are left out (the crate's best effort); the file system's are there since ABI 1.
+fn landlock_rules(
+    reads: &[PathBuf],
+    work: &Path,
+    writable: &[&Path],
+    readonly: &[PathBuf],
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    use landlock::{ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreatedAttr, Scope, path_beneath_rules};
+    let abi = ABI::V6;
+    let read: Vec<PathBuf> = std::iter::once(PathBuf::from("/usr"))
+        .chain(SYSTEM.iter().chain(ETC).map(PathBuf::from))
+        .chain(reads.iter().cloned())
+        .chain(readonly.iter().cloned())
+        .filter(|p| p.exists())
+        .collect();
+    let write: Vec<PathBuf> = std::iter::once(work)
+        .chain(writable.iter().copied())
+        .map(Path::to_path_buf)
+        .chain(DEVICES.iter().map(PathBuf::from))
+        .filter(|p| p.exists())
+        .collect();
+    landlock::Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))?
+        .handle_access(AccessNet::from_all(abi))?
+        .scope(Scope::from_all(abi))?
+        .create()?
+        .add_rules(path_beneath_rules(&read, AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(&write, AccessFs::from_all(abi)))
+}
+
+/// Devices a test may open: writing to the null device, reading zeros and randomness.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// Whether Landlock confines here: the kernel has it, and `true` runs under the rules this
+/// interpreter would get and cannot read a file it was not given.
+fn landlock_works(reads: &[PathBuf]) -> bool {
+    let Ok(outside) = tempfile::NamedTempFile::new() else {
+        return false;
+    };
+    let Some(work) = tempfile::tempdir().ok() else { return false };
+    let jail = Jail {
+        level: Confinement::Landlock,
+        executable: PathBuf::from("/bin/sh"),
+        reads: reads.to_vec(),
+    };
+    // `sh -c 'cat FILE'` must fail: the rules hold, not merely load.
+    let mut c = jail.command(work.path(), &[], &[], Path::new("/nonexistent"));
+    c.arg("-c")
+        .arg(format!("exec 2>/dev/null; true && ! cat {:?}", outside.path()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c.status().is_ok_and(|s| s.success())
 }
 
 /// Whether bubblewrap runs `true` in the jail this interpreter would get.
@@ -289,6 +409,6 @@ mod tests {
             assert_eq!(Confinement::parse(level.word()).unwrap(), level);
         }
         let err = Confinement::parse("strict").unwrap_err().to_string();
-        assert!(err.contains("bubblewrap, unshare or none"), "{err}");
+        assert!(err.contains("bubblewrap, landlock, unshare or none"), "{err}");
     }
 }

@@ -137,6 +137,7 @@ impl Executor for ProjectExecutor {
                 tests: Vec::new(),
                 abnormal_end: None,
                 wall_ms: 0,
+                best_effort: None,
             });
         }
         let runner = self.runner(t.python)?;
@@ -174,6 +175,7 @@ impl Executor for ProjectExecutor {
                 .timed_out
                 .then(|| format!("pytest ran past {:?} and was killed", limits.timeout)),
             wall_ms: (run.seconds * 1000.0) as u64,
+            best_effort: run.isolation.best_effort().map(str::to_string),
         };
         if !run.tampered.is_empty() {
             report.mark_tampered(&run.tampered.join("; "));

@@ -6,10 +6,13 @@
 pub mod bench;
 pub mod chunks;
 pub mod confine;
+pub mod copies;
 pub mod executor;
 pub mod fix_event;
 pub mod graph;
 pub mod index;
+pub mod isolate;
+pub mod isolation_bench;
 pub mod lexical;
 pub mod llm;
 pub mod localise;

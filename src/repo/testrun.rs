@@ -21,6 +21,9 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::confine::{Confinement, Jail};
+pub use super::copies::copy_project;
+use super::copies::decides_tests;
+use super::isolate::{Halves, Isolation};
 use super::verdict::Channel;
 pub use super::verdict::Outcome;
 use super::withhold::Withheld;
@@ -37,6 +40,9 @@ pub struct TestRun {
     pub output_tail: String,
     /// Why the run counts as tampered with (empty when it does not): every test then fails.
     pub tampered: Vec<String>,
+    /// Whether the program ran apart from the tests (`isolate.rs`), or why not.
+    #[serde(flatten)]
+    pub isolation: Isolation,
 }
 
 impl TestRun {
@@ -94,6 +100,24 @@ pub struct ProjectTests {
     /// rgd's plugin, written and compiled once: every run mounts it read-only (and skips
     /// compiling 600 lines of Python, runs of a small suite being mostly start-up).
     tools: std::sync::Arc<tempfile::TempDir>,
+    /// (file, target, tests) whose tests handed the target something that is not data: their
+    /// later runs go in-process at once, for the same reason.
+    refused: Refusals,
+}
+
+/// Why a (file, target, tests) could not be isolated, once found out.
+type Refusals = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, String, String), String>>>;
+
+/// How rgd's plugin sees the run: what in the tests' process is the program, if anything.
+enum Watch<'a> {
+    /// No program of the agents' (collection, the original code, a trace).
+    Nothing,
+    /// The program runs in the tests' process: its functions (`names`) in `file` are watched.
+    InProcess { file: &'a str, name: &'a str, names: &'a [String] },
+    /// The program runs in a process of its own; the tests reach it through the socket `fd`
+    /// (`config`: `rgd_isolate`'s settings for the tests' side); `tmp` is the temporary folder
+    /// both processes share (a test's `tmp_path` handed to the program is there).
+    Isolated { fd: i32, config: String, tmp: &'a Path },
 }
 
 /// A directory holding rgd's pytest plugin, compiled by `executable` (its cache is read back,
@@ -105,36 +129,22 @@ fn plugin_dir(executable: &Path) -> anyhow::Result<std::sync::Arc<tempfile::Temp
     // imports the plugin's code as an ordinary, precompiled module.
     std::fs::write(dir.path().join("rgd_verdict.py"), PLUGIN_SHIM)?;
     std::fs::write(dir.path().join("rgd_spectra.py"), PROJECT_SPECTRA_PY)?;
+    std::fs::write(dir.path().join("rgd_isolate.py"), RGD_ISOLATE_PY)?;
     let plugin = dir.path().join("rgd_verdict_impl.py");
     std::fs::write(&plugin, PYTEST_VERDICT_PY)?;
     // Without a compiled copy each run compiles the plugin itself: slower, never wrong.
     let _ = Command::new(executable)
-        .args(["-c", "import py_compile, sys; py_compile.compile(sys.argv[1], doraise=True)"])
+        .args([
+            "-c",
+            "import py_compile, sys; [py_compile.compile(p, doraise=True) for p in sys.argv[1:]]",
+        ])
         .arg(&plugin)
+        .arg(dir.path().join("rgd_isolate.py"))
         .env_clear()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
     Ok(std::sync::Arc::new(dir))
-}
-
-/// Copies the project (the files `python_files`' walk would read, and every other file: data the
-/// tests open) into `dest`, leaving out version control, virtual environments and caches; returns
-/// the files copied, relative and `/`-separated.
-pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
-    let mut files = Vec::new();
-    for entry in super::index::project_walk(root) {
-        let entry = entry.with_context(|| format!("reading {}", root.display()))?;
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let to = dest.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to)?;
-        } else if entry.file_type().is_file() {
-            std::fs::copy(entry.path(), &to).with_context(|| format!("copying {}", entry.path().display()))?;
-            files.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-    Ok(files)
 }
 
 /// Directories the project's packages import from, in `root`: the one above the target file's
@@ -158,6 +168,22 @@ fn import_roots(root: &Path, target: Option<&str>) -> Vec<PathBuf> {
     }
     roots.retain(|d| d != root);
     roots
+}
+
+/// The module name `file` is imported as from the first of `import_roots` (or the root).
+fn module_of(root: &Path, file: &str) -> String {
+    let base = import_roots(root, Some(file))
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| root.to_path_buf());
+    let rel = root.join(file);
+    let rel = rel
+        .strip_prefix(&base)
+        .unwrap_or(Path::new(file))
+        .to_string_lossy()
+        .replace('\\', "/");
+    let rel = rel.strip_suffix(".py").unwrap_or(&rel);
+    rel.strip_suffix("/__init__").unwrap_or(rel).replace('/', ".")
 }
 
 /// A pytest selection as the user wrote it, split like a shell would; a path in it must name a
@@ -204,14 +230,6 @@ fn inside(flag: &str, word: &str, root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Files that decide how pytest runs or what it collects: a program must not write them, and
-/// under bubblewrap they are mounted read-only.
-fn decides_tests(file: &str) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
-    (file.ends_with(".py") && super::chunks::is_test_file(file))
-        || matches!(name, "pytest.ini" | "tox.ini" | "setup.cfg" | "pyproject.toml" | ".pytest.ini")
-}
-
 /// `No module named 'x'` in a collection error's message: the missing package.
 fn missing_module(output: &str) -> Option<String> {
     let at = output.find("No module named '")? + "No module named '".len();
@@ -254,6 +272,7 @@ impl ProjectTests {
             python: python.to_path_buf(),
             tools: plugin_dir(jail.executable())?,
             jail,
+            refused: Default::default(),
         })
     }
 
@@ -266,7 +285,7 @@ impl ProjectTests {
         args.extend(selectors.iter().cloned());
         // Collecting imports the tests and the project: confined and timed like a run.
         let limits = TestLimits::default();
-        let ended = self.pytest(&copy, None, &args, limits, None)?;
+        let ended = self.pytest(&copy, Watch::Nothing, &args, limits, None)?;
         if ended.timed_out {
             bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
         }
@@ -302,6 +321,20 @@ impl ProjectTests {
         self.run_recording(root, spec, limits, None)
     }
 
+    /// `run` with the program in the tests' process whatever it is (the in-process side of `rgd
+    /// bench verdicts --isolation`), labelled so.
+    pub fn run_in_process(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<TestRun> {
+        let names = match spec.replace.zip(spec.target) {
+            Some(((file, program), name)) => {
+                let original = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+                crate::code::program_names(&original, program, name)
+            }
+            None => Vec::new(),
+        };
+        let why = "asked for in-process".to_string();
+        self.run_in_process_as(root, spec, limits, None, Isolation::InProcess { why }, &names)
+    }
+
     /// `run`, and which of the project's functions each test entered (`sandbox/project_spectra.py`):
     /// the spectra of `rgd locate`.
     pub fn spectra(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<(TestRun, Vec<Spectrum>)> {
@@ -315,12 +348,171 @@ impl ProjectTests {
         Ok((run, spectra))
     }
 
+    /// A candidate (`spec.replace` with its `spec.target`) runs isolated (`isolate.rs`); where
+    /// the tests hand it something that is not data, or it cannot be forwarded, in-process and
+    /// labelled so. Runs without a target, and the spectrum collector's, are in-process.
     fn run_recording(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits, spectra: Option<&Path>) -> anyhow::Result<TestRun> {
+        let (file, program, name) = match (spec.replace, spec.target) {
+            (None, _) => return self.run_in_process_as(root, spec, limits, spectra, Isolation::NoProgram, &[]),
+            (Some(_), None) => {
+                let why = "no target function was named".to_string();
+                return self.run_in_process_as(root, spec, limits, spectra, Isolation::InProcess { why }, &[]);
+            }
+            (Some((file, program)), Some(name)) => (file, program, name),
+        };
+        let original = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+        let names = crate::code::program_names(&original, program, name);
+        let fallback = |why: String| self.run_in_process_as(root, spec, limits, spectra, Isolation::InProcess { why }, &names);
+        if spectra.is_some() {
+            return fallback("the spectrum collector watches the program in the tests' process".into());
+        }
+        let key = (file.to_string(), name.to_string(), spec.ids.join("\n"));
+        if let Some(why) = self.refused.lock().ok().and_then(|r| r.get(&key).cloned()) {
+            return fallback(why);
+        }
+        let halves = match Halves::new(&original, program, name) {
+            Ok(h) => h,
+            Err(why) => return fallback(why),
+        };
+        let run = self.run_isolated(root, spec, file, name, &halves, limits)?;
+        match run {
+            Ok(run) => Ok(run),
+            Err(why) => {
+                if let Ok(mut r) = self.refused.lock() {
+                    r.insert(key, why.clone());
+                }
+                fallback(why)
+            }
+        }
+    }
+
+    /// The run with the program in the tests' process, watched by the plugin.
+    fn run_in_process_as(
+        &self,
+        root: &Path,
+        spec: &RunSpec<'_>,
+        limits: TestLimits,
+        spectra: Option<&Path>,
+        isolation: Isolation,
+        names: &[String],
+    ) -> anyhow::Result<TestRun> {
         let copy = prepared_copy(root, spec)?;
-        let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
-        args.extend(spec.ids.iter().cloned());
-        let target = spec.replace.map(|(file, _)| file).zip(spec.target);
-        let ended = self.pytest(&copy, target, &args, limits, spectra)?;
+        let watch = match (spec.replace, spec.target) {
+            (Some((file, _)), Some(name)) => Watch::InProcess { file, name, names },
+            _ => Watch::Nothing,
+        };
+        let ended = self.pytest(&copy, watch, &pytest_args(spec), limits, spectra)?;
+        self.judged(spec, limits, ended, isolation, String::new())
+    }
+
+    /// The run with the program in a process of its own: `Err(why)` when the tests handed the
+    /// target something that is not data (the run then judges nothing).
+    fn run_isolated(
+        &self,
+        root: &Path,
+        spec: &RunSpec<'_>,
+        file: &str,
+        name: &str,
+        halves: &Halves,
+        limits: TestLimits,
+    ) -> anyhow::Result<Result<TestRun, String>> {
+        use std::os::fd::AsRawFd;
+        let copy = prepared_copy(
+            root,
+            &RunSpec {
+                replace: Some((file, &halves.tests_text)),
+                ..*spec
+            },
+        )?;
+        let program_dir = tempfile::tempdir()?;
+        let modules = super::copies::program_copy(root, program_dir.path(), file, &halves.program_text)?;
+        let (tests_end, program_end) = std::os::unix::net::UnixStream::pair().context("a socket between the two processes")?;
+        let tmp = tempfile::tempdir()?;
+        // One call may take half the run's time: past it, that test fails with the reason.
+        let per_call = (limits.timeout.as_secs_f64() / 2.0).max(1.0);
+        let ends = (program_end.as_raw_fd(), tmp.path());
+        let server = self.start_program(root, program_dir.path(), file, name, &modules, ends, limits)?;
+        drop(program_end);
+        let config = serde_json::json!({
+            "fd": tests_end.as_raw_fd(),
+            "root": copy.dir.path(),
+            "project": modules,
+            "timeout": per_call,
+            "tmp": tmp.path(),
+        });
+        let watch = Watch::Isolated {
+            fd: tests_end.as_raw_fd(),
+            config: config.to_string(),
+            tmp: tmp.path(),
+        };
+        let ended = self.pytest(&copy, watch, &pytest_args(spec), limits, None);
+        drop(tests_end);
+        let program_output = server.stop();
+        let ended = ended?;
+        if let Some(why) = ended.channel.not_isolated.first() {
+            return Ok(Err(why.clone()));
+        }
+        let program_output = program_output.replace(&format!("{}/", program_dir.path().display()), "");
+        self.judged(spec, limits, ended, Isolation::Isolated, program_output).map(Ok)
+    }
+
+    /// The program's process for `name` of `file`, serving calls on the socket `fd`; confined
+    /// like the tests, in `dir` (which holds no test).
+    #[allow(clippy::too_many_arguments, reason = "one private helper; a struct would only rename them")]
+    fn start_program(
+        &self,
+        root: &Path,
+        dir: &Path,
+        file: &str,
+        name: &str,
+        modules: &[String],
+        (fd, tmp): (i32, &Path),
+        limits: TestLimits,
+    ) -> anyhow::Result<Program> {
+        let mut path: Vec<PathBuf> = import_roots(dir, Some(file));
+        path.push(self.tools.path().to_path_buf());
+        let path = std::env::join_paths(&path)?;
+        let config = serde_json::json!({
+            "fd": fd,
+            "root": dir,
+            "project": modules,
+            "module": module_of(dir, file),
+            "qualname": name,
+        });
+        let mut cmd = self.jail.command(dir, &[tmp], &[self.tools.path().to_path_buf()], root);
+        cmd.args(["-c", "import rgd_isolate; rgd_isolate.serve()"]);
+        plain_python(&mut cmd, dir)
+            .env("PYTHONPATH", &path)
+            .env("RGD_ISOLATE", config.to_string())
+            .env("TMPDIR", tmp);
+        limit_child(&mut cmd, limits, vec![fd]);
+        let mut child = cmd.spawn().context("starting the program's process")?;
+        let out = read_all(child.stdout.take().context("the program's stdout")?);
+        let err = read_all(child.stderr.take().context("the program's stderr")?);
+        Ok(Program { child, out, err })
+    }
+
+    /// Under Landlock the shared `/tmp` cannot be written: temporary files (pytest's `tmp_path`
+    /// among them) go to a folder of the copy's. Bubblewrap mounts an empty `/tmp` of its own;
+    /// the weaker levels write the host's.
+    fn private_tmp(&self, cmd: &mut Command, dir: &Path) -> anyhow::Result<()> {
+        if self.jail.level == Confinement::Landlock {
+            let tmp = dir.join(".rgd-tmp");
+            std::fs::create_dir_all(&tmp)?;
+            cmd.env("TMPDIR", &tmp);
+        }
+        Ok(())
+    }
+
+    /// The outcomes of an ended run as its plugin reported them.
+    fn judged(
+        &self,
+        spec: &RunSpec<'_>,
+        limits: TestLimits,
+        ended: Ended,
+        isolation: Isolation,
+        program_output: String,
+    ) -> anyhow::Result<TestRun> {
         let channel = &ended.channel;
         if channel.records == 0 && !ended.timed_out && ended.exit.is_some() {
             bail!(
@@ -344,13 +536,19 @@ impl ProjectTests {
                 o
             })
             .collect();
+        let mut output_tail = crate::assets::last_lines(&ended.output, 30);
+        if !program_output.trim().is_empty() {
+            output_tail.push_str("\n----- the program's process -----\n");
+            output_tail.push_str(&crate::assets::last_lines(&program_output, 15));
+        }
         Ok(TestRun {
             outcomes,
             seconds: ended.seconds,
             timed_out: ended.timed_out,
             confinement: self.jail.level,
-            output_tail: crate::assets::last_lines(&ended.output, 30),
+            output_tail,
             tampered,
+            isolation,
         })
     }
 
@@ -371,7 +569,7 @@ impl ProjectTests {
         .map(str::to_string)
         .to_vec();
         args.extend(ids.iter().cloned());
-        let ended = self.limited(copy.dir.path(), &[], &copy.readonly(&[]), &args, None, &[], limits)?;
+        let ended = self.limited(&copy, &[], &copy.readonly(&[]), &args, None, &[], &[], limits)?;
         Ok(ended.seconds)
     }
 
@@ -398,7 +596,7 @@ impl ProjectTests {
             max_events.to_string(),
             id.to_string(),
         ];
-        let ended = self.limited(copy.dir.path(), &[tools.path()], &copy.readonly(&[]), &args, None, &[], limits)?;
+        let ended = self.limited(&copy, &[tools.path()], &copy.readonly(&[]), &args, None, &[], &[], limits)?;
         let text = std::fs::read_to_string(&records).unwrap_or_default();
         let mut trace = crate::sandbox::Trace::from_records("calls", &text);
         if trace.end.is_none() {
@@ -422,27 +620,28 @@ impl ProjectTests {
             python: self.python.clone(),
             jail: Jail::at(&self.python, level)?,
             tools: self.tools.clone(),
+            refused: self.refused.clone(),
         })
     }
 
     /// `python -m pytest ARGS` in `copy` with rgd's plugin loaded first and its channel read;
-    /// `target` is (file, qualified name) of the function the agents wrote.
-    /// With `spectra`, a directory the spectrum collector writes `spectra.jsonl` into.
-    fn pytest(
-        &self,
-        copy: &Copy,
-        target: Option<(&str, &str)>,
-        args: &[String],
-        limits: TestLimits,
-        spectra: Option<&Path>,
-    ) -> anyhow::Result<Ended> {
+    /// `watch` says where the program is. With `spectra`, a directory the spectrum collector
+    /// writes `spectra.jsonl` into.
+    fn pytest(&self, copy: &Copy, watch: Watch<'_>, args: &[String], limits: TestLimits, spectra: Option<&Path>) -> anyhow::Result<Ended> {
         let tools = &self.tools;
         let key = hex::encode(rand::random::<[u8; 16]>());
+        let (target, names, isolated) = match &watch {
+            Watch::Nothing => (None, None, None),
+            Watch::InProcess { file, name, names } => (Some((*file, *name)), Some(*names), None),
+            Watch::Isolated { fd, config, tmp } => (None, None, Some((*fd, config.as_str(), *tmp))),
+        };
         let config = serde_json::json!({
             "key": key,
             "root": copy.dir.path(),
             "target": target.map(|t| t.0),
             "name": target.map(|t| t.1),
+            "program": names,
+            "isolate": isolated.is_some(),
             "protected": copy.protected,
         });
         let mut full: Vec<String> = ["-m", "pytest", "-p", "rgd_verdict", "-p", "no:cacheprovider"]
@@ -461,6 +660,14 @@ impl ProjectTests {
         let spectra_file = spectra.map(|d| d.join("spectra.jsonl"));
         let per_test = limits.per_test.map(|d| std::ffi::OsString::from(format!("{}", d.as_secs_f64())));
         let mut env = vec![("PYTHONPATH", path.as_os_str())];
+        let isolate_config = isolated.map(|(_, c, _)| std::ffi::OsString::from(c));
+        if let Some(c) = &isolate_config {
+            env.push(("RGD_ISOLATE", c.as_os_str()));
+        }
+        if let Some((_, _, tmp)) = isolated {
+            env.push(("TMPDIR", tmp.as_os_str()));
+        }
+        let fds: Vec<i32> = isolated.map(|(fd, _, _)| fd).into_iter().collect();
         if let Some(f) = &spectra_file {
             env.push(("RGD_SPECTRA_OUT", f.as_os_str()));
             if let Some(seconds) = &per_test {
@@ -468,14 +675,15 @@ impl ProjectTests {
             }
         }
         let readonly = copy.readonly(&[tools.path()]);
-        let writable: Vec<&Path> = spectra.into_iter().collect();
+        let writable: Vec<&Path> = spectra.into_iter().chain(isolated.map(|(_, _, tmp)| tmp)).collect();
         let mut ended = self.limited(
-            copy.dir.path(),
+            copy,
             &writable,
             &readonly,
             &full,
             Some((&key, config.to_string())),
             &env,
+            &fds,
             limits,
         )?;
         // Paths in the copy, as the project's own (a prompt should not change with a temp dir).
@@ -483,36 +691,32 @@ impl ProjectTests {
         Ok(ended)
     }
 
-    /// Runs `python ARGS` in `dir` (and may write `writable` besides, and read `readonly`, which
-    /// may lie inside `dir`): confined (`confine.rs`), rlimits, its own process group killed whole
+    /// Runs `python ARGS` in `copy` (and may write `writable` besides, and read `readonly`, which
+    /// may lie inside the copy): confined (`confine.rs`), rlimits, its own process group killed whole
     /// at the timeout and at its end. With `channel` (the key and the configuration), the verdict
     /// channel is handed to the process and read.
     #[allow(clippy::too_many_arguments, reason = "one private helper; a struct would only rename them")]
     fn limited(
         &self,
-        dir: &Path,
+        copy: &Copy,
         writable: &[&Path],
         readonly: &[PathBuf],
         args: &[String],
         channel: Option<(&str, String)>,
         env: &[(&str, &std::ffi::OsStr)],
+        fds: &[i32],
         limits: TestLimits,
     ) -> anyhow::Result<Ended> {
-        let mut cmd = self.jail.command(dir, writable, readonly);
-        cmd.args(args)
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONHASHSEED", "0")
-            // pytest cuts its summary lines to the terminal's width (80 without one).
-            .env("COLUMNS", "400")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let dir = copy.dir.path();
+        let mut cmd = self.jail.command(dir, writable, readonly, &copy.source);
+        cmd.args(args);
+        // pytest cuts its summary lines to the terminal's width (80 without one).
+        plain_python(&mut cmd, dir).env("COLUMNS", "400");
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        if !env.iter().any(|(k, _)| *k == "TMPDIR") {
+            self.private_tmp(&mut cmd, dir)?;
         }
         // The channel: the configuration goes in through one pipe, records come out of another.
         // Both ends the child needs are close-on-exec in rgd (other runs on other threads must not
@@ -525,7 +729,7 @@ impl ProjectTests {
             }
             None => None,
         };
-        let inherit: Vec<i32> = pipes
+        let mut inherit: Vec<i32> = pipes
             .as_ref()
             .map(|(cfg_read, _, _, out_write)| {
                 use std::os::fd::AsRawFd;
@@ -535,23 +739,8 @@ impl ProjectTests {
         if let [cfg, out] = inherit[..] {
             cmd.env("RGD_VERDICT_IN", cfg.to_string()).env("RGD_VERDICT_OUT", out.to_string());
         }
-        let (memory, cpu) = (limits.memory_mb << 20, limits.timeout.as_secs() + 1);
-        // SAFETY: between fork and exec only async-signal-safe calls (setsid, setrlimit, fcntl).
-        unsafe {
-            cmd.pre_exec(move || {
-                use nix::sys::resource::{Resource, setrlimit};
-                nix::unistd::setsid().map_err(std::io::Error::from)?;
-                setrlimit(Resource::RLIMIT_AS, memory, memory).map_err(std::io::Error::from)?;
-                setrlimit(Resource::RLIMIT_CPU, cpu, cpu).map_err(std::io::Error::from)?;
-                setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(std::io::Error::from)?;
-                for &fd in &inherit {
-                    if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
+        inherit.extend_from_slice(fds);
+        limit_child(&mut cmd, limits, inherit);
         let started = Instant::now();
         let mut child = cmd.spawn().context("starting pytest")?;
         let pid = child.id();
@@ -605,6 +794,74 @@ impl ProjectTests {
     }
 }
 
+/// An interpreter in `dir` with nothing of rgd's environment (its keys stay out): the path, a home
+/// in the copy, no bytecode written, a fixed hash seed; no input, its output read.
+fn plain_python<'c>(cmd: &'c mut Command, dir: &Path) -> &'c mut Command {
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONHASHSEED", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+}
+
+/// Limits a child to be (rlimits from `limits`, a process group of its own) and hands it the
+/// descriptors `inherit`, which are close-on-exec in rgd (other runs on other threads must not
+/// inherit them) and made inheritable in the child alone, between fork and exec.
+fn limit_child(cmd: &mut Command, limits: TestLimits, inherit: Vec<i32>) {
+    let (memory, cpu) = (limits.memory_mb << 20, limits.timeout.as_secs() + 1);
+    // SAFETY: between fork and exec only async-signal-safe calls (setsid, setrlimit, fcntl).
+    unsafe {
+        cmd.pre_exec(move || {
+            use nix::sys::resource::{Resource, setrlimit};
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            setrlimit(Resource::RLIMIT_AS, memory, memory).map_err(std::io::Error::from)?;
+            setrlimit(Resource::RLIMIT_CPU, cpu, cpu).map_err(std::io::Error::from)?;
+            setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(std::io::Error::from)?;
+            for &fd in &inherit {
+                if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The program's process of an isolated run.
+struct Program {
+    child: std::process::Child,
+    out: Reader,
+    err: Reader,
+}
+
+impl Program {
+    /// Ends it, and whatever it started (its process group), and returns what it printed.
+    fn stop(mut self) -> String {
+        // How it ended, when it ended before the tests did (a crash, a signal): said to a reader.
+        let ended = match self.child.try_wait() {
+            Ok(Some(status)) => format!("(it ended before the tests: {status})\n"),
+            _ => String::new(),
+        };
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let text = |reader: &Reader| reader.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+        format!("{}{}{ended}", text(&self.out), text(&self.err))
+    }
+}
+
+/// pytest's arguments for a run of `spec.ids`.
+fn pytest_args(spec: &RunSpec<'_>) -> Vec<String> {
+    let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
+    args.extend(spec.ids.iter().cloned());
+    args
+}
+
 type Reader = std::sync::mpsc::Receiver<String>;
 
 /// Reads a pipe to its end on a thread; the text arrives on the receiver.
@@ -645,6 +902,9 @@ pub struct Spectrum {
     pub errors: Vec<(String, Vec<Frame>)>,
 }
 
+/// The isolation of a target (see its docstring): the stub's calls and the program's process.
+const RGD_ISOLATE_PY: &str = include_str!("../../sandbox/rgd_isolate.py");
+
 /// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.
 const PLUGIN_SHIM: &str =
     "\"\"\"rgd's pytest plugin (rgd_verdict_impl). PYTEST_DONT_REWRITE\"\"\"\nfrom rgd_verdict_impl import *  # noqa: F401,F403\n";
@@ -666,6 +926,8 @@ struct Ended {
 /// A throw-away copy of the project.
 struct Copy {
     dir: tempfile::TempDir,
+    /// The project it was copied from: never readable by the run (`Jail::command`'s `hidden`).
+    source: PathBuf,
     /// Files (relative) that decide which tests run and how: read-only under bubblewrap, watched
     /// by the plugin.
     protected: Vec<String>,
@@ -698,7 +960,11 @@ fn prepared_copy(root: &Path, spec: &RunSpec<'_>) -> anyhow::Result<Copy> {
         .into_iter()
         .filter(|f| !withheld.files.contains(f) && decides_tests(f) && Some(f.as_str()) != spec.replace.map(|r| r.0))
         .collect();
-    Ok(Copy { dir, protected })
+    Ok(Copy {
+        dir,
+        protected,
+        source: root.to_path_buf(),
+    })
 }
 
 #[cfg(test)]
@@ -733,22 +999,5 @@ mod tests {
         // A package at the root imports from the root, which pytest's `python -m` puts first.
         assert_eq!(import_roots(root.path(), Some("flat/m.py")), std::slice::from_ref(&src));
         assert_eq!(import_roots(root.path(), None), [src]);
-    }
-
-    #[test]
-    fn test_files_and_pytest_configuration_are_protected() {
-        for f in [
-            "tests/test_a.py",
-            "tests/conftest.py",
-            "conftest.py",
-            "pytest.ini",
-            "pkg/setup.cfg",
-            "pyproject.toml",
-        ] {
-            assert!(decides_tests(f), "{f}");
-        }
-        for f in ["pkg/core.py", "tests/data.json", "README.md"] {
-            assert!(!decides_tests(f), "{f}");
-        }
     }
 }

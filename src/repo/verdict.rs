@@ -63,6 +63,10 @@ enum Record {
     Tamper {
         why: String,
     },
+    /// The tests handed an isolated target something that is not data (`rgd_isolate.py`).
+    NotIsolated {
+        why: String,
+    },
     End {},
 }
 
@@ -78,6 +82,8 @@ pub struct Channel {
     reports: HashMap<(String, String), String>,
     /// Why the run counts as tampered (the plugin's findings and the channel's own).
     pub tampered: Vec<String>,
+    /// Why the target could not be isolated (the tests handed it something that is not data).
+    pub not_isolated: Vec<String>,
     /// The closing record arrived.
     pub ended: bool,
     /// Records read (a run whose plugin never spoke did not load it).
@@ -133,6 +139,11 @@ impl Channel {
                     c.reports.entry((id, when)).or_insert(text);
                 }
                 Record::Tamper { why } => c.tamper(&why),
+                Record::NotIsolated { why } => {
+                    if !c.not_isolated.contains(&why) {
+                        c.not_isolated.push(why);
+                    }
+                }
                 Record::End { .. } => c.ended = true,
             }
         }

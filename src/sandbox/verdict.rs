@@ -80,6 +80,10 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub abnormal_end: Option<String>,
     pub wall_ms: u64,
+    /// A repository run whose program ran inside the tests' process (why it could not be
+    /// isolated): its verdict is only as good as the plugin's checks, "in-process (best effort)".
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub best_effort: Option<String>,
 }
 
 impl RunReport {
@@ -218,6 +222,7 @@ impl RunReport {
             tests,
             abnormal_end,
             wall_ms,
+            best_effort: None,
         };
         if let Some(reason) = run_tampered {
             report.mark_tampered(&reason);

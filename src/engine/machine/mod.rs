@@ -65,6 +65,8 @@ pub struct LoopConfig {
     pub lpw: crate::record::LpwParams,
     /// MGDebugger's passes, repairs per subfunction, and trace.
     pub mgdebugger: crate::record::MgDebuggerParams,
+    /// A repository verdict reached in-process (best effort) may be remembered.
+    pub allow_in_process: bool,
 }
 
 /// RGD, or a method the paper compares it with.
@@ -303,6 +305,8 @@ pub struct TaskMachine {
     retrieved: Option<Retrieved>,
     tokens: BTreeMap<Agent, Tokens>,
     tampered: Option<String>,
+    /// The last test run's program ran in the tests' process: why (`RunReport::best_effort`).
+    best_effort: Option<String>,
     /// Models the server said answered, in order of first answer.
     served: Vec<String>,
     /// The purpose of the call in flight.
@@ -340,6 +344,7 @@ impl TaskMachine {
             retrieved: None,
             tokens: BTreeMap::new(),
             tampered: None,
+            best_effort: None,
             served: Vec::new(),
             last_purpose: None,
             conversation: Vec::new(),
@@ -441,10 +446,12 @@ impl TaskMachine {
     }
 
     pub fn advance(&mut self, outcome: Outcome) -> Transition {
-        if let Outcome::Tests(Ok(report)) = &outcome
-            && self.tampered.is_none()
-        {
-            self.tampered = report.tampered().map(str::to_string);
+        if let Outcome::Tests(Ok(report)) = &outcome {
+            if self.tampered.is_none() {
+                self.tampered = report.tampered().map(str::to_string);
+            }
+            // The verdict's strength is the last run's: the one that decided the task.
+            self.best_effort = report.best_effort.clone();
         }
         // Every answer is counted once, for the agent of the call in flight.
         if let (Outcome::Agent(Ok(resp)), Some(purpose)) = (&outcome, self.last_purpose) {
@@ -562,7 +569,8 @@ impl TaskMachine {
                 if report.all_passed() {
                     // Without guidance there is nothing worth remembering; a task caught tampering
                     // proves nothing (`proves`), so nothing of it is remembered.
-                    let proven = crate::record::proves(true, self.tampered.as_deref()).is_ok();
+                    let proven = crate::record::proves(true, self.tampered.as_deref()).is_ok()
+                        && (self.best_effort.is_none() || self.config.allow_in_process);
                     if proven && self.config.memory && self.config.strategy == Strategy::Rgd && self.config.guide {
                         self.call(vec![], Purpose::Keywords)
                     } else {
@@ -797,6 +805,7 @@ impl TaskMachine {
             error,
             completion: self.code.clone().unwrap_or_default(),
             tampered: self.tampered.clone(),
+            best_effort: self.best_effort.clone(),
             served_models: self.served.clone(),
             failure,
             intervened: self.intervened,

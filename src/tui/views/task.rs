@@ -341,6 +341,12 @@ fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
 
 /// One test run's lines: a mark and label per test, what went wrong, how the program ended.
 fn report_lines(lines: &mut Vec<Line<'static>>, report: &crate::sandbox::RunReport, labels: &[String]) {
+    if let Some(why) = &report.best_effort {
+        lines.push(Line::styled(
+            format!("{}: {why}", crate::repo::isolate::Isolation::BEST_EFFORT),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
     if let Some(err) = &report.setup_error {
         lines.push(Line::styled(
             format!(

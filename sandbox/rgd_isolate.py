@@ -1,0 +1,1402 @@
+"""rgd's isolation of a repository target (`rgd solve --repo`, `rgd fix`): the agents' function
+runs in a process of its own, apart from the tests that judge it.
+
+Two processes share one socket and this module:
+
+* the **tests' process** (pytest, the project's modules, the tests, rgd's plugin): the target's
+  body there is a stub, `return __import__("rgd_isolate").call(QUALNAME, args, kwargs)`;
+* the **program's process** (`serve()`): the project's modules with the agents' function spliced
+  in and no test file at all, answering calls.
+
+Only data crosses, both ways: builtins and containers, instances of the project's own classes
+(rebuilt from their attributes with the receiver's own copy of the class, never a class the sender
+made: a class the project does not define is refused by name), a fixed list of the standard
+library's value types, enum members, named tuples and exceptions. Shared references and cycles
+survive (a message is a table of nodes); an object that came from the other side goes back as
+itself (`result is arg`). After a call, every mutable object the program received is written back
+into the tests' objects (a list it sorted, `self`'s attributes). Callables and iterators stay where
+they were made and are called or pulled through the socket.
+
+What the tests cannot send as data (an open file, a mock, a class of a test module) is no verdict:
+the stub reports it to rgd (`on_refusal`), which then judges the target in-process and labels the
+verdict so. What the program cannot send back is the program's failure: the test sees an error.
+
+Messages are bounded: a length prefix checked before anything is read (`MAX_MESSAGE`), at most
+`MAX_NODES` nodes, `MAX_DEPTH` levels of nesting, `MAX_INT_DIGITS` digits in an integer.
+"""
+
+import base64
+import importlib
+import importlib.util
+import io
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import types
+
+MAX_MESSAGE = 64 << 20
+MAX_NODES = 1_000_000
+MAX_DEPTH = 400
+MAX_INT_DIGITS = 4300
+OUTPUT_CAP = 64 << 10
+TRACE_CAP = 4000
+
+
+class Refused(Exception):
+    """A value that is not data (its type named), or a message that breaks a bound."""
+
+
+class Gone(Exception):
+    """The other process ended, or did not answer in time."""
+
+
+# --- what counts as whose class ---------------------------------------------------------------------
+
+_STDLIB = os.path.normpath(os.path.dirname(os.__file__)) + os.sep
+
+
+def _is_stdlib_module(name):
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    if name in sys.builtin_module_names:
+        return True
+    f = getattr(module, "__file__", None)
+    if not isinstance(f, str):
+        return False
+    f = os.path.normpath(os.path.abspath(f))
+    return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
+
+
+# Standard-library classes whose instances are plain values, rebuilt from their attributes:
+# anything else of the standard library (unittest.mock.ANY equals everything) is refused.
+_STATE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace")}
+
+
+class Policy:
+    """Which modules are the project's: files of `project` (relative to `root`), never a test file."""
+
+    def __init__(self, root, project, strict):
+        self.root = os.path.normpath(root) + os.sep
+        # The tests' side: a class it receives must be one whose instances may cross (the
+        # program's side may be handed any standard class, `OrderedDict` as a factory).
+        self.strict = strict
+        self.project = frozenset(project)
+        self._checked = {}
+
+    def project_module(self, name):
+        if not isinstance(name, str):
+            return False
+        known = self._checked.get(name)
+        if known is not None:
+            return known
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None) if module is not None else None
+        if origin is None and module is None:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError, AttributeError):
+                spec = None
+            origin = spec.origin if spec is not None else None
+        ok = False
+        if isinstance(origin, str):
+            path = os.path.normpath(os.path.abspath(origin))
+            ok = path.startswith(self.root) and path[len(self.root) :].replace(os.sep, "/") in self.project
+        self._checked[name] = ok
+        return ok
+
+    def resolve_class(self, module_name, qualname):
+        """The receiver's own class `module.qualname`: the project's (imported if need be),
+        builtins', or an allowed standard-library one; else Refused naming it."""
+        if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
+            raise Refused("a class the project does not define (%r)" % (qualname,))
+        if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name):
+            module = sys.modules.get(module_name)
+            if module is None:
+                module = importlib.import_module(module_name)
+        else:
+            raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
+        obj = module
+        for part in qualname.split("."):
+            obj = type.__dict__["__dict__"].__get__(obj).get(part) if isinstance(obj, type) else vars(obj).get(part)
+            if obj is None:
+                break
+        if not isinstance(obj, type) or obj.__module__ != module_name or obj.__qualname__ != qualname:
+            raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
+        return obj
+
+    def kind_of_class(self, cls):
+        """How instances of `cls` cross: 'project', 'enum', 'ntuple', 'state', 'exc', or None."""
+        module = getattr(cls, "__module__", None)
+        import enum
+
+        if issubclass(cls, enum.Enum):
+            return "enum" if (self.project_module(module) or _is_stdlib_module(module)) else None
+        if issubclass(cls, BaseException):
+            if module == "builtins" or self.project_module(module) or _is_stdlib_module(module):
+                return "exc"
+            return None
+        if self.project_module(module):
+            return "ntuple" if issubclass(cls, tuple) and hasattr(cls, "_fields") else "project"
+        if _is_stdlib_module(module):
+            if issubclass(cls, tuple) and hasattr(cls, "_fields") and type(cls) is type:
+                return "ntuple"
+            if (module, cls.__qualname__) in _STATE_CLASSES:
+                return "project"
+        return None
+
+
+# --- encoding -----------------------------------------------------------------------------------------
+
+_SCALARS = (type(None), bool, int, float, str, bytes, complex)
+_MUTABLE_BUILTINS = (list, dict, set, bytearray)
+_BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
+
+
+def _slots_of(cls):
+    names = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        if isinstance(slots, str):
+            slots = (slots,)
+        for s in slots:
+            if s not in ("__dict__", "__weakref__") and s not in names:
+                names.append(s)
+    return names
+
+
+def _state(obj):
+    """An instance's attributes: its `__dict__` and slots, as a dict."""
+    state = {}
+    d = getattr(obj, "__dict__", None)
+    if isinstance(d, dict):
+        state.update(d)
+    for s in _slots_of(type(obj)):
+        try:
+            state[s] = object.__getattribute__(obj, s)
+        except AttributeError:
+            pass
+    return state
+
+
+def _builtin_base(cls):
+    for base in cls.__mro__[1:]:
+        if base in _BUILTIN_BASES:
+            return base
+    return None
+
+
+class Encoder:
+    """One message's table of nodes. `peer.came_from` turns objects the other side sent into
+    back-references; `peer.handle()` keeps callables and iterators on this side."""
+
+    def __init__(self, peer):
+        self.peer = peer
+        self.nodes = []
+        self.memo = {}
+        self.keep = []
+
+    def ref(self, value, depth=0):
+        key = id(value)
+        at = self.memo.get(key)
+        if at is not None:
+            return at
+        if depth > MAX_DEPTH:
+            raise Refused("a value nested deeper than %d levels" % MAX_DEPTH)
+        if len(self.nodes) >= MAX_NODES:
+            raise Refused("a value of more than %d parts" % MAX_NODES)
+        at = len(self.nodes)
+        self.nodes.append(None)
+        self.memo[key] = at
+        self.keep.append(value)
+        self.nodes[at] = self.node(value, depth + 1)
+        return at
+
+    def node(self, v, depth):
+        peer = self.peer
+        t = type(v)
+        back = peer.came_from.get(id(v))
+        if back is not None and back[1] is v:
+            return ["back", back[0]]
+        if v is None:
+            return ["N"]
+        if t is bool:
+            return ["T"] if v else ["F"]
+        if t is int:
+            return ["i", str(v)]
+        if t is float:
+            return ["f", v.hex()]
+        if t is str:
+            return ["s", v]
+        if t is bytes:
+            return ["b", base64.b64encode(v).decode()]
+        if t is bytearray:
+            return ["ba", base64.b64encode(bytes(v)).decode()]
+        if t is complex:
+            return ["c", v.real.hex(), v.imag.hex()]
+        if t is list:
+            return ["l", [self.ref(x, depth) for x in v]]
+        if t is tuple:
+            return ["t", [self.ref(x, depth) for x in v]]
+        if t is dict:
+            return ["d", [[self.ref(k, depth), self.ref(x, depth)] for k, x in v.items()]]
+        if t is set:
+            return ["S", [self.ref(x, depth) for x in v]]
+        if t is frozenset:
+            return ["fs", [self.ref(x, depth) for x in v]]
+        std = self.stdlib(v, t, depth)
+        if std is not None:
+            return std
+        hid = peer.remote_id(v)
+        if hid is not None:
+            return ["hb", hid]
+        if isinstance(v, type):
+            kind = peer.policy.kind_of_class(v) if v.__module__ != "builtins" else "builtin"
+            if kind is None:
+                raise Refused("the class %s.%s, which the project does not define" % (v.__module__, v.__qualname__))
+            return ["cls", v.__module__, v.__qualname__]
+        if isinstance(v, (types.FunctionType, types.MethodType)) or (
+            callable(v) and t.__module__ in ("builtins", "operator", "functools")
+        ):
+            return ["h", peer.handle(v), "fn"]
+        if isinstance(v, (types.GeneratorType, types.CoroutineType)) or (
+            hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
+        ):
+            return ["h", peer.handle(v), "it"]
+        kind = peer.policy.kind_of_class(t)
+        if kind == "enum":
+            return ["e", t.__module__, t.__qualname__, v.name]
+        if kind == "ntuple":
+            return ["nt", t.__module__, t.__qualname__, [self.ref(x, depth) for x in tuple.__iter__(v)], self.ref(_state(v), depth)]
+        if kind == "exc":
+            return self.exception(v, depth)
+        if kind == "project":
+            base = _builtin_base(t)
+            content = None
+            if base is not None:
+                content = self.ref(base(v) if base is not dict else dict(dict.items(v)), depth)
+            return ["o", t.__module__, t.__qualname__, self.ref(_state(v), depth), content]
+        raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
+
+    def exception(self, e, depth):
+        t = type(e)
+        state = {k: x for k, x in _state(e).items() if not k.startswith("__")}
+        try:
+            state_ref = self.ref(state, depth)
+        except Refused:
+            state_ref = self.ref({}, depth)
+        try:
+            args_ref = self.ref(tuple(e.args), depth)
+        except Refused:
+            args_ref = self.ref(tuple(str(a) for a in e.args), depth)
+        return ["x", t.__module__, t.__qualname__, args_ref, state_ref]
+
+    def stdlib(self, v, t, depth):
+        module = t.__module__
+        name = t.__qualname__
+        if module == "datetime" and name in ("datetime", "date", "time", "timedelta", "timezone"):
+            if name == "timedelta":
+                return ["std", "timedelta", [v.days, v.seconds, v.microseconds]]
+            if name == "timezone":
+                return ["std", "timezone", [self.ref(v.utcoffset(None), depth), self.ref(v.tzname(None), depth)]]
+            if name == "date":
+                return ["std", "date", [v.year, v.month, v.day]]
+            tz = None if v.tzinfo is None else self.ref(v.tzinfo, depth)
+            if name == "time":
+                return ["std", "time", [v.hour, v.minute, v.second, v.microsecond, v.fold], tz]
+            return ["std", "datetime", [v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, v.fold], tz]
+        if module == "zoneinfo" and name == "ZoneInfo":
+            return ["std", "zoneinfo", v.key]
+        if module == "decimal" and name == "Decimal":
+            return ["std", "Decimal", str(v)]
+        if module == "fractions" and name == "Fraction":
+            return ["std", "Fraction", [str(v.numerator), str(v.denominator)]]
+        if module in ("pathlib", "posixpath") and name in ("PurePath", "PurePosixPath", "Path", "PosixPath"):
+            return ["std", "path", name, str(v)]
+        if module == "uuid" and name == "UUID":
+            return ["std", "UUID", v.hex]
+        if module == "collections" and name in ("OrderedDict", "Counter"):
+            return ["std", name, [[self.ref(k, depth), self.ref(x, depth)] for k, x in dict.items(v)]]
+        if module == "collections" and name == "deque":
+            return ["std", "deque", [self.ref(x, depth) for x in v], v.maxlen]
+        if module == "collections" and name == "defaultdict":
+            return ["std", "defaultdict", self.ref(v.default_factory, depth), [[self.ref(k, depth), self.ref(x, depth)] for k, x in dict.items(v)]]
+        if t is range:
+            return ["std", "range", [v.start, v.stop, v.step]]
+        if t is slice:
+            return ["std", "slice", [self.ref(v.start, depth), self.ref(v.stop, depth), self.ref(v.step, depth)]]
+        if module == "re" and name == "Pattern":
+            return ["std", "Pattern", self.ref(v.pattern, depth), v.flags]
+        return None
+
+
+# --- decoding -----------------------------------------------------------------------------------------
+
+_MUTABLE_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+
+
+class Decoder:
+    """Builds the objects of one message's table with the receiver's own classes."""
+
+    def __init__(self, peer, message):
+        self.peer = peer
+        self.nodes = message.get("n")
+        self.base = message.get("base")
+        if not isinstance(self.nodes, list) or not isinstance(self.base, int):
+            raise Refused("a message without its table")
+        if len(self.nodes) > MAX_NODES:
+            raise Refused("a message of more than %d parts" % MAX_NODES)
+        self.memo = {}
+        self.building = set()
+        self.depth = 0
+
+    def get(self, i):
+        if type(i) is not int or not 0 <= i < len(self.nodes):
+            raise Refused("a reference out of the message's table")
+        if i in self.memo:
+            return self.memo[i]
+        if i in self.building:
+            raise Refused("an immutable value that contains itself")
+        self.depth += 1
+        if self.depth > MAX_DEPTH * 4:
+            raise Refused("a value nested deeper than %d levels" % MAX_DEPTH)
+        self.building.add(i)
+        try:
+            value = self.build(i, self.nodes[i])
+        finally:
+            self.building.discard(i)
+            self.depth -= 1
+        self.memo[i] = value
+        return value
+
+    def made(self, i, value):
+        """A mutable value, memoised before its contents are built (cycles), and noted as come
+        from the peer (it goes back as itself, and is written back after a call)."""
+        self.memo[i] = value
+        self.peer.note_received(self.base + i, value)
+        return value
+
+    def build(self, i, n):
+        if not isinstance(n, list) or not n:
+            raise Refused("a malformed node")
+        k = n[0]
+        peer = self.peer
+        if k == "N":
+            return None
+        if k == "T":
+            return True
+        if k == "F":
+            return False
+        if k == "i":
+            if not isinstance(n[1], str) or len(n[1]) > MAX_INT_DIGITS:
+                raise Refused("an integer of more than %d digits" % MAX_INT_DIGITS)
+            return int(n[1])
+        if k == "f":
+            return float.fromhex(n[1])
+        if k == "s":
+            if not isinstance(n[1], str):
+                raise Refused("a malformed string")
+            return n[1]
+        if k == "b":
+            return base64.b64decode(n[1])
+        if k == "ba":
+            return self.made(i, bytearray(base64.b64decode(n[1])))
+        if k == "c":
+            return complex(float.fromhex(n[1]), float.fromhex(n[2]))
+        if k == "l":
+            out = self.made(i, [])
+            out.extend(self.get(r) for r in n[1])
+            return out
+        if k == "t":
+            return tuple(self.get(r) for r in n[1])
+        if k == "d":
+            out = self.made(i, {})
+            for key, value in n[1]:
+                out[self.get(key)] = self.get(value)
+            return out
+        if k == "S":
+            out = self.made(i, set())
+            out.update(self.get(r) for r in n[1])
+            return out
+        if k == "fs":
+            return frozenset(self.get(r) for r in n[1])
+        if k == "back":
+            return peer.sent_object(n[1])
+        if k == "hb":
+            return peer.local_handle(n[1])
+        if k == "h":
+            return peer.proxy(n[1], n[2])
+        if k == "cls":
+            cls = peer.policy.resolve_class(n[1], n[2])
+            if peer.policy.strict and n[1] != "builtins" and peer.policy.kind_of_class(cls) is None:
+                raise Refused("the class %s.%s, which the project does not define" % (n[1], n[2]))
+            return cls
+        if k == "e":
+            cls = peer.policy.resolve_class(n[1], n[2])
+            import enum
+
+            if not issubclass(cls, enum.Enum):
+                raise Refused("%s.%s is not an enum" % (n[1], n[2]))
+            return cls[n[3]]
+        if k == "nt":
+            cls = peer.policy.resolve_class(n[1], n[2])
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise Refused("%s.%s is not a named tuple" % (n[1], n[2]))
+            value = tuple.__new__(cls, [self.get(r) for r in n[3]])
+            self.fill(value, self.get(n[4]))
+            return value
+        if k == "o":
+            return self.instance(i, n)
+        if k == "x":
+            return self.exception(n)
+        if k == "std":
+            return self.stdlib(i, n)
+        raise Refused("a node of an unknown kind (%r)" % (k,))
+
+    def instance(self, i, n):
+        cls = self.peer.policy.resolve_class(n[1], n[2])
+        if self.peer.policy.kind_of_class(cls) != "project":
+            raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
+        base = _builtin_base(cls)
+        if base in (tuple, frozenset, str, bytes, int, float):
+            value = base.__new__(cls, self.get(n[4]))
+            self.peer.note_received(self.base + i, value)
+            self.memo[i] = value
+        else:
+            value = self.made(i, object.__new__(cls) if base is None else base.__new__(cls))
+            if base is list:
+                list.extend(value, self.get(n[4]))
+            elif base is dict:
+                dict.update(value, self.get(n[4]))
+            elif base is set:
+                set.update(value, self.get(n[4]))
+        state = self.get(n[3])
+        self.fill(value, state)
+        return value
+
+    @staticmethod
+    def fill(value, state):
+        if not isinstance(state, dict):
+            raise Refused("an object's attributes that are not a dict")
+        slots = set(_slots_of(type(value)))
+        d = getattr(value, "__dict__", None)
+        for name, x in state.items():
+            if not isinstance(name, str):
+                raise Refused("an attribute name that is not a string")
+            if name in slots:
+                object.__setattr__(value, name, x)
+            elif isinstance(d, dict):
+                d[name] = x
+            else:
+                raise Refused("an attribute %s its class has no room for" % name)
+
+    def exception(self, n):
+        policy = self.peer.policy
+        args = self.get(n[3])
+        state = self.get(n[4])
+        try:
+            cls = policy.resolve_class(n[1], n[2])
+            if not issubclass(cls, BaseException) or policy.kind_of_class(cls) != "exc":
+                raise Refused("%s.%s is not an exception" % (n[1], n[2]))
+        except Refused as why:
+            return RuntimeError("the program raised %s.%s (%s): %s" % (n[1], n[2], why, ", ".join(map(str, args if isinstance(args, tuple) else ()))))
+        skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
+        if (not issubclass(cls, Exception) and cls is not SystemExit) or (skip is not None and issubclass(cls, skip)):
+            # KeyboardInterrupt or GeneratorExit across the socket would stop pytest itself; a
+            # skip would turn a failure into no outcome.
+            # KeyboardInterrupt or GeneratorExit across the socket would stop pytest itself.
+            return RuntimeError("the program raised %s%r" % (cls.__name__, args))
+        try:
+            e = cls(*args)
+        except Exception:
+            e = cls.__new__(cls)
+        try:
+            e.args = args
+        except Exception:
+            pass
+        if isinstance(state, dict):
+            for name, x in state.items():
+                if isinstance(name, str) and not name.startswith("__"):
+                    try:
+                        object.__setattr__(e, name, x)
+                    except Exception:
+                        pass
+        return e
+
+    def stdlib(self, i, n):
+        kind = n[1]
+        if kind in ("timedelta", "date", "time", "datetime", "timezone"):
+            import datetime as dt
+
+            if kind == "timedelta":
+                return dt.timedelta(*n[2])
+            if kind == "date":
+                return dt.date(*n[2])
+            if kind == "timezone":
+                offset, name = (self.get(r) for r in n[2])
+                return dt.timezone(offset) if name is None else dt.timezone(offset, name)
+            tz = None if n[3] is None else self.get(n[3])
+            if tz is not None and not isinstance(tz, dt.tzinfo):
+                raise Refused("a time zone that is not one")
+            if kind == "time":
+                h, m, s, us, fold = n[2]
+                return dt.time(h, m, s, us, tz, fold=fold)
+            y, mo, d, h, m, s, us, fold = n[2]
+            return dt.datetime(y, mo, d, h, m, s, us, tz, fold=fold)
+        if kind == "zoneinfo":
+            import zoneinfo
+
+            return zoneinfo.ZoneInfo(n[2])
+        if kind == "Decimal":
+            import decimal
+
+            return decimal.Decimal(n[2])
+        if kind == "Fraction":
+            import fractions
+
+            if len(n[2][0]) > MAX_INT_DIGITS or len(n[2][1]) > MAX_INT_DIGITS:
+                raise Refused("a fraction of more than %d digits" % MAX_INT_DIGITS)
+            return fractions.Fraction(int(n[2][0]), int(n[2][1]))
+        if kind == "path":
+            import pathlib
+
+            if n[2] not in ("PurePath", "PurePosixPath", "Path", "PosixPath"):
+                raise Refused("an unknown kind of path")
+            return getattr(pathlib, n[2])(n[3])
+        if kind == "UUID":
+            import uuid
+
+            return uuid.UUID(hex=n[2])
+        if kind in ("OrderedDict", "Counter"):
+            import collections
+
+            out = self.made(i, getattr(collections, kind)())
+            for key, value in n[2]:
+                dict.__setitem__(out, self.get(key), self.get(value))
+            return out
+        if kind == "deque":
+            import collections
+
+            out = self.made(i, collections.deque(maxlen=n[3]))
+            out.extend(self.get(r) for r in n[2])
+            return out
+        if kind == "defaultdict":
+            import collections
+
+            factory = self.get(n[2])
+            if factory is not None and not callable(factory):
+                raise Refused("a defaultdict whose factory is not callable")
+            out = self.made(i, collections.defaultdict(factory))
+            for key, value in n[3]:
+                dict.__setitem__(out, self.get(key), self.get(value))
+            return out
+        if kind == "range":
+            return range(*n[2])
+        if kind == "slice":
+            return slice(*(self.get(r) for r in n[2]))
+        if kind == "Pattern":
+            import re
+
+            return re.compile(self.get(n[2]), n[3])
+        raise Refused("an unknown standard value (%r)" % (kind,))
+
+
+# --- write-back ---------------------------------------------------------------------------------------
+
+def _content(value):
+    """What a mutable object holds, as a value to send: the write-back of one object."""
+    t = type(value)
+    if t is list:
+        return list(value)
+    if t is dict:
+        return dict(value)
+    if t is set:
+        return set(value)
+    if t is bytearray:
+        return bytes(value)
+    module = t.__module__
+    if module == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
+        return list(dict.items(value))
+    if module == "collections" and t.__qualname__ == "deque":
+        return list(value)
+    base = _builtin_base(t)
+    inner = None
+    if base in (list, dict, set):
+        inner = base(value) if base is not dict else dict(dict.items(value))
+    return (_state(value), inner)
+
+
+def _apply(target, content):
+    """Puts `content` (from `_content` on the other side) into `target`, in place."""
+    t = type(target)
+    if t is list:
+        target[:] = content
+    elif t is dict:
+        target.clear()
+        target.update(content)
+    elif t is set:
+        target.clear()
+        target.update(content)
+    elif t is bytearray:
+        target[:] = content
+    elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
+        dict.clear(target)
+        for k, v in content:
+            dict.__setitem__(target, k, v)
+    elif t.__module__ == "collections" and t.__qualname__ == "deque":
+        target.clear()
+        target.extend(content)
+    else:
+        state, inner = content
+        base = _builtin_base(t)
+        if base is list:
+            list.__setitem__(target, slice(None), inner)
+        elif base is dict:
+            dict.clear(target)
+            dict.update(target, inner)
+        elif base is set:
+            set.clear(target)
+            set.update(target, inner)
+        d = getattr(target, "__dict__", None)
+        if isinstance(d, dict):
+            for name in [n for n in d if n not in state]:
+                del d[name]
+        Decoder.fill(target, state)
+
+
+def _mutable(value):
+    t = type(value)
+    if t in _MUTABLE_BUILTINS:
+        return True
+    if t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict", "deque"):
+        return True
+    return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, (type, BaseException)) and (
+        hasattr(value, "__dict__") or bool(_slots_of(t))
+    )
+
+
+# --- the peer -----------------------------------------------------------------------------------------
+
+class Peer:
+    """One side of the socket: sends requests and serves the other side's while it waits."""
+
+    def __init__(self, sock, policy, other, timeout=None):
+        self.sock = sock
+        self.other = other
+        self.policy = policy
+        self.timeout = timeout
+        self.sent = {}  # gid -> object this side sent (for back-references)
+        self.counter = 0
+        self.came_from = {}  # id(object) -> (peer's gid, object)
+        self.handles = {}  # hid -> callable or iterator kept here
+        self.handle_ids = {}  # id(object) -> hid
+        self.proxies = {}  # peer's hid -> proxy
+        self.dead = None
+        self.depth = 0
+
+    # identities
+    def note_received(self, gid, value):
+        self.came_from[id(value)] = (gid, value)
+
+    def sent_object(self, gid):
+        try:
+            return self.sent[gid]
+        except (KeyError, TypeError):
+            raise Refused("a reference to an object this side never sent")
+
+    def handle(self, obj):
+        hid = self.handle_ids.get(id(obj))
+        if hid is None:
+            if len(self.handles) >= 100_000:
+                raise Refused("more than 100000 callables kept for the other side")
+            hid = len(self.handles) + 1
+            self.handles[hid] = obj
+            self.handle_ids[id(obj)] = hid
+        return hid
+
+    def local_handle(self, hid):
+        try:
+            return self.handles[hid]
+        except (KeyError, TypeError):
+            raise Refused("a reference to a callable this side never sent")
+
+    def remote_id(self, value):
+        if isinstance(value, (RemoteFunction, RemoteIterator)) and value._peer is self:
+            return value._hid
+        return None
+
+    def proxy(self, hid, kind):
+        key = (hid, kind)
+        p = self.proxies.get(key)
+        if p is None:
+            p = RemoteFunction(self, hid) if kind == "fn" else RemoteIterator(self, hid)
+            self.proxies[key] = p
+        return p
+
+    def reset(self):
+        """Identities last one outermost call."""
+        self.sent.clear()
+        self.came_from.clear()
+
+    # messages
+    def encode(self, values):
+        """A message body holding `values` (a dict of name -> value) as one table."""
+        enc = Encoder(self)
+        try:
+            roots = {name: enc.ref(v) for name, v in values.items()}
+        except RecursionError:
+            raise Refused("a value nested deeper than the interpreter's stack") from None
+        base = self.counter
+        for i, v in enumerate(enc.keep):
+            if _mutable(v):
+                self.sent[base + i] = v
+        self.counter += len(enc.nodes)
+        return {"n": enc.nodes, "base": base, "r": roots}
+
+    def decode(self, message):
+        dec = Decoder(self, message)
+        roots = message.get("r")
+        if not isinstance(roots, dict):
+            raise Refused("a message without its values")
+        try:
+            return {name: dec.get(i) for name, i in roots.items()}
+        except RecursionError:
+            raise Refused("a value nested deeper than the interpreter's stack") from None
+
+    def send(self, message):
+        data = json.dumps(message, separators=(",", ":")).encode()
+        if len(data) > MAX_MESSAGE:
+            raise Refused("a value of more than %d MB" % (MAX_MESSAGE >> 20))
+        try:
+            self.sock.sendall(struct.pack(">Q", len(data)) + data)
+        except OSError as e:
+            self.dead = "%s is gone (%s)" % (self.other, e)
+            raise Gone(self.dead)
+
+    def recv(self):
+        head = self._read(8)
+        (size,) = struct.unpack(">Q", head)
+        if size > MAX_MESSAGE:
+            self.dead = "%s sent a message of %d bytes, over the bound of %d" % (self.other, size, MAX_MESSAGE)
+            raise Gone(self.dead)
+        try:
+            message = json.loads(self._read(size))
+        except ValueError:
+            self.dead = "%s sent a message that is not JSON" % self.other
+            raise Gone(self.dead)
+        if not isinstance(message, dict):
+            self.dead = "%s sent a message that is not an object" % self.other
+            raise Gone(self.dead)
+        return message
+
+    def _read(self, n):
+        chunks = []
+        while n:
+            if self.timeout is not None:
+                ready, _, _ = select.select([self.sock], [], [], self.timeout)
+                if not ready:
+                    self.dead = "%s did not answer within %g s" % (self.other, self.timeout)
+                    raise Gone(self.dead)
+            try:
+                b = self.sock.recv(min(n, 1 << 20))
+            except OSError as e:
+                b = b""
+            if not b:
+                self.dead = "%s ended" % self.other
+                raise Gone(self.dead)
+            chunks.append(b)
+            n -= len(b)
+        return b"".join(chunks)
+
+    def request(self, message):
+        """Sends a request and serves the other side's requests until its answer comes."""
+        if self.dead:
+            raise Gone(self.dead)
+        self.send(message)
+        self.depth += 1
+        try:
+            while True:
+                m = self.recv()
+                op = m.get("op")
+                if op in ("ok", "err"):
+                    return m
+                self.serve(m)
+        finally:
+            self.depth -= 1
+
+    def answer(self, fn):
+        """Runs `fn()` and sends its value or exception back."""
+        try:
+            value = fn()
+            body = self.encode({"v": value})
+            body["op"] = "ok"
+        except Gone:
+            raise
+        except BaseException as e:
+            body = self.failure(e)
+        self.send(body)
+
+    def failure(self, e):
+        try:
+            body = self.encode({"e": e})
+        except Refused as why:
+            body = self.encode({"e": RuntimeError("%s: %s (%s)" % (type(e).__name__, e, why))})
+        body["op"] = "err"
+        return body
+
+    def serve(self, m):
+        op = m.get("op")
+        if op == "cb":
+            def run():
+                args = self.decode(m)
+                fn = self.local_handle(m.get("h"))
+                return fn(*args["a"], **args["k"])
+
+            self.answer(run)
+        elif op == "next":
+            def pull():
+                it = self.local_handle(m.get("h"))
+                return next(it)
+
+            self.answer(pull)
+        else:
+            self.serve_other(m)
+
+    def serve_other(self, m):
+        self.send(self.failure(RuntimeError("an unknown request %r" % (m.get("op"),))))
+
+    def result(self, reply):
+        values = self.decode(reply)
+        if reply.get("op") == "ok":
+            return values["v"]
+        raise values["e"]
+
+
+class RemoteFunction:
+    """A callable that stays in the other process; calling it is a request."""
+
+    __slots__ = ("_peer", "_hid", "__weakref__")
+
+    def __init__(self, peer, hid):
+        self._peer = peer
+        self._hid = hid
+
+    def __call__(self, *args, **kwargs):
+        peer = self._peer
+        body = peer.encode({"a": args, "k": kwargs})
+        body.update(op="cb", h=self._hid)
+        return peer.result(peer.request(body))
+
+    def __repr__(self):
+        return "<function kept in the other process #%d>" % self._hid
+
+
+class RemoteIterator:
+    """An iterator or generator that stays in the other process; each item is a request."""
+
+    __slots__ = ("_peer", "_hid", "__weakref__")
+
+    def __init__(self, peer, hid):
+        self._peer = peer
+        self._hid = hid
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        peer = self._peer
+        return peer.result(peer.request({"op": "next", "h": self._hid, "n": [], "base": 0, "r": {}}))
+
+    def __repr__(self):
+        return "<iterator kept in the other process #%d>" % self._hid
+
+
+# --- module state --------------------------------------------------------------------------------------
+
+def _shallow(v):
+    """What a value's state is made of, one level down, by identity: a change of it is a change."""
+    t = type(v)
+    if t is list or t is tuple:
+        return (id(v), tuple(map(id, v)))
+    if t is dict or (t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict")):
+        return (id(v), tuple((id(k), id(x)) for k, x in dict.items(v)))
+    if t is set or t is frozenset:
+        return (id(v), frozenset(map(id, v)))
+    if t is bytearray:
+        return (id(v), bytes(v))
+    if t.__module__ == "collections" and t.__qualname__ == "deque":
+        return (id(v), tuple(map(id, v)))
+    d = getattr(v, "__dict__", None)
+    if isinstance(d, dict) and not isinstance(v, (type, types.ModuleType)):
+        return (id(v), tuple((k, id(x)) for k, x in d.items()))
+    return (id(v),)
+
+
+def _behaviour(v):
+    """Code rather than state: a module attribute that is a function, class, module or other
+    callable (changing one is patching, which cannot be sent as data)."""
+    return isinstance(v, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType, types.MethodType)) or (
+        callable(v) and not isinstance(v, (int, float, str, bytes, list, tuple, dict, set, frozenset))
+    )
+
+
+class ModuleState:
+    """The project's module globals and class attributes as last agreed between the processes:
+    what changed since is sent to the other side (state), or is a patch (behaviour)."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.seen = {}  # (module, holder qualname or "", name) -> (shallow, value)
+
+    def entries(self):
+        for name, module in list(sys.modules.items()):
+            if module is None or not self.policy.project_module(name):
+                continue
+            try:
+                items = list(vars(module).items())
+            except TypeError:
+                continue
+            for attr, value in items:
+                if attr.startswith("__"):
+                    continue
+                yield (name, "", attr), value
+                if isinstance(value, type) and value.__module__ == name:
+                    for cattr, cvalue in list(type.__dict__["__dict__"].__get__(value).items()):
+                        if not cattr.startswith("__") and not isinstance(cvalue, (staticmethod, classmethod, property)):
+                            yield (name, value.__qualname__, cattr), cvalue
+
+    def changes(self):
+        """(state changed: [(key, value)], behaviour changed: [key]) since the last agreement."""
+        state, behaviour = [], []
+        for key, value in self.entries():
+            was = self.seen.get(key)
+            if was is None:
+                self.seen[key] = (_shallow(value), value)
+                continue
+            if was[0] == _shallow(value) and was[1] is value:
+                continue
+            if _behaviour(value) or _behaviour(was[1]):
+                behaviour.append(key)
+            else:
+                state.append((key, value))
+        return state, behaviour
+
+    def agree(self):
+        """What is there now is what both sides hold."""
+        for key, value in self.entries():
+            self.seen[key] = (_shallow(value), value)
+
+    def apply(self, changes):
+        for (module, holder, attr), value in changes:
+            obj = sys.modules.get(module)
+            if obj is None:
+                continue
+            if holder:
+                for part in holder.split("."):
+                    obj = getattr(obj, part, None)
+                    if obj is None:
+                        break
+                if not isinstance(obj, type):
+                    continue
+            current = vars(obj).get(attr) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj).get(attr)
+            if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
+                _apply(current, _content(value))
+            else:
+                setattr(obj, attr, value)
+
+
+def _key_name(key):
+    module, holder, attr = key
+    return ".".join(p for p in (module, holder, attr) if p)
+
+
+# --- what crosses besides the arguments -------------------------------------------------------------
+
+def _capture_logs():
+    """A handler on the root logger that keeps the program's log records as plain data."""
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            try:
+                records.append(
+                    {
+                        "name": record.name,
+                        "levelno": record.levelno,
+                        "levelname": record.levelname,
+                        "msg": record.getMessage(),
+                        "pathname": record.pathname,
+                        "lineno": record.lineno,
+                        "funcName": record.funcName,
+                    }
+                )
+            except Exception:
+                pass
+
+    handler = Keep(level=0)
+    logging.getLogger().addHandler(handler)
+    return records, handler
+
+
+def _replay_logs(records):
+    import logging
+
+    for r in records if isinstance(records, list) else ():
+        if isinstance(r, dict) and isinstance(r.get("name"), str):
+            fields = {k: v for k, v in r.items() if k in ("name", "levelno", "levelname", "msg", "pathname", "lineno", "funcName")}
+            fields["args"] = None
+            logger = logging.getLogger(r["name"])
+            if logger.isEnabledFor(int(r.get("levelno", 0))):
+                logger.handle(logging.makeLogRecord(fields))
+
+
+def _replay_warnings(items, policy):
+    import warnings
+
+    for w in items if isinstance(items, list) else ():
+        try:
+            module, qualname, message, filename, lineno = w
+            try:
+                category = policy.resolve_class(module, qualname)
+                if not issubclass(category, Warning):
+                    category = UserWarning
+            except Refused:
+                category = UserWarning
+            warnings.warn_explicit(str(message), category, str(filename), int(lineno))
+        except Exception:
+            pass
+
+
+# --- the tests' side ----------------------------------------------------------------------------------
+
+_client = [None]
+# Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
+# target in-process, labelled so).
+on_refusal = None
+# What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force:
+# the program's process cannot see such a patch, so a call made under one is not isolated.
+_patches = {}
+
+
+class NotIsolated(Exception):
+    """The tests handed the target something that is not data: this run judges nothing."""
+
+
+def _connect():
+    peer = _client[0]
+    if peer is None:
+        cfg = json.loads(os.environ.get("RGD_ISOLATE", "{}"))
+        sock = socket.socket(fileno=int(cfg["fd"]))
+        sock.setblocking(True)
+        os.set_inheritable(sock.fileno(), False)
+        policy = Policy(cfg["root"], cfg["project"], True)
+        peer = Peer(sock, policy, "the program's process", timeout=float(cfg.get("timeout", 60)))
+        peer.state = ModuleState(policy)
+        peer.state.agree()
+        peer.env = dict(os.environ)
+        peer.tmp = os.path.normpath(cfg.get("tmp") or "/nonexistent") + os.sep
+        _client[0] = peer
+    return peer
+
+
+def baseline():
+    """Called by rgd's plugin once collection imported the project: module state as both sides
+    have it before any test ran."""
+    if os.environ.get("RGD_ISOLATE"):
+        _connect()
+
+
+def watch_patches():
+    """Notes, while they are in force, what pytest's `monkeypatch` and `unittest.mock` patch
+    outside the project's modules (the environment and the working directory are sent along)."""
+    try:
+        from _pytest.monkeypatch import MonkeyPatch
+    except ImportError:
+        MonkeyPatch = None
+    if MonkeyPatch is not None:
+        setattr_, undo = MonkeyPatch.setattr, MonkeyPatch.undo
+
+        def patched_setattr(self, target, name=None, *a, **k):
+            result = setattr_(self, target, name, *a, **k)
+            # Only a test's own patches: pytest patches its own classes for the whole session.
+            if os.environ.get("PYTEST_CURRENT_TEST"):
+                what = target if isinstance(target, str) and name is None else "%s.%s" % (getattr(target, "__name__", type(target).__name__), name)
+                _patches.setdefault(id(self), []).append(what)
+            return result
+
+        def patched_undo(self):
+            _patches.pop(id(self), None)
+            return undo(self)
+
+        MonkeyPatch.setattr, MonkeyPatch.undo = patched_setattr, patched_undo
+    try:
+        import unittest.mock as mock
+    except ImportError:
+        return
+    enter, exit_ = mock._patch.__enter__, mock._patch.__exit__
+
+    def patched_enter(self):
+        result = enter(self)
+        if os.environ.get("PYTEST_CURRENT_TEST"):
+            _patches[id(self)] = ["%s.%s" % (getattr(self.getter(), "__name__", "?"), self.attribute)]
+        return result
+
+    def patched_exit(self, *exc):
+        _patches.pop(id(self), None)
+        return exit_(self, *exc)
+
+    mock._patch.__enter__, mock._patch.__exit__ = patched_enter, patched_exit
+
+
+def _outside_project(what, policy):
+    module = what.rsplit(".", 1)[0] if "." in what else what
+    return not policy.project_module(module)
+
+
+def _refuse(qualname, why):
+    reason = "%s: %s" % (qualname, why)
+    if on_refusal is not None:
+        on_refusal(reason)
+    raise NotIsolated(reason)
+
+
+def _test_path(rel):
+    """A file the program's copy never holds (`isolate::kept_from_the_program`)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts)
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name in ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini")
+    )
+
+
+def _given_files(peer, value, depth=0):
+    """A path argument naming a file of the tests' that the program's copy lacks (a test's data
+    file): the program's process could not open it."""
+    import pathlib
+
+    if depth > 3:
+        return None
+    if isinstance(value, (str, pathlib.PurePath)):
+        text = str(value)
+        if "/" not in text or len(text) > 4096 or "\0" in text:
+            return None
+        path = os.path.normpath(os.path.join(os.getcwd(), text))
+        root = peer.policy.root
+        if path.startswith(root) and _test_path(path[len(root) :].replace(os.sep, "/")) and os.path.exists(path):
+            return path[len(root) :]
+        return None
+    if type(value) in (list, tuple, set, frozenset):
+        return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value)[:100])), None)
+    if type(value) is dict:
+        return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value.values())[:100])), None)
+    return None
+
+
+def _env_diff(before, now):
+    """What changed in the environment: [set: {name: value}, removed: [name]]."""
+    return [{k: v for k, v in now.items() if before.get(k) != v}, [k for k in before if k not in now]]
+
+
+def call(qualname, args, kwargs):
+    """The stub's body: the target's call, made in the program's process."""
+    peer = _connect()
+    outermost = peer.depth == 0
+    try:
+        policy = peer.policy
+        active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
+        if active:
+            _refuse(qualname, "the test patched %s, which the program's process cannot see" % active[0])
+        state, behaviour = peer.state.changes()
+        if behaviour:
+            _refuse(qualname, "the test patched %s, which the program's process cannot see" % _key_name(behaviour[0]))
+        cwd = os.getcwd()
+        if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
+            _refuse(qualname, "the test changed the working directory to %s" % cwd)
+        given = _given_files(peer, (args, kwargs))
+        if given:
+            _refuse(qualname, "the tests passed the path of their own file %s" % given)
+        env = dict(os.environ)
+        try:
+            body = peer.encode(
+                {
+                    "a": args,
+                    "k": kwargs,
+                    "state": state,
+                    "env": _env_diff(peer.env, env) if env != peer.env else None,
+                    "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
+                }
+            )
+        except Refused as why:
+            _refuse(qualname, "the tests passed %s" % why)
+        peer.env = env
+        body["op"] = "call"
+        try:
+            reply = peer.request(body)
+        except Gone as why:
+            raise RuntimeError("%s: %s" % (qualname, why)) from None
+        out, err = reply.get("out"), reply.get("err_text")
+        if isinstance(out, str) and out:
+            sys.stdout.write(out)
+        if isinstance(err, str) and err:
+            sys.stderr.write(err)
+        try:
+            values = peer.decode(reply)
+            for gid, content in values.get("wb", ()):
+                _apply(peer.sent_object(gid), content)
+            peer.state.apply(values.get("state") or ())
+        except Refused as why:
+            raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
+        finally:
+            peer.state.agree()
+        _replay_logs(reply.get("logs"))
+        _replay_warnings(reply.get("warnings"), policy)
+        if reply.get("op") == "ok":
+            return values["v"]
+        e = values["e"]
+        trace = reply.get("trace")
+        if isinstance(trace, str) and trace and hasattr(e, "add_note"):
+            e.add_note("(in the program's process)\n" + trace[-TRACE_CAP:])
+        raise e
+    finally:
+        if outermost:
+            peer.reset()
+
+
+# --- the program's side -------------------------------------------------------------------------------
+
+def _resolve_target(module, qualname):
+    """The target's plain function: through classes' own dicts, static and class methods opened."""
+    holder = module
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        holder = vars(holder)[part]
+    stored = vars(holder)[parts[-1]]
+    if isinstance(stored, classmethod):
+        return lambda *a, **k: stored.__func__(*a, **k)
+    if isinstance(stored, staticmethod):
+        return stored.__func__
+    if isinstance(stored, property):
+        return stored.fget
+    return stored
+
+
+class Server(Peer):
+    def __init__(self, sock, policy, target, root):
+        Peer.__init__(self, sock, policy, "the tests' process")
+        self.target = target
+        self.root = root
+        self.state = ModuleState(policy)
+        self.state.agree()
+
+    def enter(self, values):
+        """The tests' side of things before the call: module state, environment, directory."""
+        self.state.apply(values.get("state") or ())
+        env = values.get("env")
+        if isinstance(env, list) and len(env) == 2 and isinstance(env[0], dict):
+            for k, v in env[0].items():
+                os.environ[str(k)] = str(v)
+            for k in env[1] if isinstance(env[1], list) else ():
+                os.environ.pop(str(k), None)
+        cwd = values.get("cwd")
+        if isinstance(cwd, str):
+            os.chdir(cwd if os.path.isabs(cwd) else os.path.normpath(os.path.join(self.root, cwd)))
+
+    def serve_other(self, m):
+        if m.get("op") != "call":
+            return Peer.serve_other(self, m)
+        import traceback
+        import warnings
+
+        if self.depth == 0:
+            self.reset()
+        out, err = io.StringIO(), io.StringIO()
+        saved = sys.stdout, sys.stderr
+        trace = ""
+        logs, handler = _capture_logs()
+        caught = []
+        try:
+            args = self.decode(m)
+            self.enter(args)
+            self.state.agree()
+            sys.stdout, sys.stderr = out, err
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    value = self.target(*args["a"], **args["k"])
+                    if isinstance(value, types.CoroutineType):
+                        import asyncio
+
+                        value = asyncio.new_event_loop().run_until_complete(value)
+            finally:
+                sys.stdout, sys.stderr = saved
+            op, values = "ok", {"v": value}
+        except Gone:
+            raise
+        except BaseException as e:
+            sys.stdout, sys.stderr = saved
+            trace = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
+            op, values = "err", {"e": e}
+        finally:
+            import logging
+
+            logging.getLogger().removeHandler(handler)
+        written = [(gid, obj) for gid, obj in self.came_from.values() if _mutable(obj)]
+        state, _ = self.state.changes()
+        try:
+            values["wb"] = [(gid, _content(obj)) for gid, obj in written]
+            values["state"] = state
+            body = self.encode(values)
+        except Refused as why:
+            what = "answer" if op == "ok" else "exception"
+            op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why)), "wb": []}
+            body = self.encode(values)
+        self.state.agree()
+        body["op"] = op
+        body["out"] = out.getvalue()[:OUTPUT_CAP]
+        body["err_text"] = err.getvalue()[:OUTPUT_CAP]
+        body["trace"] = trace[-TRACE_CAP:]
+        body["logs"] = logs[:1000]
+        body["warnings"] = [
+            [w.category.__module__, w.category.__qualname__, str(w.message)[:OUTPUT_CAP], str(w.filename), int(w.lineno or 0)]
+            for w in (caught or [])[:1000]
+        ]
+        self.send(body)
+
+
+def serve():
+    """The program's process: imports the target's module and answers calls until the tests end."""
+    cfg = json.loads(os.environ.pop("RGD_ISOLATE"))
+    sock = socket.socket(fileno=int(cfg["fd"]))
+    sock.setblocking(True)
+    os.set_inheritable(sock.fileno(), False)
+    policy = Policy(cfg["root"], cfg["project"], False)
+    try:
+        target = _resolve_target(importlib.import_module(cfg["module"]), cfg["qualname"])
+    except BaseException as e:
+        # Every call then fails with what importing the program raised, as a test in one
+        # process would have failed (a SyntaxError in the agents' code, a missing name).
+        failed = e
+
+        def target(*a, **k):
+            raise failed
+
+    server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
+    while True:
+        try:
+            m = server.recv()
+        except Gone:
+            return
+        server.serve(m)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.getcwd())
+    serve()

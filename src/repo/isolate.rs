@@ -1,0 +1,74 @@
+//! Repository verdicts the program cannot reach (`sandbox/rgd_isolate.py`): each test run of a
+//! candidate has two processes. The tests' process holds pytest, the project's modules, the
+//! selected tests and rgd's plugin, with the target's body a stub that forwards each call; the
+//! program's process holds the project's modules with the agents' function spliced in and no test
+//! file at all, and answers the calls. Only data crosses. Where the tests hand the target
+//! something that is not data, the run is judged in one process instead and labelled
+//! **in-process (best effort)**: the record, the printed verdict and `rgd report` say so, and
+//! `--write` and the memory pool take such a verdict only when the user names the weaker
+//! guarantee (`--allow-in-process`).
+
+use serde::{Deserialize, Serialize};
+
+/// How a run's verdict was reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "isolation", rename_all = "snake_case")]
+pub enum Isolation {
+    /// The program ran in a process of its own; only data reached the tests.
+    Isolated,
+    /// The program ran inside the tests' process, watched by the plugin's checks (`why` it could
+    /// not be isolated).
+    InProcess { why: String },
+    /// No program of the agents' was in the run (collection, the original code).
+    #[default]
+    NoProgram,
+}
+
+impl Isolation {
+    /// The label every place that shows a best-effort verdict carries.
+    pub const BEST_EFFORT: &'static str = "in-process (best effort)";
+
+    /// Why the verdict is only best effort, when it is.
+    pub fn best_effort(&self) -> Option<&str> {
+        match self {
+            Isolation::InProcess { why } => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// The two halves of one candidate: the text of the target's file in the tests' copy (the
+/// project's own module with the target forwarding) and in the program's (the agents' module, the
+/// target undecorated), and the names "the program" holds for the in-process fallback.
+#[derive(Debug, Clone)]
+pub struct Halves {
+    pub tests_text: String,
+    pub program_text: String,
+    pub program_names: Vec<String>,
+}
+
+impl Halves {
+    /// From the project's file (`original`) and the candidate's (`program`), or why the target
+    /// cannot be isolated.
+    pub fn new(original: &str, program: &str, qualname: &str) -> Result<Halves, String> {
+        Ok(Halves {
+            tests_text: crate::code::forwarding_stub(original, qualname)?,
+            program_text: crate::code::undecorated(program, qualname)?,
+            program_names: crate::code::program_names(original, program, qualname),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_best_effort_verdict_says_why() {
+        let why = Isolation::InProcess { why: "a file".into() };
+        assert_eq!(why.best_effort(), Some("a file"));
+        assert_eq!(Isolation::Isolated.best_effort(), None);
+        let json = serde_json::to_string(&why).unwrap();
+        assert!(json.contains("in_process"), "{json}");
+    }
+}

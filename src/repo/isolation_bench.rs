@@ -1,0 +1,195 @@
+//! `rgd bench verdicts --isolation`: whether isolating a repository target (`isolate.rs`) changes
+//! any verdict. For each project of `rgd bench repo` (pinned sdists, their own test suites), the
+//! functions the most tests enter (by rgd's spectrum collector over the whole suite) are taken as
+//! the target in turn, with their original code: the tests entering one run once with the
+//! function in the tests' process, once isolated. Reported: how many functions could be isolated
+//! (and why the others could not), every test whose outcome differs, and the isolated run's time
+//! against the in-process one.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::bench::{Project, fetch};
+use super::chunks::is_test_file;
+use super::testrun::{ProjectTests, RunSpec, TestLimits, TestRun};
+
+/// One function taken as the target.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionParity {
+    /// `file::qualname`.
+    pub target: String,
+    /// The tests that enter it (and ran both ways).
+    pub tests: usize,
+    /// Why it could not be isolated (the isolated run fell back to in-process), when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_isolated: Option<String>,
+    /// Tests whose outcome differs: id, in-process status, isolated status and message.
+    pub differ: Vec<(String, String, String, String)>,
+    pub seconds_in_process: f64,
+    pub seconds_isolated: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectParity {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    pub functions: Vec<FunctionParity>,
+}
+
+/// The `per_project` functions of the project's own (no test file) that the most tests of
+/// `ids` enter, each with those tests, most tested first.
+fn most_tested(
+    runner: &ProjectTests,
+    root: &Path,
+    ids: &[String],
+    per_project: usize,
+) -> anyhow::Result<Vec<(String, String, Vec<String>)>> {
+    let limits = TestLimits {
+        timeout: std::time::Duration::from_secs(1800),
+        per_test: Some(std::time::Duration::from_secs(20)),
+        ..TestLimits::default()
+    };
+    let spec = RunSpec { ids, ..RunSpec::default() };
+    let (_, spectra) = runner.spectra(root, &spec, limits)?;
+    let mut entered: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for s in spectra.iter().filter(|s| ids.contains(&s.id)) {
+        for (file, qualname, _) in &s.functions {
+            if !is_test_file(file) && !qualname.contains('<') {
+                entered.entry((file.clone(), qualname.clone())).or_default().push(s.id.clone());
+            }
+        }
+    }
+    let mut ranked: Vec<((String, String), Vec<String>)> = entered
+        .into_iter()
+        .filter(|((file, name), _)| {
+            std::fs::read_to_string(root.join(file)).is_ok_and(|text| crate::code::find_function(&text, name).is_ok())
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    Ok(ranked
+        .into_iter()
+        .take(per_project)
+        .map(|((file, name), mut tests)| {
+            tests.dedup();
+            (file, name, tests)
+        })
+        .collect())
+}
+
+fn statuses(run: &TestRun) -> BTreeMap<&str, (&str, &str)> {
+    run.outcomes
+        .iter()
+        .map(|o| (o.id.as_str(), (o.status.as_str(), o.message.as_str())))
+        .collect()
+}
+
+/// One function both ways.
+fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[String]) -> anyhow::Result<FunctionParity> {
+    let text = std::fs::read_to_string(root.join(file))?;
+    let spec = RunSpec {
+        replace: Some((file, &text)),
+        target: Some(name),
+        ids: tests,
+        withhold: &[],
+    };
+    let limits = TestLimits {
+        timeout: std::time::Duration::from_secs(900),
+        ..TestLimits::default()
+    };
+    let in_process = runner.run_in_process(root, &spec, limits)?;
+    let isolated = runner.run(root, &spec, limits)?;
+    let (a, b) = (statuses(&in_process), statuses(&isolated));
+    let differ = a
+        .iter()
+        .filter_map(|(id, (sa, _))| {
+            let (sb, mb) = b.get(id).copied().unwrap_or(("missing", ""));
+            (sa != &sb).then(|| (id.to_string(), sa.to_string(), sb.to_string(), mb.chars().take(200).collect()))
+        })
+        .collect();
+    Ok(FunctionParity {
+        target: format!("{file}::{name}"),
+        tests: tests.len(),
+        not_isolated: isolated.isolation.best_effort().map(str::to_string),
+        differ,
+        seconds_in_process: in_process.seconds,
+        seconds_isolated: isolated.seconds,
+    })
+}
+
+/// Runs every project of `set` (fetched into `cache`) as described above.
+pub fn run(
+    cache: &Path,
+    set: &'static [Project],
+    runner: &ProjectTests,
+    per_project: usize,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Vec<ProjectParity>> {
+    let mut out = Vec::new();
+    for (project, dir) in fetch(cache, set, report)? {
+        let name = format!("{} {}", project.name, project.version);
+        let ids = match runner.collect(&dir, &[]) {
+            Ok(ids) => ids,
+            Err(e) => {
+                report(&format!("{name}: {e:#}"));
+                out.push(ProjectParity {
+                    name,
+                    skipped: Some(format!("{e:#}").lines().next().unwrap_or_default().to_string()),
+                    functions: Vec::new(),
+                });
+                continue;
+            }
+        };
+        let targets = most_tested(runner, &dir, &ids, per_project)?;
+        report(&format!("{name}: {} tests, {} functions", ids.len(), targets.len()));
+        let mut functions = Vec::new();
+        for (file, function, tests) in &targets {
+            let p = parity(runner, &dir, file, function, tests)?;
+            report(&format!(
+                "  {} ({} tests): {}{}, {:.2}s in-process, {:.2}s isolated",
+                p.target,
+                p.tests,
+                p.not_isolated
+                    .as_deref()
+                    .map_or("isolated".to_string(), |w| format!("in-process ({w})")),
+                match p.differ.len() {
+                    0 => String::new(),
+                    n => format!(", {n} outcome(s) differ"),
+                },
+                p.seconds_in_process,
+                p.seconds_isolated
+            ));
+            functions.push(p);
+        }
+        out.push(ProjectParity {
+            name,
+            skipped: None,
+            functions,
+        });
+    }
+    Ok(out)
+}
+
+/// The median of `values` (0 when empty).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_odd_even_and_empty() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
+}
