@@ -41,6 +41,11 @@ MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
 MAX_DEPTH = 400
 MAX_INT_DIGITS = 4300
+# More values than this in one call's arguments, or in all of a run's messages, and the target is
+# judged in-process instead: arguments are copied at every call (a method of an object holding
+# thousands of items, called once per item, would copy them at every call).
+COPY_LIMIT = 2_000
+RUN_COPY_LIMIT = 2_000_000
 OUTPUT_CAP = 64 << 10
 TRACE_CAP = 4000
 
@@ -69,6 +74,21 @@ def _is_stdlib_module(name):
         return False
     f = os.path.normpath(os.path.abspath(f))
     return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
+
+
+def _stdlib_spec(name):
+    """Whether `name` is a module of the standard library (found there, not imported)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    origin = getattr(spec, "origin", None)
+    if origin in ("built-in", "frozen"):
+        return True
+    if not isinstance(origin, str):
+        return False
+    path = os.path.normpath(os.path.abspath(origin))
+    return path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path
 
 
 # Standard-library classes whose instances are plain values, rebuilt from their attributes:
@@ -113,6 +133,9 @@ class Policy:
         builtins', or an allowed standard-library one; else Refused naming it."""
         if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
             raise Refused("a class the project does not define (%r)" % (qualname,))
+        if not self.strict and module_name not in sys.modules and _stdlib_spec(module_name):
+            # The program's side may be handed a standard class its code has not imported yet.
+            importlib.import_module(module_name)
         if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name):
             module = sys.modules.get(module_name)
             if module is None:
@@ -253,11 +276,19 @@ class Encoder:
         hid = peer.remote_id(v)
         if hid is not None:
             return ["hb", hid]
+        at = peer.defaults.get(id(v))
+        if at is not None:
+            # A default value of the target that is no data (a sentinel `object()`): the other
+            # side's function has its own, made by the same line.
+            return ["dflt", at]
         if isinstance(v, type):
-            kind = peer.policy.kind_of_class(v) if v.__module__ != "builtins" else "builtin"
-            if kind is None:
-                raise Refused("the class %s.%s, which the project does not define" % (v.__module__, v.__qualname__))
-            return ["cls", v.__module__, v.__qualname__]
+            # A class names code, not state: any class the other side has by the same name (the
+            # project's, the standard library's) may be sent; the tests' side only takes back
+            # those whose instances may cross (`Decoder`, strict).
+            module = v.__module__
+            if not (module == "builtins" or peer.policy.project_module(module) or _is_stdlib_module(module)) or "<" in v.__qualname__:
+                raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
+            return ["cls", module, v.__qualname__]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
@@ -278,19 +309,44 @@ class Encoder:
             content = None
             if base is not None:
                 content = self.ref(base(v) if base is not dict else dict(dict.items(v)), depth)
-            return ["o", t.__module__, t.__qualname__, self.ref(_state(v), depth), content]
+            mark = len(self.nodes)
+            try:
+                state = self.ref(_state(v), depth)
+            except Refused:
+                if peer.policy.strict:
+                    raise
+                # An object of the project's holding something that is no data (a stream): it
+                # stays in the program's process (what was begun of its state is taken back).
+                self.rollback(mark)
+                return ["h", peer.handle(v), "obj"]
+            return ["o", t.__module__, t.__qualname__, state, content]
+        if not peer.policy.strict:
+            # The program's process keeps what is no data (an open stream, a lock, a third-party
+            # object) and hands out a handle that equals only itself.
+            return ["h", peer.handle(v), "obj"]
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
+
+    def rollback(self, mark):
+        """Forgets the nodes from `mark` on."""
+        del self.nodes[mark:]
+        del self.keep[mark:]
+        for key in [k for k, at in self.memo.items() if at >= mark]:
+            del self.memo[key]
 
     def exception(self, e, depth):
         t = type(e)
         state = {k: x for k, x in _state(e).items() if not k.startswith("__")}
+        mark = len(self.nodes)
         try:
             state_ref = self.ref(state, depth)
         except Refused:
+            self.rollback(mark)
             state_ref = self.ref({}, depth)
+        mark = len(self.nodes)
         try:
             args_ref = self.ref(tuple(e.args), depth)
         except Refused:
+            self.rollback(mark)
             args_ref = self.ref(tuple(str(a) for a in e.args), depth)
         return ["x", t.__module__, t.__qualname__, args_ref, state_ref]
 
@@ -427,6 +483,11 @@ class Decoder:
             return peer.sent_object(n[1])
         if k == "hb":
             return peer.local_handle(n[1])
+        if k == "dflt":
+            defaults = peer.target_defaults
+            if type(n[1]) is not int or not 0 <= n[1] < len(defaults):
+                raise Refused("a default value the function does not have")
+            return defaults[n[1]]
         if k == "h":
             return peer.proxy(n[1], n[2])
         if k == "cls":
@@ -696,6 +757,10 @@ class Peer:
         self.proxies = {}  # peer's hid -> proxy
         self.dead = None
         self.depth = 0
+        # The target's default values (`_defaults`), and those of them that are no data by
+        # identity: they cross as their place in that list.
+        self.target_defaults = []
+        self.defaults = {}
 
     # identities
     def note_received(self, gid, value):
@@ -724,15 +789,15 @@ class Peer:
             raise Refused("a reference to a callable this side never sent")
 
     def remote_id(self, value):
-        if isinstance(value, (RemoteFunction, RemoteIterator)) and value._peer is self:
-            return value._hid
+        if type(value) in (RemoteFunction, RemoteIterator, RemoteObject) and object.__getattribute__(value, "_peer") is self:
+            return object.__getattribute__(value, "_hid")
         return None
 
     def proxy(self, hid, kind):
         key = (hid, kind)
         p = self.proxies.get(key)
         if p is None:
-            p = RemoteFunction(self, hid) if kind == "fn" else RemoteIterator(self, hid)
+            p = {"fn": RemoteFunction, "it": RemoteIterator, "obj": RemoteObject}.get(kind, RemoteObject)(self, hid)
             self.proxies[key] = p
         return p
 
@@ -862,6 +927,21 @@ class Peer:
                 return next(it)
 
             self.answer(pull)
+        elif op in ("get", "set", "del"):
+            def attribute():
+                obj = self.local_handle(m.get("h"))
+                name = m.get("name")
+                if not isinstance(name, str):
+                    raise TypeError("an attribute name that is not a string")
+                if op == "get":
+                    return getattr(obj, name)
+                if op == "set":
+                    setattr(obj, name, self.decode(m)["v"])
+                else:
+                    delattr(obj, name)
+                return None
+
+            self.answer(attribute)
         else:
             self.serve_other(m)
 
@@ -914,6 +994,88 @@ class RemoteIterator:
         return "<iterator kept in the other process #%d>" % self._hid
 
 
+class RemoteObject:
+    """An object that is no data, kept in the process that made it: attributes, methods,
+    iteration, indexing, length, truth and `with` go through the socket and come back as data (or
+    as more handles). It equals only itself and holds nothing: no comparison, membership or hash
+    of the other process's is trusted (an object "equal to anything" stays unequal to all)."""
+
+    __slots__ = ("_peer", "_hid", "__weakref__")
+
+    def __init__(self, peer, hid):
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_hid", hid)
+
+    def _ask(self, op, name, value=None):
+        peer = object.__getattribute__(self, "_peer")
+        body = peer.encode({"v": value})
+        body.update(op=op, h=object.__getattribute__(self, "_hid"), name=name)
+        return peer.result(peer.request(body))
+
+    def __getattr__(self, name):
+        return RemoteObject._ask(self, "get", name)
+
+    def __setattr__(self, name, value):
+        RemoteObject._ask(self, "set", name, value)
+
+    def __delattr__(self, name):
+        RemoteObject._ask(self, "del", name)
+
+    def _method(self, name, *args):
+        return RemoteObject._ask(self, "get", name)(*args)
+
+    def __call__(self, *args, **kwargs):
+        return RemoteObject._ask(self, "get", "__call__")(*args, **kwargs)
+
+    def __iter__(self):
+        return RemoteObject._method(self, "__iter__")
+
+    def __next__(self):
+        return RemoteObject._method(self, "__next__")
+
+    def __len__(self):
+        return RemoteObject._method(self, "__len__")
+
+    def __bool__(self):
+        try:
+            return bool(RemoteObject._method(self, "__bool__"))
+        except AttributeError:
+            return True
+
+    def __getitem__(self, key):
+        return RemoteObject._method(self, "__getitem__", key)
+
+    def __setitem__(self, key, value):
+        RemoteObject._method(self, "__setitem__", key, value)
+
+    def __delitem__(self, key):
+        RemoteObject._method(self, "__delitem__", key)
+
+    def __enter__(self):
+        return RemoteObject._method(self, "__enter__")
+
+    def __exit__(self, *exc):
+        return RemoteObject._method(self, "__exit__", *(None, None, None))
+
+    def __repr__(self):
+        try:
+            return str(RemoteObject._method(self, "__repr__"))
+        except Exception:
+            return "<object kept in the other process>"
+
+    def __str__(self):
+        return str(RemoteObject._method(self, "__str__"))
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    def __hash__(self):
+        return id(self)
+
+
 # --- module state --------------------------------------------------------------------------------------
 
 def _shallow(v):
@@ -945,51 +1107,99 @@ def _behaviour(v):
 
 class ModuleState:
     """The project's module globals and class attributes as last agreed between the processes:
-    what changed since is sent to the other side (state), or is a patch (behaviour)."""
+    what changed since is sent to the other side (state), or is a patch (behaviour). Called at
+    every call on both sides, so the common case is cheap: an identity check per name, a shallow
+    look only at the few names that hold data, a rescan only of a namespace whose size changed."""
 
     def __init__(self, policy):
         self.policy = policy
-        self.seen = {}  # (module, holder qualname or "", name) -> (shallow, value)
+        self.modules_seen = -1
+        self.modules = []  # (name, module)
+        self.spaces = {}  # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}]
 
-    def entries(self):
-        for name, module in list(sys.modules.items()):
-            if module is None or not self.policy.project_module(name):
+    def _project_modules(self):
+        if len(sys.modules) != self.modules_seen:
+            self.modules_seen = len(sys.modules)
+            self.modules = [(n, m) for n, m in list(sys.modules.items()) if m is not None and self.policy.project_module(n)]
+        return self.modules
+
+    @staticmethod
+    def _names(ns):
+        for attr, value in list(ns.items()):
+            if isinstance(attr, str) and not attr.startswith("__") and not isinstance(value, (staticmethod, classmethod, property)):
+                yield attr, value
+
+    @staticmethod
+    def _record(value):
+        return (value, None if _behaviour(value) else _shallow(value))
+
+    def _space(self, key, ns):
+        seen = {attr: self._record(v) for attr, v in self._names(ns)}
+        self.spaces[key] = [ns, len(ns), seen, tuple(map(id, ns.values())), [a for a, r in seen.items() if r[1] is not None]]
+
+    def _spaces_now(self):
+        """Every project namespace, those not seen before recorded as they are (they start agreed)."""
+        for name, module in self._project_modules():
+            ns = getattr(module, "__dict__", None)
+            if not isinstance(ns, dict):
                 continue
-            try:
-                items = list(vars(module).items())
-            except TypeError:
-                continue
-            for attr, value in items:
-                if attr.startswith("__"):
-                    continue
-                yield (name, "", attr), value
-                if isinstance(value, type) and value.__module__ == name:
-                    for cattr, cvalue in list(type.__dict__["__dict__"].__get__(value).items()):
-                        if not cattr.startswith("__") and not isinstance(cvalue, (staticmethod, classmethod, property)):
-                            yield (name, value.__qualname__, cattr), cvalue
+            if (name, "") not in self.spaces:
+                self._space((name, ""), ns)
+                for value in list(ns.values()):
+                    if isinstance(value, type) and value.__module__ == name and (name, value.__qualname__) not in self.spaces:
+                        self._space((name, value.__qualname__), type.__dict__["__dict__"].__get__(value))
 
     def changes(self):
-        """(state changed: [(key, value)], behaviour changed: [key]) since the last agreement."""
+        """(state changed: [(key, value)], behaviour changed: [key]) since the last agreement, which
+        they then are."""
+        self._spaces_now()
         state, behaviour = [], []
-        for key, value in self.entries():
-            was = self.seen.get(key)
-            if was is None:
-                self.seen[key] = (_shallow(value), value)
-                continue
-            if was[0] == _shallow(value) and was[1] is value:
-                continue
-            if _behaviour(value) or _behaviour(was[1]):
-                behaviour.append(key)
+        for (module, holder), space in self.spaces.items():
+            ns, size, seen, ids, data = space
+            if len(ns) == size and tuple(map(id, ns.values())) == ids:
+                # No name rebound (compared in C): only the data names' contents can have changed.
+                names = [(a, ns.get(a, _MISSING)) for a in data]
+            elif len(ns) == size:
+                names = [(a, ns.get(a, _MISSING)) for a in list(seen)]
             else:
-                state.append((key, value))
+                names = list(self._names(ns))
+            changed = False
+            for attr, value in names:
+                was = seen.get(attr)
+                if was is not None and was[0] is value and (was[1] is None or was[1] == _shallow(value)):
+                    continue
+                changed = True
+                seen[attr] = self._record(value)
+                if value is _MISSING:
+                    del seen[attr]
+                    continue
+                if isinstance(value, types.ModuleType) or (was is None and _behaviour(value)):
+                    # A submodule bound as it is imported, a function or class defined late: new
+                    # code, not a patch of code the program's process has.
+                    continue
+                if _behaviour(value) or (was is not None and _behaviour(was[0])):
+                    behaviour.append((module, holder, attr))
+                else:
+                    state.append(((module, holder, attr), value))
+            if changed or len(ns) != size:
+                self._refresh(space)
         return state, behaviour
+
+    @staticmethod
+    def _refresh(space):
+        ns, seen = space[0], space[2]
+        space[1] = len(ns)
+        space[3] = tuple(map(id, ns.values()))
+        space[4] = [a for a, r in seen.items() if r[1] is not None]
 
     def agree(self):
         """What is there now is what both sides hold."""
-        for key, value in self.entries():
-            self.seen[key] = (_shallow(value), value)
+        self.spaces.clear()
+        self.modules_seen = -1
+        self._spaces_now()
 
     def apply(self, changes):
+        """Puts the other side's changes in place, and records them as agreed."""
         for (module, holder, attr), value in changes:
             obj = sys.modules.get(module)
             if obj is None:
@@ -1004,8 +1214,16 @@ class ModuleState:
             current = vars(obj).get(attr) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj).get(attr)
             if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
                 _apply(current, _content(value))
+                value = current
             else:
                 setattr(obj, attr, value)
+            space = self.spaces.get((module, holder))
+            if space is not None:
+                space[2][attr] = self._record(value)
+                self._refresh(space)
+
+
+_MISSING = object()
 
 
 def _key_name(key):
@@ -1015,32 +1233,40 @@ def _key_name(key):
 
 # --- what crosses besides the arguments -------------------------------------------------------------
 
+_log_keeper = []
+
+
 def _capture_logs():
-    """A handler on the root logger that keeps the program's log records as plain data."""
+    """A handler on the root logger that keeps the program's log records as plain data (one
+    handler, made once: this runs at every call)."""
     import logging
 
-    records = []
+    if not _log_keeper:
 
-    class Keep(logging.Handler):
-        def emit(self, record):
-            try:
-                records.append(
-                    {
-                        "name": record.name,
-                        "levelno": record.levelno,
-                        "levelname": record.levelname,
-                        "msg": record.getMessage(),
-                        "pathname": record.pathname,
-                        "lineno": record.lineno,
-                        "funcName": record.funcName,
-                    }
-                )
-            except Exception:
-                pass
+        class Keep(logging.Handler):
+            records = []
 
-    handler = Keep(level=0)
+            def emit(self, record):
+                try:
+                    self.records.append(
+                        {
+                            "name": record.name,
+                            "levelno": record.levelno,
+                            "levelname": record.levelname,
+                            "msg": record.getMessage(),
+                            "pathname": record.pathname,
+                            "lineno": record.lineno,
+                            "funcName": record.funcName,
+                        }
+                    )
+                except Exception:
+                    pass
+
+        _log_keeper.append(Keep(level=0))
+    handler = _log_keeper[0]
+    handler.records = []
     logging.getLogger().addHandler(handler)
-    return records, handler
+    return handler.records, handler
 
 
 def _replay_logs(records):
@@ -1098,7 +1324,8 @@ def _connect():
         peer = Peer(sock, policy, "the program's process", timeout=float(cfg.get("timeout", 60)))
         peer.state = ModuleState(policy)
         peer.state.agree()
-        peer.env = dict(os.environ)
+        peer.env = _environment()
+        peer.copied = 0
         peer.tmp = os.path.normpath(cfg.get("tmp") or "/nonexistent") + os.sep
         _client[0] = peer
     return peer
@@ -1200,15 +1427,33 @@ def _given_files(peer, value, depth=0):
     return None
 
 
+def _environment():
+    """The environment as bytes (a copy made in C: this runs at every call)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+
+
 def _env_diff(before, now):
     """What changed in the environment: [set: {name: value}, removed: [name]]."""
-    return [{k: v for k, v in now.items() if before.get(k) != v}, [k for k in before if k not in now]]
+    text = os.fsdecode
+    return [{text(k): text(v) for k, v in now.items() if before.get(k) != v}, [text(k) for k in before if k not in now]]
+
+
+def _stub_defaults(qualname, frame):
+    """The stub's default values (the project's own function's, under its decorators)."""
+    try:
+        return _defaults(_stored(frame.f_globals, qualname), frame.f_code)
+    except (KeyError, AttributeError, TypeError):
+        return []
 
 
 def call(qualname, args, kwargs):
     """The stub's body: the target's call, made in the program's process."""
     peer = _connect()
     outermost = peer.depth == 0
+    if outermost:
+        peer.target_defaults = _stub_defaults(qualname, sys._getframe(1))
+        peer.defaults = {id(d): i for i, d in enumerate(peer.target_defaults) if type(d) not in _SCALARS}
     try:
         policy = peer.policy
         active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
@@ -1223,7 +1468,7 @@ def call(qualname, args, kwargs):
         given = _given_files(peer, (args, kwargs))
         if given:
             _refuse(qualname, "the tests passed the path of their own file %s" % given)
-        env = dict(os.environ)
+        env = _environment()
         try:
             body = peer.encode(
                 {
@@ -1236,12 +1481,18 @@ def call(qualname, args, kwargs):
             )
         except Refused as why:
             _refuse(qualname, "the tests passed %s" % why)
+        if len(body["n"]) > COPY_LIMIT:
+            _refuse(qualname, "the tests passed %d values in one call, which would be copied at every call" % len(body["n"]))
+        peer.copied += len(body["n"])
+        if peer.copied > RUN_COPY_LIMIT:
+            _refuse(qualname, "the calls copied more than %d values between the processes" % RUN_COPY_LIMIT)
         peer.env = env
         body["op"] = "call"
         try:
             reply = peer.request(body)
         except Gone as why:
             raise RuntimeError("%s: %s" % (qualname, why)) from None
+        peer.copied += len(reply.get("n") or ())
         out, err = reply.get("out"), reply.get("err_text")
         if isinstance(out, str) and out:
             sys.stdout.write(out)
@@ -1254,8 +1505,6 @@ def call(qualname, args, kwargs):
             peer.state.apply(values.get("state") or ())
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
-        finally:
-            peer.state.agree()
         _replay_logs(reply.get("logs"))
         _replay_warnings(reply.get("warnings"), policy)
         if reply.get("op") == "ok":
@@ -1272,20 +1521,38 @@ def call(qualname, args, kwargs):
 
 # --- the program's side -------------------------------------------------------------------------------
 
-def _resolve_target(module, qualname):
-    """The target's plain function: through classes' own dicts, static and class methods opened."""
-    holder = module
+def _stored(namespace, qualname):
+    """What `qualname` names in a module's namespace, through classes' own dicts, static and class
+    methods and properties opened."""
     parts = qualname.split(".")
+    holder = namespace
     for part in parts[:-1]:
-        holder = vars(holder)[part]
-    stored = vars(holder)[parts[-1]]
-    if isinstance(stored, classmethod):
-        return lambda *a, **k: stored.__func__(*a, **k)
-    if isinstance(stored, staticmethod):
+        holder = holder[part].__dict__
+    stored = holder[parts[-1]]
+    if isinstance(stored, (classmethod, staticmethod)):
         return stored.__func__
     if isinstance(stored, property):
         return stored.fget
     return stored
+
+
+def _defaults(fn, code=None):
+    """A function's default values, positional then keyword-only; unwrapped (`__wrapped__`) down
+    to `code` when given (the stub under its decorators)."""
+    for _ in range(100):
+        if code is None or getattr(fn, "__code__", None) is code or not hasattr(fn, "__wrapped__"):
+            break
+        fn = fn.__wrapped__
+    if code is not None and getattr(fn, "__code__", None) is not code:
+        return []
+    return list(getattr(fn, "__defaults__", None) or ()) + list((getattr(fn, "__kwdefaults__", None) or {}).values())
+
+
+def _resolve_target(module, qualname):
+    """The target's plain function (classes' own dicts, static and class methods opened), and
+    its default values."""
+    fn = _stored(vars(module), qualname)
+    return fn, _defaults(fn)
 
 
 class Server(Peer):
@@ -1325,7 +1592,6 @@ class Server(Peer):
         try:
             args = self.decode(m)
             self.enter(args)
-            self.state.agree()
             sys.stdout, sys.stderr = out, err
             try:
                 with warnings.catch_warnings(record=True) as caught:
@@ -1358,7 +1624,6 @@ class Server(Peer):
             what = "answer" if op == "ok" else "exception"
             op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why)), "wb": []}
             body = self.encode(values)
-        self.state.agree()
         body["op"] = op
         body["out"] = out.getvalue()[:OUTPUT_CAP]
         body["err_text"] = err.getvalue()[:OUTPUT_CAP]
@@ -1379,16 +1644,17 @@ def serve():
     os.set_inheritable(sock.fileno(), False)
     policy = Policy(cfg["root"], cfg["project"], False)
     try:
-        target = _resolve_target(importlib.import_module(cfg["module"]), cfg["qualname"])
+        target, defaults = _resolve_target(importlib.import_module(cfg["module"]), cfg["qualname"])
     except BaseException as e:
         # Every call then fails with what importing the program raised, as a test in one
         # process would have failed (a SyntaxError in the agents' code, a missing name).
-        failed = e
+        failed, defaults = e, []
 
         def target(*a, **k):
             raise failed
 
     server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
+    server.target_defaults = defaults
     while True:
         try:
             m = server.recv()

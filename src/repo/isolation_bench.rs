@@ -95,8 +95,9 @@ fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[S
         ids: tests,
         withhold: &[],
     };
+    // Two minutes: a run that needs more (a call past half of it) is an outcome to compare too.
     let limits = TestLimits {
-        timeout: std::time::Duration::from_secs(900),
+        timeout: std::time::Duration::from_secs(120),
         ..TestLimits::default()
     };
     let in_process = runner.run_in_process(root, &spec, limits)?;
@@ -146,6 +147,7 @@ pub fn run(
         report(&format!("{name}: {} tests, {} functions", ids.len(), targets.len()));
         let mut functions = Vec::new();
         for (file, function, tests) in &targets {
+            report(&format!("  {file}::{function} ({} tests) ...", tests.len()));
             let p = parity(runner, &dir, file, function, tests)?;
             report(&format!(
                 "  {} ({} tests): {}{}, {:.2}s in-process, {:.2}s isolated",
