@@ -955,45 +955,6 @@ class Peer:
         raise values["e"]
 
 
-class RemoteFunction:
-    """A callable that stays in the other process; calling it is a request."""
-
-    __slots__ = ("_peer", "_hid", "__weakref__")
-
-    def __init__(self, peer, hid):
-        self._peer = peer
-        self._hid = hid
-
-    def __call__(self, *args, **kwargs):
-        peer = self._peer
-        body = peer.encode({"a": args, "k": kwargs})
-        body.update(op="cb", h=self._hid)
-        return peer.result(peer.request(body))
-
-    def __repr__(self):
-        return "<function kept in the other process #%d>" % self._hid
-
-
-class RemoteIterator:
-    """An iterator or generator that stays in the other process; each item is a request."""
-
-    __slots__ = ("_peer", "_hid", "__weakref__")
-
-    def __init__(self, peer, hid):
-        self._peer = peer
-        self._hid = hid
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        peer = self._peer
-        return peer.result(peer.request({"op": "next", "h": self._hid, "n": [], "base": 0, "r": {}}))
-
-    def __repr__(self):
-        return "<iterator kept in the other process #%d>" % self._hid
-
-
 class RemoteObject:
     """An object that is no data, kept in the process that made it: attributes, methods,
     iteration, indexing, length, truth and `with` go through the socket and come back as data (or
@@ -1022,7 +983,13 @@ class RemoteObject:
         RemoteObject._ask(self, "del", name)
 
     def _method(self, name, *args):
-        return RemoteObject._ask(self, "get", name)(*args)
+        try:
+            method = RemoteObject._ask(self, "get", name)
+        except AttributeError:
+            # What the object does not do is a TypeError, as Python says of `len(3)`: `list()`
+            # then asks for a length hint no more.
+            raise TypeError("the object kept in the other process has no %s" % name) from None
+        return method(*args)
 
     def __call__(self, *args, **kwargs):
         return RemoteObject._ask(self, "get", "__call__")(*args, **kwargs)
@@ -1074,6 +1041,41 @@ class RemoteObject:
 
     def __hash__(self):
         return id(self)
+
+
+class RemoteFunction(RemoteObject):
+    """A callable that stays in the other process; calling it is one request (its attributes,
+    `functools.partial`'s `func` say, are read as any handle's)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        peer = object.__getattribute__(self, "_peer")
+        body = peer.encode({"a": args, "k": kwargs})
+        body.update(op="cb", h=object.__getattribute__(self, "_hid"))
+        return peer.result(peer.request(body))
+
+    def __repr__(self):
+        return "<function kept in the other process #%d>" % object.__getattribute__(self, "_hid")
+
+
+class RemoteIterator(RemoteObject):
+    """An iterator or generator that stays in the other process; each item is one request."""
+
+    __slots__ = ()
+
+    def __len__(self):
+        raise TypeError("an iterator has no length")
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        peer = object.__getattribute__(self, "_peer")
+        return peer.result(peer.request({"op": "next", "h": object.__getattribute__(self, "_hid"), "n": [], "base": 0, "r": {}}))
+
+    def __repr__(self):
+        return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
 
 
 # --- module state --------------------------------------------------------------------------------------

@@ -333,7 +333,11 @@ fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back
     // (Under bubblewrap the process rgd started is bwrap, which exits 128 + the signal.)
     let said = crash.output_tail.contains("SIGKILL") || crash.output_tail.contains("exit status: 137");
     assert!(said, "how it ended is said: {crash:?}");
-    assert_eq!(program_processes(), before, "a program's process was left behind");
+    let after = program_processes();
+    assert!(
+        after <= before,
+        "a program's process was left behind: {before} before, {after} after"
+    );
 }
 
 /// The socket carries data within bounds: a length over the bound is refused before anything is
