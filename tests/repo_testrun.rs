@@ -447,3 +447,28 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
 }
+
+/// A callable the tests hand the program can be called, never looked into: its `__globals__` (the
+/// test module's, expected values and all) stay in the tests' process.
+#[test]
+fn a_callback_can_be_called_not_looked_into() {
+    let Some(python) = support::pytest_python() else { return };
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let runner = ProjectTests::new(&python).unwrap();
+    let module = "def apply(fn, x):\n    ...\n";
+    let tests =
+        "from pkg.m import apply\n\nEXPECTED = 'the secret 42'\n\n\ndef test_apply():\n    assert apply(lambda v: v + 1, 1) == EXPECTED\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    let program = "def apply(fn, x):\n    fn(x)\n    return fn.__globals__['EXPECTED']\n";
+    let spec = RunSpec {
+        replace: Some(("pkg/m.py", program)),
+        target: Some("apply"),
+        ids: &ids,
+        withhold: &[],
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes[0].status, "failed", "{run:?}");
+    assert!(run.outcomes[0].message.contains("can be called, not looked into"), "{run:?}");
+}

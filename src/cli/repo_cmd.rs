@@ -119,6 +119,9 @@ pub enum BenchCommand {
         /// With --isolation: how many functions per project (the ones the most tests enter)
         #[arg(long, default_value_t = 20, value_parser = crate::validate::parse_count, requires = "isolation")]
         functions: usize,
+        /// With --isolation: only these projects (by name)
+        #[arg(long = "project", value_name = "NAME", requires = "isolation")]
+        projects: Vec<String>,
         /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
         #[arg(long)]
         python: Option<PathBuf>,
@@ -286,11 +289,25 @@ fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bo
 
 /// `rgd bench verdicts --isolation`: a row per project (functions isolated, outcomes that differ,
 /// the median time ratio), then every function not isolated and every outcome that differs.
-fn bench_isolation(home: &Home, held_out: bool, functions: usize, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+fn bench_isolation(
+    home: &Home,
+    held_out: bool,
+    functions: usize,
+    only: &[String],
+    python: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     use crate::repo::isolation_bench::median;
+    let set = project_set(held_out);
+    if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
+        anyhow::bail!(
+            "--project {unknown}: not one of {}",
+            set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        );
+    }
     let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let cache = home.root.join("bench").join("repo");
-    let projects = crate::repo::isolation_bench::run(&cache, project_set(held_out), &runner, functions, &stderr_line)?;
+    let projects = crate::repo::isolation_bench::run(&cache, set, only, &runner, functions, &stderr_line)?;
     let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
     let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
     let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
@@ -412,9 +429,10 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             held_out,
             isolation: true,
             functions,
+            projects,
             python,
             json,
-        } => return bench_isolation(home, held_out, functions, python, json),
+        } => return bench_isolation(home, held_out, functions, &projects, python, json),
         BenchCommand::Verdicts {
             held_out, python, json, ..
         } => return bench_verdicts(home, held_out, python, json),

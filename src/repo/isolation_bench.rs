@@ -120,16 +120,21 @@ fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[S
     })
 }
 
-/// Runs every project of `set` (fetched into `cache`) as described above.
+/// Runs every project of `set` (fetched into `cache`; only those named in `only`, when it names
+/// any) as described above.
 pub fn run(
     cache: &Path,
     set: &'static [Project],
+    only: &[String],
     runner: &ProjectTests,
     per_project: usize,
     report: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<ProjectParity>> {
     let mut out = Vec::new();
     for (project, dir) in fetch(cache, set, report)? {
+        if !only.is_empty() && !only.iter().any(|n| n == project.name) {
+            continue;
+        }
         let name = format!("{} {}", project.name, project.version);
         let ids = match runner.collect(&dir, &[]) {
             Ok(ids) => ids,
