@@ -945,6 +945,8 @@ class Peer:
                 return next(it)
 
             self.answer(pull)
+        elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
+            self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif op in ("get", "set", "del") and not self.policy.strict:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
@@ -968,16 +970,22 @@ class Peer:
 
     def serve_other(self, m):
         if m.get("op") in ("get", "set", "del"):
-            why = "what the tests handed over can be called, not looked into"
+            # An AttributeError, so that `hasattr(fn, "func")` in the program says False.
+            failure = AttributeError("%s: what the tests handed over can be called, not looked into" % (m.get("name"),))
         else:
-            why = "an unknown request %r" % (m.get("op"),)
-        self.send(self.failure(RuntimeError(why)))
+            failure = RuntimeError("an unknown request %r" % (m.get("op"),))
+        self.send(self.failure(failure))
 
     def result(self, reply):
         values = self.decode(reply)
         if reply.get("op") == "ok":
             return values["v"]
         raise values["e"]
+
+
+# Special attributes a handle asks the other side for (and the only ones, with plain names, the
+# tests' side answers for what it handed over: `functools.wraps` copies them).
+_OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__"))
 
 
 class RemoteObject:
@@ -999,6 +1007,10 @@ class RemoteObject:
         return peer.result(peer.request(body))
 
     def __getattr__(self, name):
+        if name[:2] == "__" and name[-2:] == "__" and name not in _OPEN_NAMES:
+            # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle
+            # has none of its own, and asking the other side for each would be a round trip.
+            raise AttributeError(name)
         return RemoteObject._ask(self, "get", name)
 
     def __setattr__(self, name, value):
