@@ -104,6 +104,8 @@ class Policy:
         # The tests' side: a class it receives must be one whose instances may cross (the
         # program's side may be handed any standard class, `OrderedDict` as a factory).
         self.strict = strict
+        self._globals_seen = -1
+        self._globals = {}
         self.project = frozenset(project)
         self._checked = {}
 
@@ -127,6 +129,30 @@ class Policy:
             ok = path.startswith(self.root) and path[len(self.root) :].replace(os.sep, "/") in self.project
         self._checked[name] = ok
         return ok
+
+    def global_name(self, value):
+        """(module, name) of a project module's global that is `value` and no data, if any."""
+        if len(sys.modules) != self._globals_seen:
+            self._globals_seen = len(sys.modules)
+            index = {}
+            for name, module in list(sys.modules.items()):
+                if module is None or not self.project_module(name):
+                    continue
+                for attr, v in list(getattr(module, "__dict__", {}).items()):
+                    if type(v) is object:
+                        index.setdefault(id(v), (name, attr, v))
+            self._globals = index
+        found = self._globals.get(id(value))
+        return (found[0], found[1]) if found is not None and found[2] is value else None
+
+    def global_value(self, module_name, attr):
+        if not isinstance(module_name, str) or not isinstance(attr, str) or not self.project_module(module_name):
+            raise Refused("a global of a module the project does not have")
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        value = vars(module).get(attr, _MISSING)
+        if type(value) is not object:
+            raise Refused("%s.%s is no sentinel here" % (module_name, attr))
+        return value
 
     def resolve_class(self, module_name, qualname):
         """The receiver's own class `module.qualname`: the project's (imported if need be),
@@ -281,6 +307,11 @@ class Encoder:
             # A default value of the target that is no data (a sentinel `object()`): the other
             # side's function has its own, made by the same line.
             return ["dflt", at]
+        named = peer.policy.global_name(v) if t not in _SCALARS else None
+        if named is not None:
+            # A module-level sentinel of the project's (`MISSING = object()`): the other side
+            # has its own under the same name.
+            return ["glob", named[0], named[1]]
         if isinstance(v, type):
             # A class names code, not state: any class the other side has by the same name (the
             # project's, the standard library's) may be sent; the tests' side only takes back
@@ -386,6 +417,9 @@ class Encoder:
             return ["std", "slice", [self.ref(v.start, depth), self.ref(v.stop, depth), self.ref(v.step, depth)]]
         if module == "re" and name == "Pattern":
             return ["std", "Pattern", self.ref(v.pattern, depth), v.flags]
+        if module == "functools" and name == "partial":
+            # Its parts cross (the function as a handle, when it is one): `p.func` still reads.
+            return ["std", "partial", self.ref(v.func, depth), self.ref(v.args, depth), self.ref(v.keywords, depth)]
         return None
 
 
@@ -483,6 +517,8 @@ class Decoder:
             return peer.sent_object(n[1])
         if k == "hb":
             return peer.local_handle(n[1])
+        if k == "glob":
+            return peer.policy.global_value(n[1], n[2])
         if k == "dflt":
             defaults = peer.target_defaults
             if type(n[1]) is not int or not 0 <= n[1] < len(defaults):
@@ -663,6 +699,13 @@ class Decoder:
             import re
 
             return re.compile(self.get(n[2]), n[3])
+        if kind == "partial":
+            import functools
+
+            func, args, keywords = self.get(n[2]), self.get(n[3]), self.get(n[4])
+            if not callable(func) or not isinstance(args, tuple) or not isinstance(keywords, dict):
+                raise Refused("a partial that is not one")
+            return functools.partial(func, *args, **keywords)
         raise Refused("an unknown standard value (%r)" % (kind,))
 
 
@@ -765,13 +808,13 @@ class Peer:
         self.timeout = timeout
         self.sent = {}  # gid -> object this side sent (for back-references)
         self.counter = 0
-        self.came_from = {}  # id(object) -> (peer's gid, object)
+        self.came_from = {}  # id(object) -> (peer's gid, object), for the whole run
+        self.received = []  # (gid, object) received during this outermost call: written back
         self.handles = {}  # hid -> callable or iterator kept here
         self.handle_ids = {}  # id(object) -> hid
         self.proxies = {}  # peer's hid -> proxy
         self.dead = None
         self.depth = 0
-        self.kept = []
         # The target's default values (`_defaults`), and those of them that are no data by
         # identity: they cross as their place in that list.
         self.target_defaults = []
@@ -780,6 +823,7 @@ class Peer:
     # identities
     def note_received(self, gid, value):
         self.came_from[id(value)] = (gid, value)
+        self.received.append((gid, value))
 
     def sent_object(self, gid):
         try:
@@ -817,12 +861,11 @@ class Peer:
         return p
 
     def reset(self):
-        """Identities last one outermost call. The copies received are kept alive for the whole
-        run all the same: a copy dropped would run its class's `__del__` (closing a stream that a
-        handle on the other side still uses)."""
-        self.kept.extend(obj for _, obj in self.came_from.values())
-        self.sent.clear()
-        self.came_from.clear()
+        """After an outermost call: what is written back next time is what the next call brings.
+        Identities last the whole run (a generator returned by one call and pulled in another
+        still yields the tests' own objects), and every copy is kept alive with them: a copy
+        dropped would run its class's `__del__` (closing a stream a handle still uses)."""
+        self.received = []
 
     # messages
     def encode(self, values):
@@ -858,8 +901,24 @@ class Peer:
         except OSError as e:
             self.dead = "%s is gone (%s)" % (self.other, e)
             raise Gone(self.dead)
+        except BaseException as e:
+            # Cut off in the middle of a message (a RecursionError, an interrupt): the stream is
+            # out of step for good.
+            self.dead = "the channel broke while sending (%s)" % type(e).__name__
+            raise Gone(self.dead)
 
     def recv(self):
+        try:
+            return self._recv()
+        except Gone:
+            raise
+        except BaseException as e:
+            self.dead = "the channel broke while receiving (%s)" % type(e).__name__
+            raise Gone(self.dead)
+
+    def _recv(self):
+        if self.dead:
+            raise Gone(self.dead)
         head = self._read(8)
         (size,) = struct.unpack(">Q", head)
         if size > MAX_MESSAGE:
@@ -911,13 +970,19 @@ class Peer:
             self.depth -= 1
 
     def answer(self, fn):
-        """Runs `fn()` and sends its value or exception back."""
+        """Runs `fn()` and sends its value or exception back. On the tests' side, a value that
+        is no data (a callback returning an object of a test's class) makes the run not isolated,
+        as an argument would: the tests decide that, never the program."""
         try:
             value = fn()
             body = self.encode({"v": value})
             body["op"] = "ok"
         except Gone:
             raise
+        except Refused as why:
+            if self.policy.strict and on_refusal is not None:
+                on_refusal("a callback of the tests answered %s" % why)
+            body = self.failure(RuntimeError("the tests' answer is not data: %s" % why))
         except BaseException as e:
             body = self.failure(e)
         self.send(body)
@@ -1041,9 +1106,14 @@ class RemoteObject:
         return RemoteObject._method(self, "__len__")
 
     def __bool__(self):
+        # Python's own rule: `__bool__`, else `__len__`, else true.
         try:
             return bool(RemoteObject._method(self, "__bool__"))
-        except AttributeError:
+        except TypeError:
+            pass
+        try:
+            return RemoteObject._method(self, "__len__") != 0
+        except TypeError:
             return True
 
     def __getitem__(self, key):
@@ -1588,9 +1658,20 @@ def _defaults(fn, code=None):
 
 
 def _resolve_target(module, qualname):
-    """The target's plain function (classes' own dicts, static and class methods opened), and
-    its default values."""
+    """The target's plain function, and its default values: classes' own dicts, static and class
+    methods and properties opened, decorators unwrapped (`__wrapped__`, a getter's `fget`, a
+    cached property's `func`) down to the function of that name. The module keeps them, so its
+    own code still calls the decorated target; only the tests' calls, decorated on their side,
+    reach the function bare. A decorator that keeps neither leaves its result to be called."""
     fn = _stored(vars(module), qualname)
+    for _ in range(100):
+        # `functools.wraps` gives a wrapper the function's own name: only `__wrapped__` says.
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None and not isinstance(fn, types.FunctionType):
+            inner = getattr(fn, "fget", None) or getattr(fn, "func", None)
+        if inner is None or inner is fn:
+            break
+        fn = inner
     return fn, _defaults(fn)
 
 
@@ -1653,7 +1734,7 @@ class Server(Peer):
             import logging
 
             logging.getLogger().removeHandler(handler)
-        written = [(gid, obj) for gid, obj in self.came_from.values() if _mutable(obj)]
+        written = [(gid, obj) for gid, obj in self.received if _mutable(obj)]
         state, _ = self.state.changes()
         try:
             values["wb"] = [(gid, _content(obj)) for gid, obj in written]
@@ -1694,12 +1775,24 @@ def serve():
 
     server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
     server.target_defaults = defaults
+    # Every call the tests make and every callback the program makes stacks frames in both
+    # processes: a recursive parser whose recursion crosses at each level needs more room than
+    # the same recursion in one process.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
     while True:
         try:
             m = server.recv()
         except Gone:
             return
-        server.serve(m)
+        try:
+            server.serve(m)
+        except Gone:
+            return
+        except BaseException as e:
+            # Whatever broke outside the call itself (a RecursionError while answering) is said,
+            # not silent; the process then ends and the tests' side says so.
+            sys.stderr.write("rgd's program process stopped: %s: %s\n" % (type(e).__name__, e))
+            return
 
 
 if __name__ == "__main__":

@@ -415,13 +415,14 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
     let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
-    let module = "import asyncio\nimport functools\n\n\nclass Empty(ValueError):\n    pass\n\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return 2 * fn(*a, **k)\n    return wrapper\n\n\nclass Acc:\n    def __init__(self, start=0):\n        self.total = start\n\n    def add(self, n):\n        self.total += n\n        return self\n\n    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n    @staticmethod\n    def half(n):\n        return n / 2\n\n\n@twice\ndef three():\n    return 3\n\n\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x + 1\n\n\ndef first(xs):\n    if not xs:\n        raise Empty('nothing')\n    return xs[0]\n\n\n_marker = object()\n\n\ndef pick(xs, fill=_marker):\n    return 'none' if fill is _marker else fill\n\n\nclass Log:\n    def __init__(self):\n        import io\n        self.buf = io.StringIO()\n\n    def write(self, s):\n        self.buf.write(s)\n        return self\n";
-    let tests = "import asyncio\n\nimport pytest\n\nfrom pkg.m import Acc, Empty, Log, fetch, first, pick, three\n\n\ndef test_add():\n    a = Acc(1)\n    assert a.add(2) is a and a.total == 3\n\n\ndef test_make():\n    a = Acc.make(5)\n    assert type(a) is Acc and a.total == 5\n\n\ndef test_half():\n    assert Acc.half(3) == 1.5\n\n\ndef test_three():\n    assert three() == 6\n\n\ndef test_fetch():\n    assert asyncio.run(fetch(1)) == 2\n\n\ndef test_first():\n    with pytest.raises(Empty):\n        first([])\n    assert first([4]) == 4\n\n\ndef test_pick():\n    assert pick([]) == 'none' and pick([], 3) == 3\n\n\ndef test_log():\n    log = Log().write('a').write('b')\n    assert log.buf.getvalue() == 'ab'\n";
+    let module = "import asyncio\nimport functools\n\n\nclass Empty(ValueError):\n    pass\n\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return 2 * fn(*a, **k)\n    return wrapper\n\n\nclass Acc:\n    def __init__(self, start=0):\n        self.total = start\n\n    def add(self, n):\n        self.total += n\n        return self\n\n    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n    @staticmethod\n    def half(n):\n        return n / 2\n\n\n@twice\ndef three():\n    return 3\n\n\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x + 1\n\n\ndef first(xs):\n    if not xs:\n        raise Empty('nothing')\n    return xs[0]\n\n\n_marker = object()\n\n\ndef pick(xs, fill=_marker):\n    return 'none' if fill is _marker else fill\n\n\nclass Log:\n    def __init__(self):\n        import io\n        self.buf = io.StringIO()\n\n    def write(self, s):\n        self.buf.write(s)\n        return self\n\n\nOTHER = object()\n\n\ndef is_other(x):\n    return x is OTHER\n";
+    let tests = "import asyncio\n\nimport pytest\n\nfrom pkg.m import OTHER, Acc, Empty, Log, fetch, first, is_other, pick, three\n\n\ndef test_add():\n    a = Acc(1)\n    assert a.add(2) is a and a.total == 3\n\n\ndef test_make():\n    a = Acc.make(5)\n    assert type(a) is Acc and a.total == 5\n\n\ndef test_half():\n    assert Acc.half(3) == 1.5\n\n\ndef test_three():\n    assert three() == 6\n\n\ndef test_fetch():\n    assert asyncio.run(fetch(1)) == 2\n\n\ndef test_first():\n    with pytest.raises(Empty):\n        first([])\n    assert first([4]) == 4\n\n\ndef test_pick():\n    assert pick([]) == 'none' and pick([], 3) == 3\n\n\ndef test_log():\n    log = Log().write('a').write('b')\n    assert log.buf.getvalue() == 'ab'\n\n\ndef test_is_other():\n    assert is_other(OTHER) and not is_other(1)\n";
     let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
     let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
     // (`pick`'s default is a sentinel `object()`: it crosses as the program's own default;
     // `Log.__init__` gives `self` a stream, which stays in the program's process as a handle;
-    // `Log.write` is handed a `self` holding the tests' own stream: in-process, saying so.)
+    // `Log.write` is handed a `self` holding the tests' own stream: in-process, saying so;
+    // `is_other` is handed the module's own sentinel, which crosses by its name.)
     for target in [
         "Acc.add",
         "Acc.make",
@@ -432,6 +433,7 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         "pick",
         "Log.__init__",
         "Log.write",
+        "is_other",
     ] {
         let spec = RunSpec {
             replace: Some(("pkg/m.py", module)),

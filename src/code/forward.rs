@@ -1,7 +1,6 @@
-//! The two halves of an isolated repository target (`sandbox/rgd_isolate.py`): in the tests'
-//! copy of the module the target's body becomes one call into the program's process; in the
-//! program's copy the target loses its decorators, which stay around the stub in the tests'
-//! process (applied twice, a decorator that changes the result would change it twice).
+//! The tests' half of an isolated repository target (`sandbox/rgd_isolate.py`): in the tests'
+//! copy of the module the target's body becomes one call into the program's process, under the
+//! target's own decorators (the program's process calls the function bare, so none applies twice).
 
 use tree_sitter::Node;
 
@@ -113,30 +112,6 @@ fn name_in(splat: Node, source: &str) -> Result<String, String> {
     Ok(source[id.byte_range()].to_string())
 }
 
-/// `source` with the decorators of `qualname` blanked out (line numbers kept), apart from
-/// `@staticmethod` and `@classmethod`, which say how the function takes its arguments.
-pub fn undecorated(source: &str, qualname: &str) -> Result<String, String> {
-    let tree = parse_python(source);
-    let (node, _, _) = locate(tree.root_node(), source, qualname).ok_or_else(|| format!("the program has no function `{qualname}`"))?;
-    let mut out = source.to_string();
-    if node.kind() != "decorated_definition" {
-        return Ok(out);
-    }
-    let mut cursor = node.walk();
-    for decorator in node.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
-        let text = source[decorator.byte_range()].trim();
-        if matches!(text, "@staticmethod" | "@classmethod") {
-            continue;
-        }
-        let blank: String = text_of(source, decorator)
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        out.replace_range(decorator.byte_range(), &blank);
-    }
-    Ok(out)
-}
-
 fn text_of<'s>(source: &'s str, node: Node) -> &'s str {
     &source[node.byte_range()]
 }
@@ -204,15 +179,6 @@ mod tests {
     fn a_yield_in_a_nested_function_is_not_the_targets() {
         let src = "def f(xs):\n    def inner():\n        yield 1\n    return list(inner())\n";
         assert!(forwarding_stub(src, "f").unwrap().contains("return __import__"));
-    }
-
-    #[test]
-    fn decorators_other_than_static_and_class_methods_are_blanked() {
-        let src = "import functools\n\n\nclass C:\n    @staticmethod\n    @functools.lru_cache(\n        maxsize=2)\n    def s(x):\n        return x\n";
-        let out = undecorated(src, "C.s").unwrap();
-        assert!(out.contains("@staticmethod"), "{out}");
-        assert!(!out.contains("lru_cache"), "{out}");
-        assert_eq!(out.lines().count(), src.lines().count());
     }
 
     #[test]

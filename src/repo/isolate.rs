@@ -38,8 +38,10 @@ impl Isolation {
 }
 
 /// The two halves of one candidate: the text of the target's file in the tests' copy (the
-/// project's own module with the target forwarding) and in the program's (the agents' module, the
-/// target undecorated), and the names "the program" holds for the in-process fallback.
+/// project's own module with the target forwarding) and in the program's (the agents' module as
+/// it is: its own code calls the target decorated, and the program's process unwraps the
+/// decorators for the tests' calls, which are decorated on their side), and the names "the
+/// program" holds for the in-process fallback.
 #[derive(Debug, Clone)]
 pub struct Halves {
     pub tests_text: String,
@@ -53,7 +55,7 @@ impl Halves {
     pub fn new(original: &str, program: &str, qualname: &str) -> Result<Halves, String> {
         Ok(Halves {
             tests_text: crate::code::forwarding_stub(original, qualname)?,
-            program_text: crate::code::undecorated(program, qualname)?,
+            program_text: program.to_string(),
             program_names: crate::code::program_names(original, program, qualname),
         })
     }
