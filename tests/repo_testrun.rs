@@ -267,15 +267,33 @@ fn unittest_cases_are_judged_by_what_they_recorded() {
     assert!(run.tampered.is_empty(), "{run:?}");
 }
 
-/// The program's processes still alive (their command line names rgd's server).
+/// This test process's programs' processes still alive: their command line names rgd's server
+/// and this process is among their ancestors (another rgd on the machine has its own).
 fn program_processes() -> usize {
+    let me = std::process::id().to_string();
+    let parent = |pid: &str| -> Option<String> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("PPid:")).map(|p| p.trim().to_string())
+    };
+    let ours = |pid: &str| {
+        let mut at = pid.to_string();
+        for _ in 0..8 {
+            match parent(&at) {
+                Some(p) if p == me => return true,
+                Some(p) if p != "0" => at = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let serves = |dir: &std::path::Path| {
+        std::fs::read(dir.join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("rgd_isolate.serve()"))
+    };
     std::fs::read_dir("/proc")
         .map(|entries| {
             entries
                 .flatten()
-                .filter(|e| {
-                    std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("rgd_isolate.serve()"))
-                })
+                .filter(|e| serves(&e.path()) && ours(&e.file_name().to_string_lossy()))
                 .count()
         })
         .unwrap_or(0)
