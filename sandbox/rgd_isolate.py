@@ -317,7 +317,13 @@ class Encoder:
             # project's, the standard library's) may be sent; the tests' side only takes back
             # those whose instances may cross (`Decoder`, strict).
             module = v.__module__
-            if not (module == "builtins" or peer.policy.project_module(module) or _is_stdlib_module(module)) or "<" in v.__qualname__:
+            known = module == "builtins" or peer.policy.project_module(module) or _is_stdlib_module(module)
+            if not peer.policy.strict and (not known or (module != "builtins" and peer.policy.kind_of_class(v) is None)):
+                # A class the tests' side would not take back (`operator.methodcaller`, a class
+                # the program made): it stays here; calling it through the handle makes its
+                # instances here too.
+                return ["h", peer.handle(v), "obj"]
+            if not known or "<" in v.__qualname__:
                 raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
             return ["cls", module, v.__qualname__]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
@@ -1045,7 +1051,22 @@ class Peer:
         values = self.decode(reply)
         if reply.get("op") == "ok":
             return values["v"]
-        raise values["e"]
+        e = values["e"]
+        raise e if isinstance(e, BaseException) else RuntimeError("the other side raised %r" % (e,))
+
+
+def _encode_for(peer, values):
+    """A request's body; on the tests' side, what is no data among it (a test's object handed to
+    a function the program returned) makes the run not isolated, as an argument would."""
+    try:
+        return peer.encode(values)
+    except Refused as why:
+        if peer.policy.strict:
+            reason = "the tests passed %s" % why
+            if on_refusal is not None:
+                on_refusal(reason)
+            raise NotIsolated(reason) from None
+        raise
 
 
 # Special attributes a handle asks the other side for (and the only ones, with plain names, the
@@ -1067,7 +1088,7 @@ class RemoteObject:
 
     def _ask(self, op, name, value=None):
         peer = object.__getattribute__(self, "_peer")
-        body = peer.encode({"v": value})
+        body = _encode_for(peer, {"v": value})
         body.update(op=op, h=object.__getattribute__(self, "_hid"), name=name)
         return peer.result(peer.request(body))
 
@@ -1158,7 +1179,7 @@ class RemoteFunction(RemoteObject):
 
     def __call__(self, *args, **kwargs):
         peer = object.__getattribute__(self, "_peer")
-        body = peer.encode({"a": args, "k": kwargs})
+        body = _encode_for(peer, {"a": args, "k": kwargs})
         body.update(op="cb", h=object.__getattribute__(self, "_hid"))
         return peer.result(peer.request(body))
 
@@ -1619,6 +1640,8 @@ def call(qualname, args, kwargs):
         if reply.get("op") == "ok":
             return values["v"]
         e = values["e"]
+        if not isinstance(e, BaseException):
+            e = RuntimeError("%s: the program raised something that is no exception here (%r)" % (qualname, e))
         trace = reply.get("trace")
         if isinstance(trace, str) and trace and hasattr(e, "add_note"):
             e.add_note("(in the program's process)\n" + trace[-TRACE_CAP:])
