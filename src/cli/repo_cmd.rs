@@ -298,13 +298,7 @@ fn bench_isolation(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::repo::isolation_bench::median;
-    let set = project_set(held_out);
-    if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
-        anyhow::bail!(
-            "--project {unknown}: not one of {}",
-            set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-        );
-    }
+    let set = chosen_projects(held_out, only)?;
     let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let cache = home.root.join("bench").join("repo");
     let projects = crate::repo::isolation_bench::run(&cache, set, only, &runner, functions, &stderr_line)?;
@@ -366,13 +360,7 @@ fn bench_locate(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::repo::locate_bench::{Located, top};
-    let set = project_set(held_out);
-    if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
-        anyhow::bail!(
-            "--project {unknown}: not one of {}",
-            set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-        );
-    }
+    let set = chosen_projects(held_out, only)?;
     let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let cache = home.root.join("bench").join("repo");
     let projects = crate::repo::locate_bench::run(&cache, set, only, &runner, per_project, &stderr_line)?;
@@ -413,6 +401,18 @@ fn bench_locate(
         &all,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The set `--held-out` picks, once every `--project NAME` is checked to be one of it.
+fn chosen_projects(held_out: bool, only: &[String]) -> anyhow::Result<&'static [crate::repo::bench::Project]> {
+    let set = project_set(held_out);
+    if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
+        anyhow::bail!(
+            "--project {unknown}: not one of {}",
+            set.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(set)
 }
 
 fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
