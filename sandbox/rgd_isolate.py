@@ -13,9 +13,13 @@ Only data crosses, both ways: builtins and containers, instances of the project'
 made: a class the project does not define is refused by name), a fixed list of the standard
 library's value types, enum members, named tuples and exceptions. Shared references and cycles
 survive (a message is a table of nodes); an object that came from the other side goes back as
-itself (`result is arg`). After a call, every mutable object the program received is written back
-into the tests' objects (a list it sorted, `self`'s attributes). Callables and iterators stay where
-they were made and are called or pulled through the socket.
+itself (`result is arg`). A mutable object keeps its identity for the whole run on both sides:
+sent again, it crosses as that identity with its contents only where they changed since the sides
+last agreed (a parser handed over at every call sends its position, not its tokens again). After a
+call, every mutable object the call named is written back the same way into the tests' objects (a
+list it sorted, `self`'s attributes). Callables and iterators stay where they were made and are
+called or pulled through the socket. One thread's call at a time: tests that call from threads
+take turns on the socket.
 
 What the tests cannot send as data (an open file, a mock, a class of a test module) is no verdict:
 the stub reports it to rgd (`on_refusal`), which then judges the target in-process and labels the
@@ -26,25 +30,30 @@ Messages are bounded: a length prefix checked before anything is read (`MAX_MESS
 """
 
 import base64
+import collections
 import importlib
 import importlib.util
 import io
+import itertools
 import json
+import operator
 import os
 import select
 import socket
 import struct
 import sys
+import threading
 import types
 
 MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
 MAX_DEPTH = 400
 MAX_INT_DIGITS = 4300
-# More values than this in one call's arguments, or in all of a run's messages, and the target is
-# judged in-process instead: arguments are copied at every call (a method of an object holding
-# thousands of items, called once per item, would copy them at every call).
-COPY_LIMIT = 2_000
+# More values than this copied in one call's arguments, or in all the calls of a run, and the
+# target is judged in-process instead (what did not change since the last call is not copied
+# again; this bounds a suite that hands over new large values at every call). Counted on the
+# tests' side, of what it sends: the program cannot choose the fallback.
+COPY_LIMIT = 100_000
 RUN_COPY_LIMIT = 2_000_000
 OUTPUT_CAP = 64 << 10
 TRACE_CAP = 4000
@@ -106,6 +115,7 @@ class Policy:
         self.strict = strict
         self._globals_seen = -1
         self._globals = {}
+        self._misses = 0
         self.project = frozenset(project)
         self._checked = {}
 
@@ -130,28 +140,66 @@ class Policy:
         self._checked[name] = ok
         return ok
 
+    def named(self, value):
+        """Whether `value` crosses by the name it has in a project module rather than as a copy:
+        a sentinel `object()`, or an instance of a project class over an immutable builtin
+        whose identity is its meaning (sqlparse's token types, `tuple` subclasses compared with
+        `is`, reached as `Token.Keyword.DML`)."""
+        t = type(value)
+        if t is object:
+            return True
+        return _builtin_base(t) in _IMMUTABLE_BASES and t.__module__ is not None and self.project_module(t.__module__)
+
+    def _index_globals(self):
+        index = {}
+        for name, module in list(sys.modules.items()):
+            if module is None or not self.project_module(name):
+                continue
+            todo = [(attr, v) for attr, v in list(getattr(module, "__dict__", {}).items()) if isinstance(attr, str)]
+            while todo and len(index) < 100_000:
+                path, v = todo.pop()
+                if not self.named(v) or id(v) in index:
+                    continue
+                index[id(v)] = (name, path, v)
+                d = getattr(v, "__dict__", None)
+                if isinstance(d, dict):
+                    todo.extend((path + "." + a, x) for a, x in list(d.items()) if isinstance(a, str) and not a.startswith("_"))
+        self._globals = index
+
     def global_name(self, value):
-        """(module, name) of a project module's global that is `value` and no data, if any."""
+        """(module, path) of a value that crosses by name (`named`) and is a project module's
+        global or an attribute of one (through instances' own attributes), if any."""
         if len(sys.modules) != self._globals_seen:
             self._globals_seen = len(sys.modules)
-            index = {}
-            for name, module in list(sys.modules.items()):
-                if module is None or not self.project_module(name):
-                    continue
-                for attr, v in list(getattr(module, "__dict__", {}).items()):
-                    if type(v) is object:
-                        index.setdefault(id(v), (name, attr, v))
-            self._globals = index
+            self._index_globals()
         found = self._globals.get(id(value))
+        if (found is None or found[2] is not value) and self.named(value):
+            # Perhaps made since the index was (a token type is made the first time it is
+            # named); looked for again now and then, not at every value that is no global.
+            self._misses += 1
+            if self._misses % 64 == 1:
+                self._index_globals()
+                found = self._globals.get(id(value))
         return (found[0], found[1]) if found is not None and found[2] is value else None
 
-    def global_value(self, module_name, attr):
-        if not isinstance(module_name, str) or not isinstance(attr, str) or not self.project_module(module_name):
+    def global_value(self, module_name, path):
+        """The receiver's own value of a name `global_name` gave: through the module's globals,
+        then instances' own attributes (or, for a name not made here yet, the project class's
+        own attribute lookup: a token type made on first use); only a sentinel or an instance
+        of a project class over an immutable builtin is ever the answer."""
+        if not isinstance(module_name, str) or not isinstance(path, str) or not self.project_module(module_name):
             raise Refused("a global of a module the project does not have")
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
-        value = vars(module).get(attr, _MISSING)
-        if type(value) is not object:
-            raise Refused("%s.%s is no sentinel here" % (module_name, attr))
+        parts = path.split(".")
+        value = vars(module).get(parts[0], _MISSING)
+        for part in parts[1:]:
+            if part.startswith("_") or not self.named(value):
+                raise Refused("a name that goes through something that is not named (%s.%s)" % (module_name, path))
+            d = getattr(value, "__dict__", None)
+            inner = d.get(part, _MISSING) if isinstance(d, dict) else _MISSING
+            value = getattr(value, part, _MISSING) if inner is _MISSING else inner
+        if value is _MISSING or not self.named(value):
+            raise Refused("%s.%s names nothing that crosses by name here" % (module_name, path))
         return value
 
     def resolve_class(self, module_name, qualname):
@@ -203,6 +251,8 @@ class Policy:
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
 _MUTABLE_BUILTINS = (list, dict, set, bytearray)
 _BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
+_IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
+_PATTERN_METHODS = frozenset(("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split"))
 
 
 def _slots_of(cls):
@@ -231,6 +281,49 @@ def _state(obj):
     return state
 
 
+# Integers JSON carries exactly (and every reader parses as an integer).
+_SAFE_INT = 1 << 53
+# Between an object's attributes and its contents as a list, set or dict, in `_children`.
+_SEP = object()
+
+
+def _children(value):
+    """A shared mutable object's contents one level down, the parts themselves: what both sides
+    last agreed on is kept as this, which also keeps the parts alive (so their identities, by
+    which `_same` compares, cannot be reused)."""
+    t = type(value)
+    if t is list or t is set:
+        return tuple(value)
+    if t is dict:
+        return tuple(itertools.chain.from_iterable(value.items()))
+    if t is bytearray:
+        return bytes(value)
+    module = t.__module__
+    if module == "collections":
+        name = t.__qualname__
+        if name == "deque":
+            return tuple(value)
+        if name == "OrderedDict":
+            return tuple(itertools.chain.from_iterable(collections.OrderedDict.items(value)))
+        if name in ("Counter", "defaultdict"):
+            parts = tuple(itertools.chain.from_iterable(dict.items(value)))
+            return parts + (value.default_factory,) if name == "defaultdict" else parts
+    parts = tuple(itertools.chain.from_iterable(_state(value).items()))
+    base = _builtin_base(t)
+    if base is list or base is set:
+        parts += (_SEP,) + tuple(base.__iter__(value))
+    elif base is dict:
+        parts += (_SEP,) + tuple(itertools.chain.from_iterable(dict.items(value)))
+    return parts
+
+
+def _same(was, now):
+    """Whether contents (`_children`) are the same parts, by identity."""
+    if type(was) is bytes:
+        return was == now
+    return len(was) == len(now) and all(map(operator.is_, was, now))
+
+
 def _builtin_base(cls):
     for base in cls.__mro__[1:]:
         if base in _BUILTIN_BASES:
@@ -239,16 +332,37 @@ def _builtin_base(cls):
 
 
 class Encoder:
-    """One message's table of nodes. `peer.came_from` turns objects the other side sent into
-    back-references; `peer.handle()` keeps callables and iterators on this side."""
+    """One message's table of nodes. Scalars are written in place (a string as itself, an integer
+    as `[n]`, a float as `["f", hex]`); other values are nodes of the table, referred to by index.
+    An object the other side already holds a copy of (one it sent, `came_from`, or one this side
+    sent before, `sent_ids`) crosses as its identity, with its contents only when they changed
+    since the two sides last agreed on them (`snaps`): a parser handed over at every call sends
+    its position, not its tokens. `peer.handle()` keeps callables and iterators on this side."""
 
     def __init__(self, peer):
         self.peer = peer
         self.nodes = []
         self.memo = {}
         self.keep = []
+        # Objects already shared whose contents this message sends: (object, its contents now).
+        self.updated = []
+        # Values this message copies (a shared object that did not change copies nothing).
+        self.values = 0
 
     def ref(self, value, depth=0):
+        t = type(value)
+        if t is str:
+            self.values += 1
+            return value
+        if t is int:
+            self.values += 1
+            return [value] if -_SAFE_INT < value < _SAFE_INT else ["i", str(value)]
+        if value is None or t is bool:
+            self.values += 1
+            return value
+        if t is float:
+            self.values += 1
+            return ["f", value.hex()]
         key = id(value)
         at = self.memo.get(key)
         if at is not None:
@@ -257,6 +371,7 @@ class Encoder:
             raise Refused("a value nested deeper than %d levels" % MAX_DEPTH)
         if len(self.nodes) >= MAX_NODES:
             raise Refused("a value of more than %d parts" % MAX_NODES)
+        self.values += 1
         at = len(self.nodes)
         self.nodes.append(None)
         self.memo[key] = at
@@ -266,20 +381,36 @@ class Encoder:
 
     def node(self, v, depth):
         peer = self.peer
-        t = type(v)
-        back = peer.came_from.get(id(v))
+        key = id(v)
+        back = peer.came_from.get(key)
         if back is not None and back[1] is v:
-            return ["back", back[0]]
-        if v is None:
-            return ["N"]
-        if t is bool:
-            return ["T"] if v else ["F"]
-        if t is int:
-            return ["i", str(v)]
-        if t is float:
-            return ["f", v.hex()]
-        if t is str:
-            return ["s", v]
+            return self.shared(v, "back", back[0], depth)
+        gid = peer.sent_ids.get(key)
+        if gid is not None and peer.sent.get(gid) is v:
+            return self.shared(v, "m", gid, depth)
+        return self.fresh(v, type(v), depth)
+
+    def shared(self, v, tag, gid, depth):
+        """An object the other side holds a copy of: its identity, and its contents if they
+        changed. Its parts are looked at either way (a token inside an unchanged list may have
+        changed); they go in the table as nodes of their own, which the receiver reads too."""
+        was = self.peer.snaps.get(id(v))
+        if was is None:
+            return [tag, gid]
+        now = _children(v)
+        if _same(was, now):
+            # Not copied, but looked at: counted with the copies (`RUN_COPY_LIMIT`), as a
+            # hot function handed a large structure at every call pays for the look.
+            self.values += len(now) - 1
+            for part in now:
+                if type(part) not in _SCALARS and part is not _SEP:
+                    self.ref(part, depth)
+            return [tag, gid]
+        self.updated.append((v, now))
+        return [tag, gid, self.fresh(v, type(v), depth)]
+
+    def fresh(self, v, t, depth):
+        peer = self.peer
         if t is bytes:
             return ["b", base64.b64encode(v).decode()]
         if t is bytearray:
@@ -309,8 +440,8 @@ class Encoder:
             return ["dflt", at]
         named = peer.policy.global_name(v) if t not in _SCALARS else None
         if named is not None:
-            # A module-level sentinel of the project's (`MISSING = object()`): the other side
-            # has its own under the same name.
+            # A module-level sentinel of the project's (`MISSING = object()`), or a value whose
+            # identity is its meaning (a token type): the other side has its own by that name.
             return ["glob", named[0], named[1]]
         if isinstance(v, type):
             # A class names code, not state: any class the other side has by the same name (the
@@ -365,10 +496,17 @@ class Encoder:
 
     def rollback(self, mark):
         """Forgets the nodes from `mark` on."""
+        self.updated = [(v, now) for v, now in self.updated if self.memo.get(id(v), -1) < mark]
         del self.nodes[mark:]
         del self.keep[mark:]
         for key in [k for k, at in self.memo.items() if at >= mark]:
             del self.memo[key]
+
+    def maybe(self, value, depth):
+        """`[]` for inspect's `empty` (no default, no annotation), else `[ref]`."""
+        import inspect
+
+        return [] if value is inspect.Parameter.empty else [self.ref(value, depth)]
 
     def exception(self, e, depth):
         t = type(e)
@@ -412,7 +550,9 @@ class Encoder:
         if module == "uuid" and name == "UUID":
             return ["std", "UUID", v.hex]
         if module == "collections" and name in ("OrderedDict", "Counter"):
-            return ["std", name, [[self.ref(k, depth), self.ref(x, depth)] for k, x in dict.items(v)]]
+            # An OrderedDict's order is its own, not the dict's underneath (`move_to_end`).
+            items = collections.OrderedDict.items(v) if name == "OrderedDict" else dict.items(v)
+            return ["std", name, [[self.ref(k, depth), self.ref(x, depth)] for k, x in items]]
         if module == "collections" and name == "deque":
             return ["std", "deque", [self.ref(x, depth) for x in v], v.maxlen]
         if module == "collections" and name == "defaultdict":
@@ -423,6 +563,19 @@ class Encoder:
             return ["std", "slice", [self.ref(v.start, depth), self.ref(v.stop, depth), self.ref(v.step, depth)]]
         if module == "re" and name == "Pattern":
             return ["std", "Pattern", self.ref(v.pattern, depth), v.flags]
+        if module == "inspect" and name in ("Signature", "Parameter"):
+            # A signature is a value: its parameters' names, kinds, defaults and annotations
+            # (`Parameter.empty`, where there is none, crosses as the absence it means).
+            if name == "Parameter":
+                return ["std", "Parameter", v.name, int(v.kind), self.maybe(v.default, depth), self.maybe(v.annotation, depth)]
+            params = [self.ref(p, depth) for p in v.parameters.values()]
+            return ["std", "Signature", params, self.maybe(v.return_annotation, depth)]
+        if module == "builtins" and callable(v) and getattr(v, "__name__", None) in _PATTERN_METHODS:
+            owner = getattr(v, "__self__", None)
+            if type(owner).__module__ == "re" and type(owner).__qualname__ == "Pattern":
+                # `pattern.match` kept in a table (a lexer's): the other side's own compiled
+                # pattern's method, whose answers (`re.Match`) stay where they are made.
+                return ["std", "bound", self.ref(owner, depth), v.__name__]
         if module == "functools" and name == "partial":
             # Its parts cross (the function as a handle, when it is one): `p.func` still reads.
             return ["std", "partial", self.ref(v.func, depth), self.ref(v.args, depth), self.ref(v.keywords, depth)]
@@ -431,7 +584,10 @@ class Encoder:
 
 # --- decoding -----------------------------------------------------------------------------------------
 
-_MUTABLE_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+# The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
+# records the same, so that both agree on which identities last.
+_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+_SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
 
 
 class Decoder:
@@ -448,9 +604,14 @@ class Decoder:
         self.memo = {}
         self.building = set()
         self.depth = 0
+        # Mutable objects this message made or filled: what both sides now agree they hold.
+        self.fresh = []
 
     def get(self, i):
-        if type(i) is not int or not 0 <= i < len(self.nodes):
+        t = type(i)
+        if t is not int:
+            return self.scalar(i, t)
+        if not 0 <= i < len(self.nodes):
             raise Refused("a reference out of the message's table")
         if i in self.memo:
             return self.memo[i]
@@ -468,34 +629,115 @@ class Decoder:
         self.memo[i] = value
         return value
 
+    @staticmethod
+    def scalar(r, t):
+        """A scalar written in place of a reference (`Encoder.ref`)."""
+        if t is str or r is None or t is bool:
+            return r
+        if t is list and len(r) == 1 and type(r[0]) is int:
+            return r[0]
+        if t is list and len(r) == 2 and type(r[1]) is str:
+            if r[0] == "i":
+                if len(r[1]) > MAX_INT_DIGITS:
+                    raise Refused("an integer of more than %d digits" % MAX_INT_DIGITS)
+                return int(r[1])
+            if r[0] == "f":
+                return float.fromhex(r[1])
+        raise Refused("a malformed reference")
+
+    def rest(self):
+        """Every node no root reached: the parts of shared objects that did not change, where a
+        changed object further down is."""
+        for i in range(len(self.nodes)):
+            if i not in self.memo:
+                self.get(i)
+
     def made(self, i, value):
         """A mutable value, memoised before its contents are built (cycles), and noted as come
         from the peer (it goes back as itself, and is written back after a call)."""
         self.memo[i] = value
         self.peer.note_received(self.base + i, value)
+        self.fresh.append(value)
         return value
+
+    def shared(self, i, n):
+        """An object this side holds (`back`: its own; `m`: its copy of the peer's), its
+        contents replaced in place when the node brings them."""
+        peer = self.peer
+        obj = peer.sent_object(n[1]) if n[0] == "back" else peer.copy_of(n[1])
+        self.memo[i] = obj
+        peer.received.append(obj)
+        if len(n) > 2:
+            if peer.snaps.get(id(obj)) is None:
+                raise Refused("new contents for an object that has none to change")
+            self.update(obj, n[2])
+            self.fresh.append(obj)
+        return obj
+
+    def update(self, obj, n):
+        """Puts the contents a node of the sender's describes into `obj`, which is of its kind."""
+        if not isinstance(n, list) or not n:
+            raise Refused("a malformed node")
+        k, t = n[0], type(obj)
+        if k == "l" and t is list:
+            obj[:] = [self.get(r) for r in n[1]]
+        elif k == "d" and t is dict:
+            items = [(self.get(key), self.get(value)) for key, value in n[1]]
+            obj.clear()
+            obj.update(items)
+        elif k == "S" and t is set:
+            items = [self.get(r) for r in n[1]]
+            obj.clear()
+            obj.update(items)
+        elif k == "ba" and t is bytearray:
+            obj[:] = base64.b64decode(n[1])
+        elif k == "std" and n[1] in ("OrderedDict", "Counter", "defaultdict") and t.__qualname__ == n[1] and t.__module__ == "collections":
+            if n[1] == "defaultdict":
+                factory = self.get(n[2])
+                if factory is not None and not callable(factory):
+                    raise Refused("a defaultdict whose factory is not callable")
+                obj.default_factory = factory
+            items = [(self.get(key), self.get(value)) for key, value in n[-1]]
+            t.clear(obj)
+            for key, value in items:
+                t.__setitem__(obj, key, value)
+        elif k == "std" and n[1] == "deque" and t is collections.deque:
+            items = [self.get(r) for r in n[2]]
+            obj.clear()
+            obj.extend(items)
+        elif k == "o" and (t.__module__, t.__qualname__) == (n[1], n[2]):
+            base = _builtin_base(t)
+            state = self.get(n[3])
+            if base in (list, dict, set):
+                inner = self.get(n[4])
+                if type(inner) is not base:
+                    raise Refused("an object's contents of the wrong kind")
+                base.clear(obj)
+                if base is list:
+                    list.extend(obj, inner)
+                else:
+                    base.update(obj, inner)
+            if not isinstance(state, dict):
+                raise Refused("an object's attributes that are not a dict")
+            d = getattr(obj, "__dict__", None)
+            if isinstance(d, dict):
+                for name in [a for a in d if a not in state]:
+                    del d[name]
+            for name in _slots_of(t):
+                if name not in state:
+                    try:
+                        object.__delattr__(obj, name)
+                    except AttributeError:
+                        pass
+            self.fill(obj, state)
+        else:
+            raise Refused("new contents of another kind than the object's (%r for %s)" % (k, t.__qualname__))
 
     def build(self, i, n):
         if not isinstance(n, list) or not n:
             raise Refused("a malformed node")
         k = n[0]
         peer = self.peer
-        if k == "N":
-            return None
-        if k == "T":
-            return True
-        if k == "F":
-            return False
-        if k == "i":
-            if not isinstance(n[1], str) or len(n[1]) > MAX_INT_DIGITS:
-                raise Refused("an integer of more than %d digits" % MAX_INT_DIGITS)
-            return int(n[1])
-        if k == "f":
-            return float.fromhex(n[1])
-        if k == "s":
-            if not isinstance(n[1], str):
-                raise Refused("a malformed string")
-            return n[1]
         if k == "b":
             return base64.b64decode(n[1])
         if k == "ba":
@@ -519,8 +761,8 @@ class Decoder:
             return out
         if k == "fs":
             return frozenset(self.get(r) for r in n[1])
-        if k == "back":
-            return peer.sent_object(n[1])
+        if k == "back" or k == "m":
+            return self.shared(i, n)
         if k == "hb":
             return peer.local_handle(n[1])
         if k == "glob":
@@ -568,6 +810,7 @@ class Decoder:
             value = base.__new__(cls, self.get(n[4]))
             self.peer.note_received(self.base + i, value)
             self.memo[i] = value
+            self.fresh.append(value)
         else:
             value = self.made(i, _blank(cls) if base is None else base.__new__(cls))
             if base is list:
@@ -677,9 +920,11 @@ class Decoder:
         if kind in ("OrderedDict", "Counter"):
             import collections
 
-            out = self.made(i, getattr(collections, kind)())
+            cls = getattr(collections, kind)
+            out = self.made(i, cls())
             for key, value in n[2]:
-                dict.__setitem__(out, self.get(key), self.get(value))
+                # `cls`'s own: an OrderedDict keeps its order beside the dict underneath.
+                cls.__setitem__(out, self.get(key), self.get(value))
             return out
         if kind == "deque":
             import collections
@@ -705,6 +950,35 @@ class Decoder:
             import re
 
             return re.compile(self.get(n[2]), n[3])
+        if kind in ("Parameter", "Signature"):
+            import inspect
+
+            def maybe(r):
+                if not isinstance(r, list) or len(r) > 1:
+                    raise Refused("a malformed signature")
+                return self.get(r[0]) if r else inspect.Parameter.empty
+
+            if kind == "Parameter":
+                if not isinstance(n[2], str) or type(n[3]) is not int:
+                    raise Refused("a malformed parameter")
+                try:
+                    return inspect.Parameter(n[2], inspect.Parameter.POSITIONAL_ONLY.__class__(n[3]), default=maybe(n[4]), annotation=maybe(n[5]))
+                except ValueError as e:
+                    raise Refused("a parameter that cannot be (%s)" % e)
+            params = [self.get(r) for r in n[2]] if isinstance(n[2], list) else None
+            if params is None or not all(isinstance(p, inspect.Parameter) for p in params):
+                raise Refused("a signature whose parameters are not parameters")
+            try:
+                return inspect.Signature(params, return_annotation=maybe(n[3]))
+            except ValueError as e:
+                raise Refused("a signature that cannot be (%s)" % e)
+        if kind == "bound":
+            import re
+
+            owner = self.get(n[2])
+            if not isinstance(owner, re.Pattern) or n[3] not in _PATTERN_METHODS:
+                raise Refused("a bound method that is not a pattern's")
+            return getattr(owner, n[3])
         if kind == "partial":
             import functools
 
@@ -743,7 +1017,7 @@ def _content(value):
         return bytes(value)
     module = t.__module__
     if module == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
-        return list(dict.items(value))
+        return list(t.items(value))
     if module == "collections" and t.__qualname__ == "deque":
         return list(value)
     base = _builtin_base(t)
@@ -767,9 +1041,9 @@ def _apply(target, content):
     elif t is bytearray:
         target[:] = content
     elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
-        dict.clear(target)
+        t.clear(target)
         for k, v in content:
-            dict.__setitem__(target, k, v)
+            t.__setitem__(target, k, v)
     elif t.__module__ == "collections" and t.__qualname__ == "deque":
         target.clear()
         target.extend(content)
@@ -804,6 +1078,23 @@ def _mutable(value):
 
 # --- the peer -----------------------------------------------------------------------------------------
 
+class _stack_for:
+    """Room on the interpreter's stack for `levels` levels of a value (a few frames each) beyond
+    the limit in force, however deep the call already is (in pytest, in a recursive parser), for
+    the time of one message; the limit is put back after."""
+
+    def __init__(self, levels):
+        self.levels = levels
+
+    def __enter__(self):
+        self.was = sys.getrecursionlimit()
+        sys.setrecursionlimit(self.was + 4 * self.levels + 100)
+
+    def __exit__(self, *exc):
+        sys.setrecursionlimit(self.was)
+
+
+
 class Peer:
     """One side of the socket: sends requests and serves the other side's while it waits."""
 
@@ -812,10 +1103,18 @@ class Peer:
         self.other = other
         self.policy = policy
         self.timeout = timeout
-        self.sent = {}  # gid -> object this side sent (for back-references)
+        # Identities last the whole run, on both sides: what this side sent (gid -> object, and
+        # id -> gid), the copies of what the other side sent (id -> (its gid, copy), and gid ->
+        # copy), and for the mutable ones the contents both sides last agreed on (id -> parts).
+        self.sent = {}
+        self.sent_ids = {}
         self.counter = 0
-        self.came_from = {}  # id(object) -> (peer's gid, object), for the whole run
-        self.received = []  # (gid, object) received during this outermost call: written back
+        self.came_from = {}
+        self.copies = {}
+        self.snaps = {}
+        self.received = []  # shared objects a message of this outermost call named: written back
+        self.last_values = 0  # how many values the last message this side encoded copied
+        self.lock = threading.RLock()  # one conversation at a time (tests that call from threads)
         self.handles = {}  # hid -> callable or iterator kept here
         self.handle_ids = {}  # id(object) -> hid
         self.proxies = {}  # peer's hid -> proxy
@@ -829,13 +1128,20 @@ class Peer:
     # identities
     def note_received(self, gid, value):
         self.came_from[id(value)] = (gid, value)
-        self.received.append((gid, value))
+        self.copies[gid] = value
+        self.received.append(value)
 
     def sent_object(self, gid):
         try:
             return self.sent[gid]
         except (KeyError, TypeError):
             raise Refused("a reference to an object this side never sent")
+
+    def copy_of(self, gid):
+        try:
+            return self.copies[gid]
+        except (KeyError, TypeError):
+            raise Refused("a reference to an object the other side never sent")
 
     def handle(self, obj):
         hid = self.handle_ids.get(id(obj))
@@ -878,14 +1184,21 @@ class Peer:
         """A message body holding `values` (a dict of name -> value) as one table."""
         enc = Encoder(self)
         try:
-            roots = {name: enc.ref(v) for name, v in values.items()}
+            with _stack_for(MAX_DEPTH):
+                roots = {name: enc.ref(v) for name, v in values.items()}
         except RecursionError:
             raise Refused("a value nested deeper than the interpreter's stack") from None
         base = self.counter
         for i, v in enumerate(enc.keep):
-            if _mutable(v):
+            node = enc.nodes[i]
+            if (node[0] in _SHARED_KINDS or (node[0] == "std" and node[1] in _SHARED_STD)) and _mutable(v):
                 self.sent[base + i] = v
+                self.sent_ids[id(v)] = base + i
+                self.snaps[id(v)] = _children(v)
+        for v, now in enc.updated:
+            self.snaps[id(v)] = now
         self.counter += len(enc.nodes)
+        self.last_values = enc.values
         return {"n": enc.nodes, "base": base, "r": roots}
 
     def decode(self, message):
@@ -894,9 +1207,15 @@ class Peer:
         if not isinstance(roots, dict):
             raise Refused("a message without its values")
         try:
-            return {name: dec.get(i) for name, i in roots.items()}
+            with _stack_for(MAX_DEPTH * 4):
+                values = {name: dec.get(i) for name, i in roots.items()}
+                dec.rest()
         except RecursionError:
             raise Refused("a value nested deeper than the interpreter's stack") from None
+        for obj in dec.fresh:
+            if _mutable(obj):
+                self.snaps[id(obj)] = _children(obj)
+        return values
 
     def send(self, message):
         data = json.dumps(message, separators=(",", ":")).encode()
@@ -960,20 +1279,22 @@ class Peer:
         return b"".join(chunks)
 
     def request(self, message):
-        """Sends a request and serves the other side's requests until its answer comes."""
-        if self.dead:
-            raise Gone(self.dead)
-        self.send(message)
-        self.depth += 1
-        try:
-            while True:
-                m = self.recv()
-                op = m.get("op")
-                if op in ("ok", "err"):
-                    return m
-                self.serve(m)
-        finally:
-            self.depth -= 1
+        """Sends a request and serves the other side's requests until its answer comes. One
+        thread at a time: the stream carries one conversation."""
+        with self.lock:
+            if self.dead:
+                raise Gone(self.dead)
+            self.send(message)
+            self.depth += 1
+            try:
+                while True:
+                    m = self.recv()
+                    op = m.get("op")
+                    if op in ("ok", "err"):
+                        return m
+                    self.serve(m)
+            finally:
+                self.depth -= 1
 
     def answer(self, fn):
         """Runs `fn()` and sends its value or exception back. On the tests' side, a value that
@@ -1214,7 +1535,7 @@ def _shallow(v):
     if t is list or t is tuple:
         return (id(v), tuple(map(id, v)))
     if t is dict or (t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict")):
-        return (id(v), tuple((id(k), id(x)) for k, x in dict.items(v)))
+        return (id(v), tuple(map(id, itertools.chain.from_iterable(dict.items(v)))))
     if t is set or t is frozenset:
         return (id(v), frozenset(map(id, v)))
     if t is bytearray:
@@ -1223,7 +1544,7 @@ def _shallow(v):
         return (id(v), tuple(map(id, v)))
     d = getattr(v, "__dict__", None)
     if isinstance(d, dict) and not isinstance(v, (type, types.ModuleType)):
-        return (id(v), tuple((k, id(x)) for k, x in d.items()))
+        return (id(v), tuple(d), tuple(map(id, d.values())))
     return (id(v),)
 
 
@@ -1578,8 +1899,14 @@ def _stub_defaults(qualname, frame):
 
 
 def call(qualname, args, kwargs):
-    """The stub's body: the target's call, made in the program's process."""
+    """The stub's body: the target's call, made in the program's process (one thread's call at
+    a time, as the stream carries one conversation)."""
     peer = _connect()
+    with peer.lock:
+        return _call(peer, qualname, args, kwargs)
+
+
+def _call(peer, qualname, args, kwargs):
     outermost = peer.depth == 0
     if outermost:
         peer.target_defaults = _stub_defaults(qualname, sys._getframe(1))
@@ -1611,27 +1938,27 @@ def call(qualname, args, kwargs):
             )
         except Refused as why:
             _refuse(qualname, "the tests passed %s" % why)
-        if len(body["n"]) > COPY_LIMIT:
-            _refuse(qualname, "the tests passed %d values in one call, which would be copied at every call" % len(body["n"]))
-        peer.copied += len(body["n"])
+        if peer.last_values > COPY_LIMIT:
+            _refuse(qualname, "the tests passed %d values in one call" % peer.last_values)
+        # Counted on this side only, of what the tests send: the program cannot make a run
+        # in-process by answering at length.
+        peer.copied += peer.last_values
         if peer.copied > RUN_COPY_LIMIT:
-            _refuse(qualname, "the calls copied more than %d values between the processes" % RUN_COPY_LIMIT)
+            _refuse(qualname, "the calls copied or compared more than %d values between the processes" % RUN_COPY_LIMIT)
         peer.env = env
         body["op"] = "call"
         try:
             reply = peer.request(body)
         except Gone as why:
             raise RuntimeError("%s: %s" % (qualname, why)) from None
-        peer.copied += len(reply.get("n") or ())
         out, err = reply.get("out"), reply.get("err_text")
         if isinstance(out, str) and out:
             sys.stdout.write(out)
         if isinstance(err, str) and err:
             sys.stderr.write(err)
         try:
+            # The written-back objects' new contents are put in place as the reply is read.
             values = peer.decode(reply)
-            for gid, content in values.get("wb", ()):
-                _apply(peer.sent_object(gid), content)
             peer.state.apply(values.get("state") or ())
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
@@ -1757,10 +2084,12 @@ class Server(Peer):
             import logging
 
             logging.getLogger().removeHandler(handler)
-        written = [(gid, obj) for gid, obj in self.received if _mutable(obj)]
+        # Written back: every shared object the call's messages named, with its contents where
+        # they changed (a list the program sorted, `self`'s attributes).
+        written = [obj for obj in self.received if _mutable(obj)]
         state, _ = self.state.changes()
         try:
-            values["wb"] = [(gid, _content(obj)) for gid, obj in written]
+            values["wb"] = written
             values["state"] = state
             body = self.encode(values)
         except Refused as why:

@@ -359,9 +359,11 @@ fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back
 }
 
 /// The socket carries data within bounds: a length over the bound is refused before anything is
-/// read, a table of too many parts, a cycle through an immutable value and an integer of too many
-/// digits are refused as data, a cycle through a list and shared references survive. Driven
-/// straight through `rgd_isolate` with a peer that writes raw messages.
+/// read, a table of too many parts, a cycle through an immutable value, an integer of too many
+/// digits, a reference to a copy never made and new contents of another kind are refused as data;
+/// a cycle through a list and shared references survive; a shared object crosses again as its
+/// identity, with its contents only when they changed. Driven straight through `rgd_isolate` with a
+/// peer that writes raw messages.
 #[test]
 fn the_channel_refuses_what_breaks_its_bounds_and_keeps_cycles() {
     let Some(python) = support::pytest_python() else { return };
@@ -387,18 +389,41 @@ try:
 except r.Gone as e:
     seen["huge"] = str(e)
 for name, msg in {
-    "parts": {"n": [["N"]] * (r.MAX_NODES + 1), "base": 0, "r": {"v": 0}},
+    "parts": {"n": [["t", []]] * (r.MAX_NODES + 1), "base": 0, "r": {"v": 0}},
     "tuple_cycle": {"n": [["t", [0]]], "base": 0, "r": {"v": 0}},
-    "digits": {"n": [["i", "9" * 5000]], "base": 0, "r": {"v": 0}},
+    "digits": {"n": [], "base": 0, "r": {"v": ["i", "9" * 5000]}},
     "out_of_table": {"n": [["l", [7]]], "base": 0, "r": {"v": 0}},
     "foreign_class": {"n": [["o", "unittest.mock", "_ANY", 1, None], ["d", []]], "base": 0, "r": {"v": 0}},
+    "copy_never_sent": {"n": [["m", 99]], "base": 0, "r": {"v": 0}},
+    "bad_reference": {"n": [], "base": 0, "r": {"v": {"x": 1}}},
 }.items():
     try:
         p.decode(msg); seen[name] = "decoded"
     except r.Refused as e:
         seen[name] = "refused: " + str(e)
-v = p.decode({"n": [["l", [1, 0]], ["s", "x"]], "base": 0, "r": {"v": 0}})["v"]
-seen["list_cycle"] = v[1] is v and v[0] == "x"
+v = p.decode({"n": [["l", [0, "x", [7]]]], "base": 10, "r": {"v": 0}})["v"]
+seen["list_cycle"] = v[0] is v and v[1] == "x" and v[2] == 7
+# A shared object crosses as itself, its contents only when they changed; new contents of
+# another kind than the object's are refused.
+again = p.encode({"v": v})
+v.append(1)
+changed = p.encode({"v": v})
+seen["unchanged_sends_identity"] = again["n"][0] == ["back", 10]
+seen["changed_sends_contents"] = changed["n"][0][:2] == ["back", 10] and len(changed["n"][0]) == 3
+kept = p.decode({"n": [["d", []]], "base": 20, "r": {"v": 0}})["v"]
+try:
+    p.decode({"n": [["m", 20, ["l", []]]], "base": 30, "r": {"v": 0}}); seen["kind_swap"] = "decoded"
+except r.Refused as e:
+    seen["kind_swap"] = "refused: " + str(e)
+p.decode({"n": [["m", 20, ["d", [["k", [1]]]]]], "base": 40, "r": {"v": 0}})
+seen["updated_in_place"] = kept == {"k": 1}
+# Values of the standard library that a suite hands over: a signature, a pattern's bound method.
+import inspect, re
+program = r.Peer(socket.socketpair()[0], r.Policy("/nonexistent", [], False), "the tests' process")
+def f(a, /, b: int = 3, *c, d=None, **e) -> str: pass
+sig = inspect.signature(f)
+got = p.decode(program.encode({"v": [sig, re.compile("a+").match]}))["v"]
+seen["signature"] = got[0] == sig and got[1]("aa").group() == "aa"
 deep = []
 for _ in range(2000):
     deep = [deep]
@@ -418,11 +443,29 @@ print(json.dumps(seen))
     let seen: serde_json::Value =
         serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}{}", String::from_utf8_lossy(&out.stderr)));
     assert!(seen["huge"].as_str().unwrap().contains("over the bound"), "{seen}");
-    for refused in ["parts", "tuple_cycle", "digits", "out_of_table", "foreign_class", "deep"] {
+    for refused in [
+        "parts",
+        "tuple_cycle",
+        "digits",
+        "out_of_table",
+        "foreign_class",
+        "deep",
+        "copy_never_sent",
+        "bad_reference",
+        "kind_swap",
+    ] {
         assert!(seen[refused].as_str().unwrap().starts_with("refused"), "{refused}: {seen}");
     }
     assert!(seen["foreign_class"].as_str().unwrap().contains("unittest.mock._ANY"), "{seen}");
-    assert_eq!(seen["list_cycle"], true, "{seen}");
+    for holds in [
+        "list_cycle",
+        "unchanged_sends_identity",
+        "changed_sends_contents",
+        "updated_in_place",
+        "signature",
+    ] {
+        assert_eq!(seen[holds], true, "{holds}: {seen}");
+    }
 }
 
 /// Every kind of target is isolated and judged as in one process: a method that changes `self`, a
@@ -466,6 +509,34 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         }
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
+}
+
+/// What a parser's tests do is judged as in one process: tests calling the target from several
+/// threads at once (one conversation at a time on the socket), an object handed over at every call
+/// whose parts the tests change between calls (a token inside an unchanged list), the object the
+/// program returns being the tests' own, and an `OrderedDict` keeping the order the program gave it
+/// (`move_to_end`) both ways.
+#[test]
+fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_process() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let module = "class Cursor:\n    def __init__(self, tokens):\n        self.tokens = tokens\n        self.index = -1\n\n    def advance(self, into=None):\n        self.index += 1\n        token = self.tokens[self.index]\n        if into is not None:\n            into[token['k']] = token['v']\n            into.move_to_end(token['k'], last=False)\n        return token\n";
+    let tests = "import collections\nimport threading\n\nfrom pkg.m import Cursor\n\n\ndef tokens(n):\n    return [{'k': 'k%d' % i, 'v': i} for i in range(n)]\n\n\ndef test_threads():\n    errors = []\n\n    def worker():\n        c = Cursor(tokens(40))\n        for i in range(40):\n            if c.advance()['v'] != i:\n                errors.append(i)\n\n    threads = [threading.Thread(target=worker) for _ in range(6)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert errors == []\n\n\ndef test_changed_between_calls():\n    c = Cursor(tokens(3))\n    assert c.advance()['v'] == 0\n    c.tokens[1]['v'] = 'changed'\n    token = c.advance()\n    assert token['v'] == 'changed' and token is c.tokens[1] and c.index == 1\n    c.index = -1\n    assert c.advance() is c.tokens[0]\n\n\ndef test_ordered():\n    into = collections.OrderedDict(z=0)\n    c = Cursor(tokens(2))\n    c.advance(into)\n    c.advance(into)\n    assert list(into) == ['k1', 'k0', 'z']\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = RunSpec {
+        replace: Some(("pkg/m.py", module)),
+        target: Some("Cursor.advance"),
+        ids: &ids,
+        withhold: &[],
+    };
+    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), 3, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
 }
 
 /// A callable the tests hand the program can be called, never looked into: its `__globals__` (the
