@@ -142,13 +142,19 @@ class Policy:
 
     def named(self, value):
         """Whether `value` crosses by the name it has in a project module rather than as a copy:
-        a sentinel `object()`, or an instance of a project class over an immutable builtin
-        whose identity is its meaning (sqlparse's token types, `tuple` subclasses compared with
-        `is`, reached as `Token.Keyword.DML`)."""
+        a sentinel `object()`, a thread-local or lock (each process its own: click's context
+        stack), or an instance of a project class: a module's singleton (`click.INT`, compared
+        with `is`), and, reached through instances' attributes, values over an immutable builtin
+        whose identity is their meaning (sqlparse's token types: `Token.Keyword.DML`). Their
+        state, when it changes, crosses with the module state (`ModuleState`)."""
         t = type(value)
-        if t is object:
+        if t is object or t in _BY_NAME:
             return True
-        return _builtin_base(t) in _IMMUTABLE_BASES and t.__module__ is not None and self.project_module(t.__module__)
+        return t.__module__ is not None and self.project_module(t.__module__) and not isinstance(value, (type, BaseException))
+
+    def _named_deep(self, value):
+        """A named value whose attributes are named too, and may be made on first use."""
+        return _builtin_base(type(value)) in _IMMUTABLE_BASES
 
     def _index_globals(self):
         index = {}
@@ -161,7 +167,7 @@ class Policy:
                 if not self.named(v) or id(v) in index:
                     continue
                 index[id(v)] = (name, path, v)
-                d = getattr(v, "__dict__", None)
+                d = getattr(v, "__dict__", None) if self._named_deep(v) else None
                 if isinstance(d, dict):
                     todo.extend((path + "." + a, x) for a, x in list(d.items()) if isinstance(a, str) and not a.startswith("_"))
         self._globals = index
@@ -173,7 +179,7 @@ class Policy:
             self._globals_seen = len(sys.modules)
             self._index_globals()
         found = self._globals.get(id(value))
-        if (found is None or found[2] is not value) and self.named(value):
+        if (found is None or found[2] is not value) and self.named(value) and self._named_deep(value):
             # Perhaps made since the index was (a token type is made the first time it is
             # named); looked for again now and then, not at every value that is no global.
             self._misses += 1
@@ -193,7 +199,7 @@ class Policy:
         parts = path.split(".")
         value = vars(module).get(parts[0], _MISSING)
         for part in parts[1:]:
-            if part.startswith("_") or not self.named(value):
+            if part.startswith("_") or not self.named(value) or not self._named_deep(value):
                 raise Refused("a name that goes through something that is not named (%s.%s)" % (module_name, path))
             d = getattr(value, "__dict__", None)
             inner = d.get(part, _MISSING) if isinstance(d, dict) else _MISSING
@@ -237,7 +243,11 @@ class Policy:
                 return "exc"
             return None
         if self.project_module(module):
-            return "ntuple" if issubclass(cls, tuple) and hasattr(cls, "_fields") else "project"
+            if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+                return "ntuple"
+            # Over a C class that keeps state of its own (a `property` subclass's getter), the
+            # attributes are not the whole value: no data.
+            return None if _hidden_state_base(cls) is not None else "project"
         if _is_stdlib_module(module):
             if issubclass(cls, tuple) and hasattr(cls, "_fields") and type(cls) is type:
                 return "ntuple"
@@ -252,6 +262,23 @@ _SCALARS = (type(None), bool, int, float, str, bytes, complex)
 _MUTABLE_BUILTINS = (list, dict, set, bytearray)
 _BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
 _IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
+_HEAPTYPE = 1 << 9
+_BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
+
+
+def _hidden_state_base(cls):
+    """The first class below `cls` written in C that keeps state outside `__dict__` and slots,
+    if any: not `object`, the builtins whose contents cross (`_BUILTIN_BASES`), or io's abstract
+    bases (which hold none)."""
+    for base in cls.__mro__[1:]:
+        if base.__flags__ & _HEAPTYPE or base is object or base in _BUILTIN_BASES:
+            continue
+        if base.__module__ in ("_io", "io") and base.__name__.startswith("_") and base.__name__.endswith("IOBase"):
+            continue
+        return base
+    return None
+
+
 _PATTERN_METHODS = frozenset(("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split"))
 
 
@@ -348,6 +375,9 @@ class Encoder:
         self.updated = []
         # Values this message copies (a shared object that did not change copies nothing).
         self.values = 0
+        # Module state sent as such: by its contents, never by its name (the receiver's value
+        # of that name is what it updates).
+        self.unnamed = set()
 
     def ref(self, value, depth=0):
         t = type(value)
@@ -438,7 +468,7 @@ class Encoder:
             # A default value of the target that is no data (a sentinel `object()`): the other
             # side's function has its own, made by the same line.
             return ["dflt", at]
-        named = peer.policy.global_name(v) if t not in _SCALARS else None
+        named = peer.policy.global_name(v) if t not in _SCALARS and id(v) not in self.unnamed else None
         if named is not None:
             # A module-level sentinel of the project's (`MISSING = object()`), or a value whose
             # identity is its meaning (a token type): the other side has its own by that name.
@@ -457,6 +487,12 @@ class Encoder:
             if not known or "<" in v.__qualname__:
                 raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
             return ["cls", module, v.__qualname__]
+        if t is types.BuiltinFunctionType:
+            owner = getattr(v, "__self__", None)
+            if isinstance(owner, types.ModuleType) and _is_stdlib_module(owner.__name__) and getattr(owner, v.__name__, None) is v:
+                # `max`, `operator.add`: the standard library's own function, which the other
+                # side has by the same name (toolz looks such functions up in a table by identity).
+                return ["bi", owner.__name__, v.__name__]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
@@ -763,6 +799,14 @@ class Decoder:
             return frozenset(self.get(r) for r in n[1])
         if k == "back" or k == "m":
             return self.shared(i, n)
+        if k == "bi":
+            module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
+            if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
+                module = importlib.import_module(n[1])
+            value = getattr(module, n[2], None) if module is not None and isinstance(n[2], str) else None
+            if type(value) is not types.BuiltinFunctionType or not _is_stdlib_module(n[1]):
+                raise Refused("a function of the standard library's that is not one (%r)" % (n[1:],))
+            return value
         if k == "hb":
             return peer.local_handle(n[1])
         if k == "glob":
@@ -1183,6 +1227,9 @@ class Peer:
     def encode(self, values):
         """A message body holding `values` (a dict of name -> value) as one table."""
         enc = Encoder(self)
+        state = values.get("state")
+        if isinstance(state, list):
+            enc.unnamed = {id(v) for _, v in state}
         try:
             with _stack_for(MAX_DEPTH):
                 roots = {name: enc.ref(v) for name, v in values.items()}
@@ -1337,6 +1384,8 @@ class Peer:
                 return next(it)
 
             self.answer(pull)
+        elif op == "get" and m.get("name") == "__signature__":
+            self.answer(lambda: _signature_of(self.local_handle(m.get("h"))))
         elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif op in ("get", "set", "del") and not self.policy.strict:
@@ -1393,6 +1442,26 @@ def _encode_for(peer, values):
 # Special attributes a handle asks the other side for (and the only ones, with plain names, the
 # tests' side answers for what it handed over: `functools.wraps` copies them).
 _OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__"))
+# What a handle asks the other side for beyond those: its signature, as `_signature_of` gives it.
+_ASKED_NAMES = _OPEN_NAMES | {"__signature__"}
+
+# A default value's stand-in in a signature sent for a handle: that there is one, not what it is.
+_SOME_DEFAULT = "<a default value kept in the other process>"
+
+
+def _signature_of(fn):
+    """The signature of a callable kept on this side, as the other side may see it: parameter
+    names and kinds, and whether each has a default (`inspect.signature` of a callback, which a
+    function that introspects what it is handed asks for: toolz's `has_keywords`), never the
+    default values or annotations themselves (a test's lambda keeps its defaults)."""
+    import inspect
+
+    sig = inspect.signature(fn)
+    params = [
+        p.replace(default=p.empty if p.default is p.empty else _SOME_DEFAULT, annotation=p.empty)
+        for p in sig.parameters.values()
+    ]
+    return sig.replace(parameters=params, return_annotation=sig.empty)
 
 
 class RemoteObject:
@@ -1414,7 +1483,7 @@ class RemoteObject:
         return peer.result(peer.request(body))
 
     def __getattr__(self, name):
-        if name[:2] == "__" and name[-2:] == "__" and name not in _OPEN_NAMES:
+        if name[:2] == "__" and name[-2:] == "__" and name not in _ASKED_NAMES:
             # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle
             # has none of its own, and asking the other side for each would be a round trip.
             raise AttributeError(name)
@@ -1567,6 +1636,7 @@ class ModuleState:
         self.modules_seen = -1
         self.modules = []  # (name, module)
         self.spaces = {}  # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}]
+        self.original = {}  # (module, holder, attr) -> the code first seen there (before any patch)
 
     def _project_modules(self):
         if len(sys.modules) != self.modules_seen:
@@ -1582,10 +1652,14 @@ class ModuleState:
 
     @staticmethod
     def _record(value):
-        return (value, None if _behaviour(value) else _shallow(value))
+        # (A thread-local or lock is each process's own: what is in it is not module state.)
+        return (value, None if _behaviour(value) or type(value) in _BY_NAME else _shallow(value))
 
     def _space(self, key, ns):
         seen = {attr: self._record(v) for attr, v in self._names(ns)}
+        for attr, (value, shallow) in seen.items():
+            if shallow is None:
+                self.original.setdefault(key + (attr,), value)
         self.spaces[key] = [ns, len(ns), seen, tuple(map(id, ns.values())), [a for a, r in seen.items() if r[1] is not None]]
 
     def _spaces_now(self):
@@ -1601,7 +1675,7 @@ class ModuleState:
                         self._space((name, value.__qualname__), type.__dict__["__dict__"].__get__(value))
 
     def changes(self):
-        """(state changed: [(key, value)], behaviour changed: [key]) since the last agreement, which
+        """(state changed: [(key, value)], behaviour changed: [(key, value)]) since the last agreement, which
         they then are."""
         self._spaces_now()
         state, behaviour = [], []
@@ -1629,7 +1703,7 @@ class ModuleState:
                     # code, not a patch of code the program's process has.
                     continue
                 if _behaviour(value) or (was is not None and _behaviour(was[0])):
-                    behaviour.append((module, holder, attr))
+                    behaviour.append(((module, holder, attr), value))
                 else:
                     state.append(((module, holder, attr), value))
             if changed or len(ns) != size:
@@ -1672,6 +1746,35 @@ class ModuleState:
             if space is not None:
                 space[2][attr] = self._record(value)
                 self._refresh(space)
+
+
+    def patch(self, key, fn):
+        """Puts the tests' replacement of a project function in place (`fn`, a handle: calls go
+        back to the tests' process), or the original back (`fn` None), and records it as agreed."""
+        module, holder, attr = key
+        obj = sys.modules.get(module)
+        for part in holder.split(".") if holder and obj is not None else ():
+            obj = getattr(obj, part, None)
+        if obj is None or (holder and not isinstance(obj, type)):
+            return
+        if fn is None:
+            value = self.original.get(key, _MISSING)
+            if value is _MISSING:
+                return
+        else:
+            if not callable(fn):
+                raise Refused("a replacement of %s that cannot be called" % _key_name(key))
+
+            # A plain function, so that it binds `self` as the method it replaces did.
+            def value(*args, **kwargs):
+                return fn(*args, **kwargs)
+
+            value.__name__ = value.__qualname__ = attr
+        setattr(obj, attr, value)
+        space = self.spaces.get((module, holder))
+        if space is not None:
+            space[2][attr] = self._record(value)
+            self._refresh(space)
 
 
 _MISSING = object()
@@ -1755,8 +1858,10 @@ _client = [None]
 # Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
 # target in-process, labelled so).
 on_refusal = None
-# What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force:
-# the program's process cannot see such a patch, so a call made under one is not isolated.
+# What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force,
+# as (what, module name or None, attribute, value): a standard module's function replaced by a
+# plain function is replaced in the program's process too (calling the test's back); any other
+# patch the program's process cannot see, so a call made under one is not isolated.
 _patches = {}
 
 
@@ -1803,8 +1908,7 @@ def watch_patches():
             result = setattr_(self, target, name, *a, **k)
             # Only a test's own patches: pytest patches its own classes for the whole session.
             if os.environ.get("PYTEST_CURRENT_TEST"):
-                what = target if isinstance(target, str) and name is None else "%s.%s" % (getattr(target, "__name__", type(target).__name__), name)
-                _patches.setdefault(id(self), []).append(what)
+                _patches.setdefault(id(self), []).append(_patch_entry(target, name, a, k))
             return result
 
         def patched_undo(self):
@@ -1821,7 +1925,7 @@ def watch_patches():
     def patched_enter(self):
         result = enter(self)
         if os.environ.get("PYTEST_CURRENT_TEST"):
-            _patches[id(self)] = ["%s.%s" % (getattr(self.getter(), "__name__", "?"), self.attribute)]
+            _patches[id(self)] = [("%s.%s" % (getattr(self.getter(), "__name__", "?"), self.attribute), None, self.attribute, None)]
         return result
 
     def patched_exit(self, *exc):
@@ -1831,9 +1935,47 @@ def watch_patches():
     mock._patch.__enter__, mock._patch.__exit__ = patched_enter, patched_exit
 
 
-def _outside_project(what, policy):
+def _patch_entry(target, name, rest, kwargs):
+    """(what, module name or None, attribute, value) of a `monkeypatch.setattr` call."""
+    if isinstance(target, str):
+        # `setattr("os.path.exists", fake)`: the dotted path, then the value.
+        module_name, _, attr = target.rpartition(".")
+        module = sys.modules.get(module_name)
+        value = name
+    else:
+        module, attr = target, name
+        value = rest[0] if rest else kwargs.get("value")
+    module_name = module.__name__ if isinstance(module, types.ModuleType) else None
+    what = "%s.%s" % (getattr(module, "__name__", type(module).__name__) if module is not None else target, attr)
+    return (what, module_name, attr, value)
+
+
+def _outside_project(entry, policy):
+    what = entry[0]
     module = what.rsplit(".", 1)[0] if "." in what else what
     return not policy.project_module(module)
+
+
+def _forwarded(entry):
+    """Whether a patch outside the project is made in the program's process too: a standard
+    module's attribute replaced by a plain function (`monkeypatch.setattr(sys,
+    "getfilesystemencoding", lambda: "utf-8")`)."""
+    _, module, attr, value = entry
+    if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
+        return False
+    return module is not None and _is_stdlib_module(module) and isinstance(attr, str) and type(value) is types.FunctionType
+
+
+# What this module itself calls in the program's process: a test's patch of one of them is not
+# forwarded (the socket's own `json.dumps` would call the test back).
+_OWN_MODULES = frozenset(
+    ("json", "select", "socket", "struct", "threading", "_thread", "base64", "importlib", "builtins", "io", "types",
+     "itertools", "operator", "collections", "logging", "warnings", "traceback", "os.path", "posixpath", "asyncio")
+)
+_OWN_FUNCTIONS = frozenset(
+    (("os", "getcwd"), ("os", "chdir"), ("os", "set_inheritable"), ("os", "getpid"), ("os", "fspath"), ("sys", "setrecursionlimit"),
+     ("sys", "getrecursionlimit"), ("sys", "_getframe"), ("sys", "exc_info"))
+)
 
 
 def _refuse(qualname, why):
@@ -1914,11 +2056,24 @@ def _call(peer, qualname, args, kwargs):
     try:
         policy = peer.policy
         active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
-        if active:
-            _refuse(qualname, "the test patched %s, which the program's process cannot see" % active[0])
+        for entry in active:
+            if not _forwarded(entry):
+                _refuse(qualname, "the test patched %s, which the program's process cannot see" % entry[0])
+        outside = [(module, attr, value) for _, module, attr, value in active]
         state, behaviour = peer.state.changes()
-        if behaviour:
-            _refuse(qualname, "the test patched %s, which the program's process cannot see" % _key_name(behaviour[0]))
+        # A project function a test replaced (`monkeypatch.setattr(pkg.utils, "f", fake)`): the
+        # program's process calls the fake back here, as a callback; put back, its own again.
+        # Anything else put in a function's place (a mock, a class) cannot be called back.
+        patches = []
+        for key, value in behaviour:
+            if value is peer.state.original.get(key, _MISSING):
+                patches.append((key, None))
+            elif not _behaviour(value):
+                state.append((key, value))  # a function's place given back to data (None)
+            elif type(value) is types.FunctionType:
+                patches.append((key, value))
+            else:
+                _refuse(qualname, "the test patched %s, which the program's process cannot see" % _key_name(key))
         cwd = os.getcwd()
         if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
             _refuse(qualname, "the test changed the working directory to %s" % cwd)
@@ -1932,6 +2087,8 @@ def _call(peer, qualname, args, kwargs):
                     "a": args,
                     "k": kwargs,
                     "state": state,
+                    "patch": patches,
+                    "outside": outside,
                     "env": _env_diff(peer.env, env) if env != peer.env else None,
                     "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
                 }
@@ -2032,10 +2189,22 @@ class Server(Peer):
         self.root = root
         self.state = ModuleState(policy)
         self.state.agree()
+        self.outside = {}  # (module, attribute) -> (the original, the tests' function called back)
 
     def enter(self, values):
-        """The tests' side of things before the call: module state, environment, directory."""
+        """The tests' side of things before the call: module state, functions the tests
+        replaced, environment, directory."""
         self.state.apply(values.get("state") or ())
+        patches = values.get("patch")
+        for entry in patches if isinstance(patches, list) else ():
+            # ((module, holder, attr), a handle of the tests' function or None)
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple) and len(entry[0]) == 3):
+                raise Refused("a malformed replacement of a function")
+            key = entry[0]
+            if not all(isinstance(part, str) for part in key):
+                raise Refused("a malformed replacement of a function")
+            self.state.patch(key, entry[1])
+        self.patch_outside(values.get("outside"))
         env = values.get("env")
         if isinstance(env, list) and len(env) == 2 and isinstance(env[0], dict):
             for k, v in env[0].items():
@@ -2045,6 +2214,36 @@ class Server(Peer):
         cwd = values.get("cwd")
         if isinstance(cwd, str):
             os.chdir(cwd if os.path.isabs(cwd) else os.path.normpath(os.path.join(self.root, cwd)))
+
+    def patch_outside(self, patches):
+        """The standard modules' functions the tests replaced, as they stand at this call: each
+        replaced by one calling the test's function back, the originals put back when the test's
+        patch is undone."""
+        wanted = {}
+        for entry in patches if isinstance(patches, list) else ():
+            if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
+                raise Refused("a malformed patch")
+            if entry[0] not in sys.modules and _stdlib_spec(entry[0]):
+                importlib.import_module(entry[0])
+            if not _is_stdlib_module(entry[0]) or not callable(entry[2]):
+                raise Refused("a patch of %s.%s, which is no function of the standard library's" % entry[:2])
+            wanted[(entry[0], entry[1])] = entry[2]
+        for key in [k for k in self.outside if k not in wanted]:
+            original, _ = self.outside.pop(key)
+            setattr(sys.modules[key[0]], key[1], original)
+        for key, fn in wanted.items():
+            was = self.outside.get(key)
+            if was is not None and was[1] is fn:
+                continue
+            module = sys.modules[key[0]]
+            original = was[0] if was is not None else getattr(module, key[1], None)
+
+            def value(*args, _fn=fn, **kwargs):
+                return _fn(*args, **kwargs)
+
+            value.__name__ = value.__qualname__ = key[1]
+            setattr(module, key[1], value)
+            self.outside[key] = (original, fn)
 
     def serve_other(self, m):
         if m.get("op") != "call":

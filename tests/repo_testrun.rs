@@ -424,6 +424,13 @@ def f(a, /, b: int = 3, *c, d=None, **e) -> str: pass
 sig = inspect.signature(f)
 got = p.decode(program.encode({"v": [sig, re.compile("a+").match]}))["v"]
 seen["signature"] = got[0] == sig and got[1]("aa").group() == "aa"
+# The standard library's own functions cross by name; a callback's signature shows whether a
+# parameter has a default, never the default itself.
+import operator
+got = p.decode(program.encode({"v": [max, operator.add]}))["v"]
+seen["builtins_by_name"] = got[0] is max and got[1] is operator.add
+shown = r._signature_of(lambda x, y="expected 42": 0)
+seen["signature_hides_defaults"] = list(shown.parameters) == ["x", "y"] and "42" not in str(shown)
 deep = []
 for _ in range(2000):
     deep = [deep]
@@ -463,6 +470,8 @@ print(json.dumps(seen))
         "changed_sends_contents",
         "updated_in_place",
         "signature",
+        "builtins_by_name",
+        "signature_hides_defaults",
     ] {
         assert_eq!(seen[holds], true, "{holds}: {seen}");
     }
@@ -533,6 +542,38 @@ fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_proce
     };
     let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), 3, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
+/// A project function a test replaces (`monkeypatch.setattr`), and a standard module's, are called
+/// back in the tests' process while the patch lasts and are the program's own again after; a
+/// module's singleton, a
+/// token type made on first use (a `tuple` subclass, compared with `is`) and a thread-local cross
+/// by name and come back as the tests' own.
+#[test]
+fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let util = "def strip(s):\n    return s.strip()\n";
+    let module = "import threading\n\nfrom pkg import util\n\n\nclass Kind:\n    def __init__(self, name):\n        self.name = name\n\n\nINT = Kind('int')\n_local = threading.local()\n\n\nclass Tok(tuple):\n    def __getattr__(self, name):\n        if name.startswith('_'):\n            raise AttributeError(name)\n        new = Tok(self + (name,))\n        setattr(self, name, new)\n        return new\n\n\nToken = Tok()\nKeyword = Token.Keyword\n\n\ndef work(x, kind=None, local=None):\n    import sys\n    return (util.strip(x), kind, Token.Keyword.DML, local, sys.getfilesystemencoding())\n";
+    let tests = "import sys\n\nfrom pkg import m, util\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(util, 'strip', lambda s: 'patched' + s)\n    monkeypatch.setattr(sys, 'getfilesystemencoding', lambda: 'x-test')\n    out = m.work(' a ')\n    assert out[0] == 'patched a ' and out[4] == 'x-test'\n\n\ndef test_restored():\n    out = m.work(' a ')\n    assert out[0] == 'a' and out[4] == sys.getfilesystemencoding() != 'x-test'\n\n\ndef test_identity():\n    out = m.work('x', m.INT, m._local)\n    assert out[1] is m.INT and out[2] is m.Token.Keyword.DML and out[3] is m._local\n";
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/util.py", util),
+        ("pkg/m.py", module),
+        ("tests/test_m.py", tests),
+    ]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = RunSpec {
+        replace: Some(("pkg/m.py", module)),
+        target: Some("work"),
+        ids: &ids,
+        withhold: &[],
+    };
     let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
     assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes.len(), 3, "{run:?}");
