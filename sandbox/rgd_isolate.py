@@ -496,7 +496,9 @@ class Encoder:
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
-            return ["h", peer.handle(v), "fn"]
+            # A plain function binds as a method when a class holds it (toolz's `memoize` on a
+            # method); a builtin or bound method does not.
+            return ["h", peer.handle(v), "fm" if t is types.FunctionType else "fn"]
         if isinstance(v, (types.GeneratorType, types.CoroutineType)) or (
             hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
         ):
@@ -1212,7 +1214,7 @@ class Peer:
         key = (hid, kind)
         p = self.proxies.get(key)
         if p is None:
-            p = {"fn": RemoteFunction, "it": RemoteIterator, "obj": RemoteObject}.get(kind, RemoteObject)(self, hid)
+            p = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject}.get(kind, RemoteObject)(self, hid)
             self.proxies[key] = p
         return p
 
@@ -1443,7 +1445,7 @@ def _encode_for(peer, values):
 # tests' side answers for what it handed over: `functools.wraps` copies them).
 _OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__"))
 # What a handle asks the other side for beyond those: its signature, as `_signature_of` gives it.
-_ASKED_NAMES = _OPEN_NAMES | {"__signature__"}
+_ASKED_NAMES = _OPEN_NAMES | {"__signature__", "__wrapped__"}
 
 # A default value's stand-in in a signature sent for a handle: that there is one, not what it is.
 _SOME_DEFAULT = "<a default value kept in the other process>"
@@ -1475,6 +1477,15 @@ class RemoteObject:
     def __init__(self, peer, hid):
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_hid", hid)
+
+    @property
+    def __doc__(self):
+        # Asked (a wrapper's docstring, `functools.wraps`); the tests' side gives none of what
+        # it handed over.
+        try:
+            return RemoteObject._ask(self, "get", "__doc__")
+        except AttributeError:
+            return None
 
     def _ask(self, op, name, value=None):
         peer = object.__getattribute__(self, "_peer")
@@ -1577,6 +1588,16 @@ class RemoteFunction(RemoteObject):
         return "<function kept in the other process #%d>" % object.__getattribute__(self, "_hid")
 
 
+class RemoteMethod(RemoteFunction):
+    """A plain function that stays in the other process: held by a class, it binds as a method,
+    as the function itself would."""
+
+    __slots__ = ()
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+
 class RemoteIterator(RemoteObject):
     """An iterator or generator that stays in the other process; each item is one request."""
 
@@ -1594,6 +1615,12 @@ class RemoteIterator(RemoteObject):
 
     def __repr__(self):
         return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
+
+
+# A handle's `__doc__` is the other side's (the property above), not its class's docstring.
+for _handle_class in (RemoteFunction, RemoteMethod, RemoteIterator):
+    _handle_class.__doc__ = RemoteObject.__dict__["__doc__"]
+del _handle_class
 
 
 # --- module state --------------------------------------------------------------------------------------
@@ -1698,9 +1725,12 @@ class ModuleState:
                 if value is _MISSING:
                     del seen[attr]
                     continue
-                if isinstance(value, types.ModuleType) or (was is None and _behaviour(value)):
+                if isinstance(value, types.ModuleType) or (was is None and (_behaviour(value) or self.policy.named(value))):
                     # A submodule bound as it is imported, a function or class defined late: new
-                    # code, not a patch of code the program's process has.
+                    # code, not a patch of code the program's process has; a sentinel or
+                    # singleton first seen now (the module was still importing when the first
+                    # call came: boltons' `parse_url('')` at import): the program's process has its
+                    # own by that name.
                     continue
                 if _behaviour(value) or (was is not None and _behaviour(was[0])):
                     behaviour.append(((module, holder, attr), value))
@@ -1891,7 +1921,13 @@ def baseline():
     """Called by rgd's plugin once collection imported the project: module state as both sides
     have it before any test ran."""
     if os.environ.get("RGD_ISOLATE"):
-        _connect()
+        fresh = _client[0] is None
+        peer = _connect()
+        if not fresh:
+            # Connected while the project was importing (its own code called the target at
+            # import): what both sides hold is what they hold now, every module imported.
+            with peer.lock:
+                peer.state.agree()
 
 
 def watch_patches():

@@ -552,15 +552,16 @@ fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_proce
 /// back in the tests' process while the patch lasts and are the program's own again after; a
 /// module's singleton, a
 /// token type made on first use (a `tuple` subclass, compared with `is`) and a thread-local cross
-/// by name and come back as the tests' own.
+/// by name and come back as the tests' own, and so does a sentinel of a class made in a function
+/// that the module defines after calling the target at import (the first call came mid-import).
 #[test]
 fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
     let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
     let util = "def strip(s):\n    return s.strip()\n";
-    let module = "import threading\n\nfrom pkg import util\n\n\nclass Kind:\n    def __init__(self, name):\n        self.name = name\n\n\nINT = Kind('int')\n_local = threading.local()\n\n\nclass Tok(tuple):\n    def __getattr__(self, name):\n        if name.startswith('_'):\n            raise AttributeError(name)\n        new = Tok(self + (name,))\n        setattr(self, name, new)\n        return new\n\n\nToken = Tok()\nKeyword = Token.Keyword\n\n\ndef work(x, kind=None, local=None):\n    import sys\n    return (util.strip(x), kind, Token.Keyword.DML, local, sys.getfilesystemencoding())\n";
-    let tests = "import sys\n\nfrom pkg import m, util\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(util, 'strip', lambda s: 'patched' + s)\n    monkeypatch.setattr(sys, 'getfilesystemencoding', lambda: 'x-test')\n    out = m.work(' a ')\n    assert out[0] == 'patched a ' and out[4] == 'x-test'\n\n\ndef test_restored():\n    out = m.work(' a ')\n    assert out[0] == 'a' and out[4] == sys.getfilesystemencoding() != 'x-test'\n\n\ndef test_identity():\n    out = m.work('x', m.INT, m._local)\n    assert out[1] is m.INT and out[2] is m.Token.Keyword.DML and out[3] is m._local\n";
+    let module = "import threading\n\nfrom pkg import util\n\n\nclass Kind:\n    def __init__(self, name):\n        self.name = name\n\n\nINT = Kind('int')\n_local = threading.local()\n\n\nclass Tok(tuple):\n    def __getattr__(self, name):\n        if name.startswith('_'):\n            raise AttributeError(name)\n        new = Tok(self + (name,))\n        setattr(self, name, new)\n        return new\n\n\nToken = Tok()\nKeyword = Token.Keyword\n\n\ndef work(x, kind=None, local=None):\n    import sys\n    return (util.strip(x), kind, Token.Keyword.DML, local, sys.getfilesystemencoding())\n\n\nDEFAULT = work(' d ')\n\n\ndef make():\n    class Sentinel:\n        pass\n    return Sentinel()\n\n\nLATE = make()\n";
+    let tests = "import sys\n\nfrom pkg import m, util\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(util, 'strip', lambda s: 'patched' + s)\n    monkeypatch.setattr(sys, 'getfilesystemencoding', lambda: 'x-test')\n    out = m.work(' a ')\n    assert out[0] == 'patched a ' and out[4] == 'x-test'\n\n\ndef test_restored():\n    out = m.work(' a ')\n    assert out[0] == 'a' and out[4] == sys.getfilesystemencoding() != 'x-test'\n\n\ndef test_identity():\n    out = m.work('x', m.INT, m._local)\n    assert out[1] is m.INT and out[2] is m.Token.Keyword.DML and out[3] is m._local\n    assert m.work('x', m.LATE)[1] is m.LATE and m.DEFAULT[0] == 'd'\n";
     let project = support::project_with(&[
         ("pkg/__init__.py", ""),
         ("pkg/util.py", util),
