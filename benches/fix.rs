@@ -59,6 +59,10 @@ struct Outcome {
     /// rgd fix's ranking (None: not among the 20 kept).
     attempt: Option<usize>,
     ochiai_place: Option<usize>,
+    /// Not fixed only because the repair's verdict was reached in-process (best effort: the tests
+    /// hand the function something that is not data), which `rgd fix` does not write without
+    /// `--allow-in-process`: the agents reached the faulty function and repaired it.
+    in_process: bool,
     seconds: f64,
 }
 
@@ -172,6 +176,7 @@ async fn main() {
                     fixed: false,
                     attempt: None,
                     ochiai_place: None,
+                    in_process: false,
                     seconds,
                 });
                 continue;
@@ -185,11 +190,17 @@ async fn main() {
                 .and_then(|t| t.iter().position(|t| t["target"] == target.as_str()))
                 .map(|p| p + 1);
             let ranking = record["ranking"].as_array().cloned().unwrap_or_default();
+            let in_process = !fixed
+                && record["tried"].as_array().is_some_and(|t| {
+                    t.iter()
+                        .any(|t| t["target"] == target.as_str() && t["outcome"].as_str().is_some_and(|o| o.contains("--allow-in-process")))
+                });
             let outcome = Outcome {
                 project: p.name.clone(),
                 fixed,
                 attempt: if fixed { attempt } else { None },
                 ochiai_place: ochiai_place(&ranking, &m.file, &m.function),
+                in_process,
                 seconds,
             };
             eprintln!(
@@ -198,6 +209,8 @@ async fn main() {
                 m.operator,
                 if fixed {
                     format!("fixed at attempt {}", attempt.unwrap_or(0))
+                } else if in_process {
+                    "repaired, but judged in-process (not written)".into()
                 } else {
                     "not fixed".into()
                 }
@@ -205,8 +218,10 @@ async fn main() {
             outcomes.push(outcome);
         }
     }
-    println!("| project | mutants | fixed | at attempt 1 | fixed only with the combined ranking | s per mutant |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| project | mutants | fixed | at attempt 1 | fixed only with the combined ranking | repaired, judged in-process (not written) | s per mutant |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     let row = |name: &str, o: &[&Outcome]| {
         let n = o.len().max(1) as f64;
         let fixed = o.iter().filter(|o| o.fixed).count();
@@ -215,13 +230,15 @@ async fn main() {
             .iter()
             .filter(|o| o.fixed && o.ochiai_place.is_none_or(|p| p > CANDIDATES))
             .count();
+        let in_process = o.iter().filter(|o| o.in_process).count();
         let secs = o.iter().map(|o| o.seconds).sum::<f64>() / n;
         println!(
-            "| {name} | {} | {fixed} ({:.2}) | {first} ({:.2}) | {only} ({:.2}) | {secs:.1} |",
+            "| {name} | {} | {fixed} ({:.2}) | {first} ({:.2}) | {only} ({:.2}) | {in_process} ({:.2}) | {secs:.1} |",
             o.len(),
             fixed as f64 / n,
             first as f64 / n,
-            only as f64 / n
+            only as f64 / n,
+            in_process as f64 / n
         );
     };
     for p in &projects {

@@ -1206,7 +1206,7 @@ class Peer:
             raise Refused("a reference to a callable this side never sent")
 
     def remote_id(self, value):
-        if type(value) in (RemoteFunction, RemoteIterator, RemoteObject) and object.__getattribute__(value, "_peer") is self:
+        if type(value) in (RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject) and object.__getattribute__(value, "_peer") is self:
             return object.__getattribute__(value, "_hid")
         return None
 

@@ -431,6 +431,10 @@ got = p.decode(program.encode({"v": [max, operator.add]}))["v"]
 seen["builtins_by_name"] = got[0] is max and got[1] is operator.add
 shown = r._signature_of(lambda x, y="expected 42": 0)
 seen["signature_hides_defaults"] = list(shown.parameters) == ["x", "y"] and "42" not in str(shown)
+# A function the program returned goes back to it as itself, and binds as a method in a class.
+def g(self=None): return self
+handle = p.decode(program.encode({"v": g}))["v"]
+seen["function_goes_back_as_itself"] = p.encode({"v": handle})["n"][0][0] == "hb" and type(handle).__name__ == "RemoteMethod"
 deep = []
 for _ in range(2000):
     deep = [deep]
@@ -472,6 +476,7 @@ print(json.dumps(seen))
         "signature",
         "builtins_by_name",
         "signature_hides_defaults",
+        "function_goes_back_as_itself",
     ] {
         assert_eq!(seen[holds], true, "{holds}: {seen}");
     }
