@@ -212,7 +212,13 @@ async fn main() {
                 } else if in_process {
                     "repaired, but judged in-process (not written)".into()
                 } else {
-                    "not fixed".into()
+                    // Why: the faulty function's own attempt, when it was among those tried.
+                    let why = record["tried"]
+                        .as_array()
+                        .and_then(|t| t.iter().find(|t| t["target"] == target.as_str()))
+                        .and_then(|t| t["outcome"].as_str())
+                        .map_or("not among the functions tried".to_string(), |o| o.chars().take(160).collect());
+                    format!("not fixed ({why})")
                 }
             );
             outcomes.push(outcome);
