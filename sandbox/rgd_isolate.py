@@ -1140,7 +1140,6 @@ class _stack_for:
         sys.setrecursionlimit(self.was)
 
 
-
 class Peer:
     """One side of the socket: sends requests and serves the other side's while it waits."""
 
@@ -1625,25 +1624,6 @@ del _handle_class
 
 # --- module state --------------------------------------------------------------------------------------
 
-def _shallow(v):
-    """What a value's state is made of, one level down, by identity: a change of it is a change."""
-    t = type(v)
-    if t is list or t is tuple:
-        return (id(v), tuple(map(id, v)))
-    if t is dict or (t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict")):
-        return (id(v), tuple(map(id, itertools.chain.from_iterable(dict.items(v)))))
-    if t is set or t is frozenset:
-        return (id(v), frozenset(map(id, v)))
-    if t is bytearray:
-        return (id(v), bytes(v))
-    if t.__module__ == "collections" and t.__qualname__ == "deque":
-        return (id(v), tuple(map(id, v)))
-    d = getattr(v, "__dict__", None)
-    if isinstance(d, dict) and not isinstance(v, (type, types.ModuleType)):
-        return (id(v), tuple(d), tuple(map(id, d.values())))
-    return (id(v),)
-
-
 def _behaviour(v):
     """Code rather than state: a module attribute that is a function, class, module or other
     callable (changing one is patching, which cannot be sent as data)."""
@@ -1679,8 +1659,9 @@ class ModuleState:
 
     @staticmethod
     def _record(value):
-        # (A thread-local or lock is each process's own: what is in it is not module state.)
-        return (value, None if _behaviour(value) or type(value) in _BY_NAME else _shallow(value))
+        # What it holds one level down (`_children`, as shared objects are compared); none for
+        # code, and for a thread-local or lock (each process's own: not module state).
+        return (value, None if _behaviour(value) or type(value) in _BY_NAME else _children(value))
 
     def _space(self, key, ns):
         seen = {attr: self._record(v) for attr, v in self._names(ns)}
@@ -1718,7 +1699,7 @@ class ModuleState:
             changed = False
             for attr, value in names:
                 was = seen.get(attr)
-                if was is not None and was[0] is value and (was[1] is None or was[1] == _shallow(value)):
+                if was is not None and was[0] is value and (was[1] is None or _same(was[1], _children(value))):
                     continue
                 changed = True
                 seen[attr] = self._record(value)
@@ -1777,7 +1758,6 @@ class ModuleState:
                 space[2][attr] = self._record(value)
                 self._refresh(space)
 
-
     def patch(self, key, fn):
         """Puts the tests' replacement of a project function in place (`fn`, a handle: calls go
         back to the tests' process), or the original back (`fn` None), and records it as agreed."""
@@ -1795,11 +1775,7 @@ class ModuleState:
             if not callable(fn):
                 raise Refused("a replacement of %s that cannot be called" % _key_name(key))
 
-            # A plain function, so that it binds `self` as the method it replaces did.
-            def value(*args, **kwargs):
-                return fn(*args, **kwargs)
-
-            value.__name__ = value.__qualname__ = attr
+            value = _calling_back(fn, attr)
         setattr(obj, attr, value)
         space = self.spaces.get((module, holder))
         if space is not None:
@@ -1808,6 +1784,17 @@ class ModuleState:
 
 
 _MISSING = object()
+
+
+def _calling_back(fn, name):
+    """A plain function named `name` that calls `fn` (a handle of the tests' replacement): put
+    where a function was, it binds `self` as the method it replaces did."""
+
+    def value(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    value.__name__ = value.__qualname__ = name
+    return value
 
 
 def _key_name(key):
@@ -2273,12 +2260,7 @@ class Server(Peer):
                 continue
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
-
-            def value(*args, _fn=fn, **kwargs):
-                return _fn(*args, **kwargs)
-
-            value.__name__ = value.__qualname__ = key[1]
-            setattr(module, key[1], value)
+            setattr(module, key[1], _calling_back(fn, key[1]))
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):
