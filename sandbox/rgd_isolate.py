@@ -21,12 +21,16 @@ list it sorted, `self`'s attributes). Callables and iterators stay where they we
 called or pulled through the socket. One thread's call at a time: tests that call from threads
 take turns on the socket.
 
-What the tests cannot send as data (an open file, a mock, a class of a test module) is no verdict:
-the stub reports it to rgd (`on_refusal`), which then judges the target in-process and labels the
-verdict so. What the program cannot send back is the program's failure: the test sees an error.
+What is no data but the tests' own (an object of a test's class, a stream, a lock) the tests'
+process lends: it stays there, and the program uses it through a handle by its own names, never
+its class, `__dict__` or a method's globals (`Policy.lendable`, `Peer.serve_lent`). What the tests
+can neither send nor lend (a mock, a test case) is no verdict: the stub reports it to rgd
+(`on_refusal`), which then judges the target in-process and labels the verdict so. What the
+program cannot send back is the program's failure: the test sees an error.
 
 Messages are bounded: a length prefix checked before anything is read (`MAX_MESSAGE`), at most
-`MAX_NODES` nodes, `MAX_DEPTH` levels of nesting, `MAX_INT_DIGITS` digits in an integer.
+`MAX_NODES` nodes, `MAX_DEPTH` levels of immutable nesting (mutable chains are made from the top
+level: `DEFER_DEPTH`), `MAX_INT_DIGITS` digits in an integer.
 """
 
 import base64
@@ -48,6 +52,9 @@ import types
 MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
 MAX_DEPTH = 400
+# Below this depth a mutable object's contents are made from the top level, both ways (`Encoder.
+# finish`, `Decoder.later`): only immutable nesting (tuples in tuples) counts against MAX_DEPTH.
+DEFER_DEPTH = 100
 MAX_INT_DIGITS = 4300
 # More values than this copied in one call's arguments, or in all the calls of a run, and the
 # target is judged in-process instead (what did not change since the last call is not copied
@@ -103,6 +110,12 @@ def _stdlib_spec(name):
 # Standard-library classes whose instances are plain values, rebuilt from their attributes:
 # anything else of the standard library (unittest.mock.ANY equals everything) is refused.
 _STATE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace")}
+# The standard library's objects that are no data which the tests lend the program (it uses
+# them, they stay in the tests' process): in-memory and open streams, a context stack.
+_LENT_STD = frozenset(
+    ("_io", name) for name in ("BytesIO", "StringIO", "TextIOWrapper", "BufferedReader", "BufferedWriter", "BufferedRandom", "FileIO")
+) | {("contextlib", "ExitStack"), ("threading", "Condition"), ("threading", "Event"), ("threading", "Semaphore"),
+     ("threading", "BoundedSemaphore"), ("_thread", "lock"), ("_thread", "RLock")}
 
 
 class Policy:
@@ -151,6 +164,55 @@ class Policy:
         if t is object or t in _BY_NAME:
             return True
         return t.__module__ is not None and self.project_module(t.__module__) and not isinstance(value, (type, BaseException))
+
+    def tests_module(self, name):
+        """A module of the tests': a file of the project's folder that is not the project's (a
+        test module, a conftest, a helper beside them)."""
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        origin = getattr(module, "__file__", None)
+        if not isinstance(origin, str) or self.project_module(name):
+            return False
+        return os.path.normpath(os.path.abspath(origin)).startswith(self.root)
+
+    def lendable(self, value):
+        """How the tests' side lends an object that is no data, which stays in the tests' process
+        while the program uses it through a handle: "lent" (attributes and methods, as the
+        program would use the object itself: an instance of a class the tests define, an
+        in-memory stream, an `ExitStack`), "opaque" (identity only: a bare `object()`, a
+        traceback), or None (refused). Never a class, a module, a function's insides, an
+        exception, nor anything of pytest's or of a test case: what the program reaches
+        through a lent object are names an object of the tests' gives it, never the test
+        functions or the module that holds the expected values."""
+        t = type(value)
+        if t is object or t is types.TracebackType:
+            return "opaque"
+        if (t.__module__, t.__qualname__) in _LENT_STD:
+            return "lent"
+        # A class of the tests' is lent as its instances are (calling it makes one there).
+        cls = value if isinstance(value, type) else t
+        if isinstance(value, (types.ModuleType, BaseException)) or issubclass(cls, BaseException):
+            return None
+        if not self.tests_module(cls.__module__):
+            return None
+        unittest = sys.modules.get("unittest")
+        if unittest is not None and issubclass(cls, unittest.TestCase):
+            return None
+        for klass in cls.__mro__:
+            if self.project_module(klass.__module__) or klass.__module__ == "builtins":
+                break
+            if klass.__name__.startswith("Test") or any(isinstance(n, str) and n.startswith("test") for n in vars(klass)):
+                # A test class of pytest's (or one holding test methods): lending it would hand
+                # the program the tests themselves.
+                return None
+        return "lent"
+
+    def project_base(self, cls):
+        """The first class of the project's among `cls`'s bases: what a lent object says it is
+        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`)."""
+        for klass in cls.__mro__:
+            if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
+                return klass
+        return None
 
     def _named_deep(self, value):
         """A named value whose attributes are named too, and may be made on first use."""
@@ -378,6 +440,7 @@ class Encoder:
         # Module state sent as such: by its contents, never by its name (the receiver's value
         # of that name is what it updates).
         self.unnamed = set()
+        self.later = []  # (index, object) of mutable objects deep down, written by `finish`
 
     def ref(self, value, depth=0):
         t = type(value)
@@ -397,7 +460,8 @@ class Encoder:
         at = self.memo.get(key)
         if at is not None:
             return at
-        if depth > MAX_DEPTH:
+        deferred = depth > DEFER_DEPTH and _mutable(value)
+        if depth > MAX_DEPTH and not deferred:
             raise Refused("a value nested deeper than %d levels" % MAX_DEPTH)
         if len(self.nodes) >= MAX_NODES:
             raise Refused("a value of more than %d parts" % MAX_NODES)
@@ -406,8 +470,20 @@ class Encoder:
         self.nodes.append(None)
         self.memo[key] = at
         self.keep.append(value)
-        self.nodes[at] = self.node(value, depth + 1)
+        if deferred:
+            # A chain of mutable objects (a linked list's links, a tree's parents) is written
+            # from the top level, not by recursing down it: its length is bounded by the
+            # table's parts, not by the stack.
+            self.later.append((at, value))
+        else:
+            self.nodes[at] = self.node(value, depth + 1)
         return at
+
+    def finish(self):
+        """Writes the nodes `ref` left for later, each from the top level."""
+        while self.later:
+            at, value = self.later.pop()
+            self.nodes[at] = self.node(value, 1)
 
     def node(self, v, depth):
         peer = self.peer
@@ -441,6 +517,11 @@ class Encoder:
 
     def fresh(self, v, t, depth):
         peer = self.peer
+        lent = peer.handle_ids.get(id(v))
+        if lent is not None and lent in peer.lent and peer.handles[lent] is v:
+            # Lent before (`lendable`): the same handle again.
+            base = peer.policy.project_base(t) if peer.lent[lent] == "lent" and not isinstance(v, type) else None
+            return ["h", lent, peer.lent[lent], None if base is None else self.ref(base, depth)]
         if t is bytes:
             return ["b", base64.b64encode(v).decode()]
         if t is bytearray:
@@ -485,6 +566,10 @@ class Encoder:
                 # instances here too.
                 return ["h", peer.handle(v), "obj"]
             if not known or "<" in v.__qualname__:
+                if peer.policy.strict and peer.policy.lendable(v) == "lent":
+                    hid = peer.handle(v)
+                    peer.lent[hid] = "lent"
+                    return ["h", hid, "lent", None]
                 raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
             return ["cls", module, v.__qualname__]
         if t is types.BuiltinFunctionType:
@@ -497,8 +582,10 @@ class Encoder:
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
             # A plain function binds as a method when a class holds it (toolz's `memoize` on a
-            # method); a builtin or bound method does not.
-            return ["h", peer.handle(v), "fm" if t is types.FunctionType else "fn"]
+            # method); a builtin or bound method does not; a lent object's method carries
+            # what changed (`Peer.named`).
+            hid = peer.handle(v)
+            return ["h", hid, "lm" if hid in peer.lent_methods else "fm" if t is types.FunctionType else "fn"]
         if isinstance(v, (types.GeneratorType, types.CoroutineType)) or (
             hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
         ):
@@ -530,11 +617,19 @@ class Encoder:
             # The program's process keeps what is no data (an open stream, a lock, a third-party
             # object) and hands out a handle that equals only itself.
             return ["h", peer.handle(v), "obj"]
+        lend = peer.policy.lendable(v)
+        if lend is not None:
+            # The tests' process lends it: the program uses it through a handle (`serve_lent`).
+            hid = peer.handle(v)
+            peer.lent[hid] = lend
+            base = peer.policy.project_base(t) if lend == "lent" else None
+            return ["h", hid, lend, None if base is None else self.ref(base, depth)]
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
 
     def rollback(self, mark):
         """Forgets the nodes from `mark` on."""
         self.updated = [(v, now) for v, now in self.updated if self.memo.get(id(v), -1) < mark]
+        self.later = [(at, v) for at, v in self.later if at < mark]
         del self.nodes[mark:]
         del self.keep[mark:]
         for key in [k for k, at in self.memo.items() if at >= mark]:
@@ -614,6 +709,9 @@ class Encoder:
                 # `pattern.match` kept in a table (a lexer's): the other side's own compiled
                 # pattern's method, whose answers (`re.Match`) stay where they are made.
                 return ["std", "bound", self.ref(owner, depth), v.__name__]
+        if t is types.GenericAlias:
+            # `Cache[int, str]`: its class and arguments.
+            return ["std", "alias", self.ref(v.__origin__, depth), self.ref(v.__args__, depth)]
         if module == "functools" and name == "partial":
             # Its parts cross (the function as a handle, when it is one): `p.func` still reads.
             return ["std", "partial", self.ref(v.func, depth), self.ref(v.args, depth), self.ref(v.keywords, depth)]
@@ -625,6 +723,8 @@ class Encoder:
 # The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
 # records the same, so that both agree on which identities last.
 _SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+# The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).
+_DEFERRABLE = frozenset(("l", "d", "S", "o", "back", "m"))
 _SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
 
 
@@ -644,6 +744,7 @@ class Decoder:
         self.depth = 0
         # Mutable objects this message made or filled: what both sides now agree they hold.
         self.fresh = []
+        self.later = []  # (index, node, object) made empty deep down, filled by `finish`
 
     def get(self, i):
         t = type(i)
@@ -655,6 +756,13 @@ class Decoder:
             return self.memo[i]
         if i in self.building:
             raise Refused("an immutable value that contains itself")
+        if self.depth > DEFER_DEPTH:
+            n = self.nodes[i]
+            shell = self.shell(i, n) if isinstance(n, list) and n and n[0] in _DEFERRABLE else None
+            if shell is not None:
+                # Deep down a chain of mutable objects: made empty now, filled from the top.
+                self.later.append((i, n, shell))
+                return shell
         self.depth += 1
         if self.depth > MAX_DEPTH * 4:
             raise Refused("a value nested deeper than %d levels" % MAX_DEPTH)
@@ -686,9 +794,69 @@ class Decoder:
     def rest(self):
         """Every node no root reached: the parts of shared objects that did not change, where a
         changed object further down is."""
+        self.finish()
         for i in range(len(self.nodes)):
             if i not in self.memo:
                 self.get(i)
+                self.finish()
+
+    def finish(self):
+        """Fills the objects `get` made empty deep down, each from the top level."""
+        while self.later:
+            i, n, obj = self.later.pop()
+            self.fill_node(i, n, obj)
+
+    def shell(self, i, n):
+        """The object a mutable node stands for, made (or, for a shared one, found) but not
+        yet filled; None for a node whose contents come first (an object over a tuple)."""
+        k = n[0]
+        if k == "l":
+            return self.made(i, [])
+        if k == "d":
+            return self.made(i, {})
+        if k == "S":
+            return self.made(i, set())
+        if k == "back" or k == "m":
+            peer = self.peer
+            obj = peer.sent_object(n[1]) if k == "back" else peer.copy_of(n[1])
+            self.memo[i] = obj
+            peer.received.append(obj)
+            return obj
+        if k == "o":
+            cls = self.peer.policy.resolve_class(n[1], n[2])
+            if self.peer.policy.kind_of_class(cls) != "project":
+                raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
+            base = _builtin_base(cls)
+            if base in _IMMUTABLE_BASES:
+                return None
+            return self.made(i, _blank(cls) if base is None else base.__new__(cls))
+        return None
+
+    def fill_node(self, i, n, obj):
+        """Puts a mutable node's contents into the object `shell` made for it."""
+        k = n[0]
+        if k == "l":
+            obj.extend([self.get(r) for r in n[1]])
+        elif k == "d":
+            for key, value in n[1]:
+                obj[self.get(key)] = self.get(value)
+        elif k == "S":
+            obj.update([self.get(r) for r in n[1]])
+        elif k == "back" or k == "m":
+            if len(n) > 2:
+                if self.peer.snaps.get(id(obj)) is None:
+                    raise Refused("new contents for an object that has none to change")
+                self.update(obj, n[2])
+                self.fresh.append(obj)
+        else:
+            base = _builtin_base(type(obj))
+            if base is list:
+                list.extend(obj, self.get(n[4]))
+            elif base is dict:
+                dict.update(obj, self.get(n[4]))
+            elif base is set:
+                set.update(obj, self.get(n[4]))
+            self.fill(obj, self.get(n[3]))
 
     def made(self, i, value):
         """A mutable value, memoised before its contents are built (cycles), and noted as come
@@ -697,20 +865,6 @@ class Decoder:
         self.peer.note_received(self.base + i, value)
         self.fresh.append(value)
         return value
-
-    def shared(self, i, n):
-        """An object this side holds (`back`: its own; `m`: its copy of the peer's), its
-        contents replaced in place when the node brings them."""
-        peer = self.peer
-        obj = peer.sent_object(n[1]) if n[0] == "back" else peer.copy_of(n[1])
-        self.memo[i] = obj
-        peer.received.append(obj)
-        if len(n) > 2:
-            if peer.snaps.get(id(obj)) is None:
-                raise Refused("new contents for an object that has none to change")
-            self.update(obj, n[2])
-            self.fresh.append(obj)
-        return obj
 
     def update(self, obj, n):
         """Puts the contents a node of the sender's describes into `obj`, which is of its kind."""
@@ -782,25 +936,15 @@ class Decoder:
             return self.made(i, bytearray(base64.b64decode(n[1])))
         if k == "c":
             return complex(float.fromhex(n[1]), float.fromhex(n[2]))
-        if k == "l":
-            out = self.made(i, [])
-            out.extend(self.get(r) for r in n[1])
-            return out
+        if k in _DEFERRABLE:
+            obj = self.shell(i, n)
+            if obj is not None:
+                self.fill_node(i, n, obj)
+                return obj
         if k == "t":
-            return tuple(self.get(r) for r in n[1])
-        if k == "d":
-            out = self.made(i, {})
-            for key, value in n[1]:
-                out[self.get(key)] = self.get(value)
-            return out
-        if k == "S":
-            out = self.made(i, set())
-            out.update(self.get(r) for r in n[1])
-            return out
+            return tuple([self.get(r) for r in n[1]])
         if k == "fs":
-            return frozenset(self.get(r) for r in n[1])
-        if k == "back" or k == "m":
-            return self.shared(i, n)
+            return frozenset([self.get(r) for r in n[1]])
         if k == "bi":
             module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
             if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
@@ -819,7 +963,7 @@ class Decoder:
                 raise Refused("a default value the function does not have")
             return defaults[n[1]]
         if k == "h":
-            return peer.proxy(n[1], n[2])
+            return peer.proxy(n[1], n[2], self.get(n[3]) if len(n) > 3 and n[3] is not None else None)
         if k == "cls":
             cls = peer.policy.resolve_class(n[1], n[2])
             if peer.policy.strict and n[1] != "builtins" and peer.policy.kind_of_class(cls) is None:
@@ -848,25 +992,17 @@ class Decoder:
         raise Refused("a node of an unknown kind (%r)" % (k,))
 
     def instance(self, i, n):
+        """An instance of a project class over an immutable builtin (its contents come first);
+        the others are made by `shell` and `fill_node`."""
         cls = self.peer.policy.resolve_class(n[1], n[2])
-        if self.peer.policy.kind_of_class(cls) != "project":
-            raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
         base = _builtin_base(cls)
-        if base in (tuple, frozenset, str, bytes, int, float):
-            value = base.__new__(cls, self.get(n[4]))
-            self.peer.note_received(self.base + i, value)
-            self.memo[i] = value
-            self.fresh.append(value)
-        else:
-            value = self.made(i, _blank(cls) if base is None else base.__new__(cls))
-            if base is list:
-                list.extend(value, self.get(n[4]))
-            elif base is dict:
-                dict.update(value, self.get(n[4]))
-            elif base is set:
-                set.update(value, self.get(n[4]))
-        state = self.get(n[3])
-        self.fill(value, state)
+        if self.peer.policy.kind_of_class(cls) != "project" or base not in _IMMUTABLE_BASES:
+            raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
+        value = base.__new__(cls, self.get(n[4]))
+        self.peer.note_received(self.base + i, value)
+        self.memo[i] = value
+        self.fresh.append(value)
+        self.fill(value, self.get(n[3]))
         return value
 
     @staticmethod
@@ -1025,6 +1161,11 @@ class Decoder:
             if not isinstance(owner, re.Pattern) or n[3] not in _PATTERN_METHODS:
                 raise Refused("a bound method that is not a pattern's")
             return getattr(owner, n[3])
+        if kind == "alias":
+            origin, args = self.get(n[2]), self.get(n[3])
+            if not isinstance(origin, type) or not isinstance(args, tuple):
+                raise Refused("a generic alias that is not one")
+            return types.GenericAlias(origin, args)
         if kind == "partial":
             import functools
 
@@ -1162,6 +1303,14 @@ class Peer:
         self.lock = threading.RLock()  # one conversation at a time (tests that call from threads)
         self.handles = {}  # hid -> callable or iterator kept here
         self.handle_ids = {}  # id(object) -> hid
+        # The tests' side: what it lends the program (hid -> "lent" or "opaque", `serve_lent`),
+        # the methods the program took from those (their calls carry what changed), and those
+        # bound methods kept by (hid, name) so that reading one again is the same handle.
+        self.lent = {}
+        self.lent_methods = set()
+        self.lent_bound = {}
+        self.sent_now = []  # shared objects this side's messages named in this outermost call
+        self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
         self.dead = None
         self.depth = 0
@@ -1205,17 +1354,33 @@ class Peer:
             raise Refused("a reference to a callable this side never sent")
 
     def remote_id(self, value):
-        if type(value) in (RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject) and object.__getattribute__(value, "_peer") is self:
+        if type(value) in _HANDLE_TYPES and object.__getattribute__(value, "_peer") is self:
             return object.__getattribute__(value, "_hid")
         return None
 
-    def proxy(self, hid, kind):
+    def proxy(self, hid, kind, cls=None):
         key = (hid, kind)
         p = self.proxies.get(key)
         if p is None:
-            p = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject}.get(kind, RemoteObject)(self, hid)
+            kinds = _PROXIES_OF_THE_PROGRAM if self.policy.strict else _PROXIES_OF_THE_TESTS
+            p = kinds.get(kind, RemoteObject)(self, hid)
+            if type(p) is LentObject:
+                if cls is not None and not isinstance(cls, type):
+                    raise Refused("a lent object said to be of something that is no class")
+                object.__setattr__(p, "_cls", cls)
             self.proxies[key] = p
         return p
+
+    def named(self):
+        """The shared mutable objects this outermost call's messages named, both ways: sent with
+        a call of a lent object's method (and its answer), so that the method, run in the tests'
+        process, sees what the program changed in them so far, and the program what it changed."""
+        seen, out = set(), []
+        for obj in itertools.chain(self.received, self.sent_now):
+            if id(obj) not in seen and _mutable(obj):
+                seen.add(id(obj))
+                out.append(obj)
+        return out
 
     def reset(self):
         """After an outermost call: what is written back next time is what the next call brings.
@@ -1223,6 +1388,7 @@ class Peer:
         still yields the tests' own objects), and every copy is kept alive with them: a copy
         dropped would run its class's `__del__` (closing a stream a handle still uses)."""
         self.received = []
+        self.sent_now = []
 
     # messages
     def encode(self, values):
@@ -1234,6 +1400,7 @@ class Peer:
         try:
             with _stack_for(MAX_DEPTH):
                 roots = {name: enc.ref(v) for name, v in values.items()}
+                enc.finish()
         except RecursionError:
             raise Refused("a value nested deeper than the interpreter's stack") from None
         base = self.counter
@@ -1243,6 +1410,9 @@ class Peer:
                 self.sent[base + i] = v
                 self.sent_ids[id(v)] = base + i
                 self.snaps[id(v)] = _children(v)
+                self.sent_now.append(v)
+            elif node[0] in ("back", "m"):
+                self.sent_now.append(v)
         for v, now in enc.updated:
             self.snaps[id(v)] = now
         self.counter += len(enc.nodes)
@@ -1254,12 +1424,15 @@ class Peer:
         roots = message.get("r")
         if not isinstance(roots, dict):
             raise Refused("a message without its values")
+        self.decoding += 1
         try:
             with _stack_for(MAX_DEPTH * 4):
                 values = {name: dec.get(i) for name, i in roots.items()}
                 dec.rest()
         except RecursionError:
             raise Refused("a value nested deeper than the interpreter's stack") from None
+        finally:
+            self.decoding -= 1
         for obj in dec.fresh:
             if _mutable(obj):
                 self.snaps[id(obj)] = _children(obj)
@@ -1344,13 +1517,14 @@ class Peer:
             finally:
                 self.depth -= 1
 
-    def answer(self, fn):
-        """Runs `fn()` and sends its value or exception back. On the tests' side, a value that
-        is no data (a callback returning an object of a test's class) makes the run not isolated,
-        as an argument would: the tests decide that, never the program."""
+    def answer(self, fn, along=False):
+        """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
+        the call named, where they changed (a lent object's method). On the tests' side, a value
+        that is no data (a callback returning a module) makes the run not isolated, as an
+        argument would: it can make a verdict weaker, never give one."""
         try:
             value = fn()
-            body = self.encode({"v": value})
+            body = self.encode({"v": value, "wb": self.named()} if along else {"v": value})
             body["op"] = "ok"
         except Gone:
             raise
@@ -1359,14 +1533,15 @@ class Peer:
                 on_refusal("a callback of the tests answered %s" % why)
             body = self.failure(RuntimeError("the tests' answer is not data: %s" % why))
         except BaseException as e:
-            body = self.failure(e)
+            body = self.failure(e, along)
         self.send(body)
 
-    def failure(self, e):
+    def failure(self, e, along=False):
+        wb = {"wb": self.named()} if along else {}
         try:
-            body = self.encode({"e": e})
+            body = self.encode(dict(wb, e=e))
         except Refused as why:
-            body = self.encode({"e": RuntimeError("%s: %s (%s)" % (type(e).__name__, e, why))})
+            body = self.encode(dict(wb, e=RuntimeError("%s: %s (%s)" % (type(e).__name__, e, why))))
         body["op"] = "err"
         return body
 
@@ -1378,7 +1553,7 @@ class Peer:
                 fn = self.local_handle(m.get("h"))
                 return fn(*args["a"], **args["k"])
 
-            self.answer(run)
+            self.answer(run, along=self.policy.strict and m.get("h") in self.lent_methods and m.get("along") is True)
         elif op == "next":
             def pull():
                 it = self.local_handle(m.get("h"))
@@ -1389,26 +1564,74 @@ class Peer:
             self.answer(lambda: _signature_of(self.local_handle(m.get("h"))))
         elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
+        elif self.policy.strict and m.get("h") in self.lent and op in ("get", "set", "del", "op"):
+            self.serve_lent(m)
         elif op in ("get", "set", "del") and not self.policy.strict:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
             # function's `__globals__` is the test module's, expected values and all).
-            def attribute():
-                obj = self.local_handle(m.get("h"))
-                name = m.get("name")
-                if not isinstance(name, str):
-                    raise TypeError("an attribute name that is not a string")
-                if op == "get":
-                    return getattr(obj, name)
-                if op == "set":
-                    setattr(obj, name, self.decode(m)["v"])
-                else:
-                    delattr(obj, name)
-                return None
-
-            self.answer(attribute)
+            self.touch(m, getattr)
         else:
             self.serve_other(m)
+
+    def touch(self, m, read):
+        """Answers a request to get (with `read(obj, name)`), set or delete an attribute of an
+        object kept on this side."""
+
+        def attribute():
+            obj = self.local_handle(m.get("h"))
+            name = m.get("name")
+            if not isinstance(name, str):
+                raise TypeError("an attribute name that is not a string")
+            if m.get("op") == "get":
+                return read(obj, name)
+            if m.get("op") == "set":
+                setattr(obj, name, self.decode(m)["v"])
+            else:
+                delattr(obj, name)
+            return None
+
+        self.answer(attribute)
+
+    def serve_lent(self, m):
+        """The program uses an object the tests lent it: reads, sets or deletes an attribute of
+        it by a name that is no special one (bar the protocols' methods: `__len__`, `__iter__`,
+        `__enter__`...), or compares, hashes or asks membership of it. A method it reads is kept
+        on this side and called through the socket, its calls carrying the shared objects both
+        sides changed (`named`). Opaque objects answer only comparison and hashing."""
+        hid, op, name = m.get("h"), m.get("op"), m.get("name")
+        obj = self.local_handle(hid)
+        if op == "op":
+            if name not in _LENT_OPERATORS:
+                self.send(self.failure(TypeError("an operation a lent object does not answer (%r)" % (name,))))
+                return
+
+            def operate():
+                args = self.decode(m).get("a")
+                if not isinstance(args, tuple) or len(args) > 1:
+                    raise TypeError("a malformed operation")
+                return _LENT_OPERATORS[name](obj, *args)
+
+            self.answer(operate)
+            return
+        special = isinstance(name, str) and name[:2] == "__" and name[-2:] == "__"
+        if self.lent[hid] != "lent" or not isinstance(name, str) or (special and (op != "get" or name not in _LENT_PROTOCOL)):
+            self.send(self.failure(AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,))))
+            return
+
+        def read(obj, name):
+            value = getattr(obj, name)
+            if callable(value) and getattr(value, "__self__", None) is obj:
+                # The same handle each time it is read; its calls carry what changed.
+                kept = self.lent_bound.get((hid, name))
+                if kept is not None and getattr(kept, "__func__", None) is getattr(value, "__func__", None):
+                    value = kept
+                else:
+                    self.lent_bound[(hid, name)] = value
+                self.lent_methods.add(self.handle(value))
+            return value
+
+        self.touch(m, read)
 
     def serve_other(self, m):
         if m.get("op") in ("get", "set", "del"):
@@ -1552,11 +1775,13 @@ class RemoteObject:
     def __exit__(self, *exc):
         return RemoteObject._method(self, "__exit__", *(None, None, None))
 
+    _unseen = "<object kept in the other process>"
+
     def __repr__(self):
         try:
             return str(RemoteObject._method(self, "__repr__"))
         except Exception:
-            return "<object kept in the other process>"
+            return type(self)._unseen
 
     def __str__(self):
         return str(RemoteObject._method(self, "__str__"))
@@ -1616,8 +1841,88 @@ class RemoteIterator(RemoteObject):
         return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
 
 
+def _asking(name):
+    """A lent object's operator `name`, asked of the tests' process."""
+
+    def ask(self, *args):
+        return LentObject._op(self, name, *args)
+
+    ask.__name__ = "__%s__" % name
+    return ask
+
+
+class LentObject(RemoteObject):
+    """An object the tests lent the program (`Policy.lendable`): it stays in the tests' process,
+    which answers its attributes and methods by their own names, and its comparisons, hash and
+    membership (the tests' code is trusted; the program's never is, so the tests' side keeps
+    `RemoteObject`'s identity-only equality for what the program hands it). It says it is of the
+    project's class it derives from (`isinstance(self, Cache)` of a test's `Cache` subclass)."""
+
+    __slots__ = ("_cls",)
+
+    @property
+    def __class__(self):
+        cls = object.__getattribute__(self, "_cls")
+        return LentObject if cls is None else cls
+
+    def _op(self, name, *args):
+        # (Asked while a message is read, too: a lent object as a key of a dict being built.)
+        peer = object.__getattribute__(self, "_peer")
+        body = _encode_for(peer, {"a": args})
+        body.update(op="op", h=object.__getattribute__(self, "_hid"), name=name)
+        return peer.result(peer.request(body))
+
+    # Comparisons, hash and membership: answered by the tests' process (`_LENT_OPERATORS`).
+    __eq__ = _asking("eq")
+    __ne__ = _asking("ne")
+    __lt__ = _asking("lt")
+    __le__ = _asking("le")
+    __gt__ = _asking("gt")
+    __ge__ = _asking("ge")
+    __hash__ = _asking("hash")
+    __contains__ = _asking("contains")
+
+    def __exit__(self, *exc):
+        return RemoteObject._method(self, "__exit__", *exc)
+
+    _unseen = "<object lent by the tests' process>"
+
+
+class LentMethod(RemoteFunction):
+    """A method of a lent object: its call carries the shared objects this call named, where
+    they changed, and its answer brings back what the method changed in them (a test's cache
+    subclass whose `popitem` the target calls)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        peer = object.__getattribute__(self, "_peer")
+        # Not while a message is being read (a project class's `__hash__` calling one): the
+        # objects of that message are not all made yet, on this side.
+        along = peer.decoding == 0
+        body = _encode_for(peer, {"a": args, "k": kwargs, "wb": peer.named() if along else []})
+        body.update(op="cb", h=object.__getattribute__(self, "_hid"), along=along)
+        return peer.result(peer.request(body))
+
+
+_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentObject, LentMethod))
+# A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
+# side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
+_PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject, "lm": RemoteFunction}
+_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, opaque=LentObject, lm=LentMethod)
+# What the program may ask of a lent object beyond its plain names: the protocols it uses.
+_LENT_PROTOCOL = frozenset(
+    ("__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__",
+     "__call__", "__repr__", "__str__", "__missing__", "__length_hint__", "__reversed__", "__index__", "__int__", "__float__")
+)
+_LENT_OPERATORS = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "contains": operator.contains, "hash": hash,
+}
+
+
 # A handle's `__doc__` is the other side's (the property above), not its class's docstring.
-for _handle_class in (RemoteFunction, RemoteMethod, RemoteIterator):
+for _handle_class in (RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentMethod):
     _handle_class.__doc__ = RemoteObject.__dict__["__doc__"]
 del _handle_class
 
@@ -1984,9 +2289,16 @@ def _forwarded(entry):
     module's attribute replaced by a plain function (`monkeypatch.setattr(sys,
     "getfilesystemencoding", lambda: "utf-8")`)."""
     _, module, attr, value = entry
+    if module == "sys" and attr in _STREAMS:
+        # What the program prints already reaches the tests' `sys.stdout` as it stands; a stdin
+        # the test set is lent (or refused, as an argument would be).
+        return True
     if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
         return False
     return module is not None and _is_stdlib_module(module) and isinstance(attr, str) and type(value) is types.FunctionType
+
+
+_STREAMS = frozenset(("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"))
 
 
 # What this module itself calls in the program's process: a test's patch of one of them is not
@@ -2082,7 +2394,7 @@ def _call(peer, qualname, args, kwargs):
         for entry in active:
             if not _forwarded(entry):
                 _refuse(qualname, "the test patched %s, which the program's process cannot see" % entry[0])
-        outside = [(module, attr, value) for _, module, attr, value in active]
+        outside = [(module, attr, value) for _, module, attr, value in active if not (module == "sys" and attr in _STREAMS and attr != "stdin")]
         state, behaviour = peer.state.changes()
         # A project function a test replaced (`monkeypatch.setattr(pkg.utils, "f", fake)`): the
         # program's process calls the fake back here, as a callback; put back, its own again.
@@ -2248,7 +2560,8 @@ class Server(Peer):
                 raise Refused("a malformed patch")
             if entry[0] not in sys.modules and _stdlib_spec(entry[0]):
                 importlib.import_module(entry[0])
-            if not _is_stdlib_module(entry[0]) or not callable(entry[2]):
+            stdin = entry[:2] == ("sys", "stdin") and type(entry[2]) is LentObject
+            if not stdin and (not _is_stdlib_module(entry[0]) or not callable(entry[2])):
                 raise Refused("a patch of %s.%s, which is no function of the standard library's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
         for key in [k for k in self.outside if k not in wanted]:
@@ -2260,7 +2573,7 @@ class Server(Peer):
                 continue
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
-            setattr(module, key[1], _calling_back(fn, key[1]))
+            setattr(module, key[1], fn if type(fn) is LentObject else _calling_back(fn, key[1]))
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):
