@@ -188,9 +188,10 @@ class Policy:
             return "opaque"
         if (t.__module__, t.__qualname__) in _LENT_STD:
             return "lent"
-        # A class of the tests' is lent as its instances are (calling it makes one there).
-        cls = value if isinstance(value, type) else t
-        if isinstance(value, (types.ModuleType, BaseException)) or issubclass(cls, BaseException):
+        # (A class of the tests' is not lent: what introspects a class, `inspect.signature` of
+        # one with a `__signature__` property, would see a handle, not the class.)
+        cls = t
+        if isinstance(value, (type, types.ModuleType, BaseException)):
             return None
         if not self.tests_module(cls.__module__):
             return None
@@ -207,8 +208,12 @@ class Policy:
         return "lent"
 
     def project_base(self, cls):
-        """The first class of the project's among `cls`'s bases: what a lent object says it is
-        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`)."""
+        """What a lent object says it is: the first class of the project's among `cls`'s bases
+        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`), or the
+        standard library's class of a lent stream."""
+        if cls.__module__ == "_io" and (cls.__module__, cls.__qualname__) in _LENT_STD:
+            # A stream says it is one (`isinstance(text, TextIOBase)`).
+            return cls
         for klass in cls.__mro__:
             if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
                 return klass
@@ -326,6 +331,24 @@ _BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
 _IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
 _HEAPTYPE = 1 << 9
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
+
+
+def _by_class_name(policy, cls):
+    """Whether a class crosses to the tests' side by its name: one whose instances cross (the
+    project's, an enum, a named tuple, an exception, a value type of the standard library's:
+    `curry(functools.partial)`); any other stays where it is and is called through a handle,
+    so that its instances stay there too (`operator.methodcaller`)."""
+    return policy.kind_of_class(cls) is not None or (cls.__module__, cls.__qualname__) in _STD_VALUE_CLASSES
+
+
+# The standard library's classes whose instances `Encoder.stdlib` writes as values.
+_STD_VALUE_CLASSES = frozenset(
+    [("datetime", n) for n in ("datetime", "date", "time", "timedelta", "timezone")]
+    + [("pathlib", n) for n in ("PurePath", "PurePosixPath", "Path", "PosixPath")]
+    + [("collections", n) for n in ("OrderedDict", "Counter", "deque", "defaultdict")]
+    + [("zoneinfo", "ZoneInfo"), ("decimal", "Decimal"), ("fractions", "Fraction"), ("uuid", "UUID"), ("functools", "partial")]
+    + [("re", "Pattern"), ("inspect", "Signature"), ("inspect", "Parameter")]
+)
 
 
 def _hidden_state_base(cls):
@@ -560,16 +583,12 @@ class Encoder:
             # those whose instances may cross (`Decoder`, strict).
             module = v.__module__
             known = module == "builtins" or peer.policy.project_module(module) or _is_stdlib_module(module)
-            if not peer.policy.strict and (not known or (module != "builtins" and peer.policy.kind_of_class(v) is None)):
+            if not peer.policy.strict and (not known or (module != "builtins" and not _by_class_name(peer.policy, v))):
                 # A class the tests' side would not take back (`operator.methodcaller`, a class
                 # the program made): it stays here; calling it through the handle makes its
                 # instances here too.
                 return ["h", peer.handle(v), "obj"]
             if not known or "<" in v.__qualname__:
-                if peer.policy.strict and peer.policy.lendable(v) == "lent":
-                    hid = peer.handle(v)
-                    peer.lent[hid] = "lent"
-                    return ["h", hid, "lent", None]
                 raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
             return ["cls", module, v.__qualname__]
         if t is types.BuiltinFunctionType:
@@ -712,6 +731,9 @@ class Encoder:
         if t is types.GenericAlias:
             # `Cache[int, str]`: its class and arguments.
             return ["std", "alias", self.ref(v.__origin__, depth), self.ref(v.__args__, depth)]
+        if t is types.UnionType:
+            # `int | None`: its members (`NoneType`, which no module names, as None).
+            return ["std", "union", self.ref(tuple(None if a is type(None) else a for a in v.__args__), depth)]
         if module == "functools" and name == "partial":
             # Its parts cross (the function as a handle, when it is one): `p.func` still reads.
             return ["std", "partial", self.ref(v.func, depth), self.ref(v.args, depth), self.ref(v.keywords, depth)]
@@ -966,7 +988,7 @@ class Decoder:
             return peer.proxy(n[1], n[2], self.get(n[3]) if len(n) > 3 and n[3] is not None else None)
         if k == "cls":
             cls = peer.policy.resolve_class(n[1], n[2])
-            if peer.policy.strict and n[1] != "builtins" and peer.policy.kind_of_class(cls) is None:
+            if peer.policy.strict and n[1] != "builtins" and not _by_class_name(peer.policy, cls):
                 raise Refused("the class %s.%s, which the project does not define" % (n[1], n[2]))
             return cls
         if k == "e":
@@ -1166,6 +1188,14 @@ class Decoder:
             if not isinstance(origin, type) or not isinstance(args, tuple):
                 raise Refused("a generic alias that is not one")
             return types.GenericAlias(origin, args)
+        if kind == "union":
+            import functools
+
+            args = self.get(n[2])
+            args = tuple(type(None) if a is None else a for a in args) if isinstance(args, tuple) else None
+            if not args or not all(isinstance(a, (type, types.GenericAlias)) for a in args):
+                raise Refused("a union that is not one")
+            return functools.reduce(operator.or_, args)
         if kind == "partial":
             import functools
 
@@ -1665,7 +1695,7 @@ def _encode_for(peer, values):
 
 # Special attributes a handle asks the other side for (and the only ones, with plain names, the
 # tests' side answers for what it handed over: `functools.wraps` copies them).
-_OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__"))
+_OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__", "__doc__"))
 # What a handle asks the other side for beyond those: its signature, as `_signature_of` gives it.
 _ASKED_NAMES = _OPEN_NAMES | {"__signature__", "__wrapped__"}
 
@@ -1702,8 +1732,7 @@ class RemoteObject:
 
     @property
     def __doc__(self):
-        # Asked (a wrapper's docstring, `functools.wraps`); the tests' side gives none of what
-        # it handed over.
+        # Asked (a wrapper's docstring, `functools.wraps` copies it), of either side.
         try:
             return RemoteObject._ask(self, "get", "__doc__")
         except AttributeError:
@@ -1737,7 +1766,7 @@ class RemoteObject:
             raise TypeError("the object kept in the other process has no %s" % name) from None
         return method(*args)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return RemoteObject._ask(self, "get", "__call__")(*args, **kwargs)
 
     def __iter__(self):
@@ -1802,7 +1831,7 @@ class RemoteFunction(RemoteObject):
 
     __slots__ = ()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         peer = object.__getattribute__(self, "_peer")
         body = _encode_for(peer, {"a": args, "k": kwargs})
         body.update(op="cb", h=object.__getattribute__(self, "_hid"))
@@ -1895,7 +1924,7 @@ class LentMethod(RemoteFunction):
 
     __slots__ = ()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         peer = object.__getattribute__(self, "_peer")
         # Not while a message is being read (a project class's `__hash__` calling one): the
         # objects of that message are not all made yet, on this side.
