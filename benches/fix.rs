@@ -190,11 +190,15 @@ async fn main() {
                 .and_then(|t| t.iter().position(|t| t["target"] == target.as_str()))
                 .map(|p| p + 1);
             let ranking = record["ranking"].as_array().cloned().unwrap_or_default();
-            let in_process = !fixed
-                && record["tried"].as_array().is_some_and(|t| {
-                    t.iter()
-                        .any(|t| t["target"] == target.as_str() && t["outcome"].as_str().is_some_and(|o| o.contains("--allow-in-process")))
-                });
+            // What became of the faulty function's own attempts, when it was among those tried.
+            let own: Vec<&str> = record["tried"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| t["target"] == target.as_str())
+                .filter_map(|t| t["outcome"].as_str())
+                .collect();
+            let in_process = !fixed && own.iter().any(|o| o.contains("--allow-in-process"));
             let outcome = Outcome {
                 project: p.name.clone(),
                 fixed,
@@ -212,11 +216,8 @@ async fn main() {
                 } else if in_process {
                     "repaired, but judged in-process (not written)".into()
                 } else {
-                    // Why: the faulty function's own attempt, when it was among those tried.
-                    let why = record["tried"]
-                        .as_array()
-                        .and_then(|t| t.iter().find(|t| t["target"] == target.as_str()))
-                        .and_then(|t| t["outcome"].as_str())
+                    let why = own
+                        .first()
                         .map_or("not among the functions tried".to_string(), |o| o.chars().take(160).collect());
                     format!("not fixed ({why})")
                 }

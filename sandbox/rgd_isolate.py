@@ -190,15 +190,12 @@ class Policy:
             return "lent"
         # (A class of the tests' is not lent: what introspects a class, `inspect.signature` of
         # one with a `__signature__` property, would see a handle, not the class.)
-        cls = t
-        if isinstance(value, (type, types.ModuleType, BaseException)):
-            return None
-        if not self.tests_module(cls.__module__):
+        if isinstance(value, (type, types.ModuleType, BaseException)) or not self.tests_module(t.__module__):
             return None
         unittest = sys.modules.get("unittest")
-        if unittest is not None and issubclass(cls, unittest.TestCase):
+        if unittest is not None and isinstance(value, unittest.TestCase):
             return None
-        for klass in cls.__mro__:
+        for klass in t.__mro__:
             if self.project_module(klass.__module__) or klass.__module__ == "builtins":
                 break
             if klass.__name__.startswith("Test") or any(isinstance(n, str) and n.startswith("test") for n in vars(klass)):
@@ -543,8 +540,7 @@ class Encoder:
         lent = peer.handle_ids.get(id(v))
         if lent is not None and lent in peer.lent and peer.handles[lent] is v:
             # Lent before (`lendable`): the same handle again.
-            base = peer.policy.project_base(t) if peer.lent[lent] == "lent" and not isinstance(v, type) else None
-            return ["h", lent, peer.lent[lent], None if base is None else self.ref(base, depth)]
+            return self.lent(lent, t, depth)
         if t is bytes:
             return ["b", base64.b64encode(v).decode()]
         if t is bytearray:
@@ -641,9 +637,14 @@ class Encoder:
             # The tests' process lends it: the program uses it through a handle (`serve_lent`).
             hid = peer.handle(v)
             peer.lent[hid] = lend
-            base = peer.policy.project_base(t) if lend == "lent" else None
-            return ["h", hid, lend, None if base is None else self.ref(base, depth)]
+            return self.lent(hid, t, depth)
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
+
+    def lent(self, hid, t, depth):
+        """The handle of an object the tests lend, of type `t`, with the class it says it is."""
+        kind = self.peer.lent[hid]
+        base = self.peer.policy.project_base(t) if kind == "lent" else None
+        return ["h", hid, kind, None if base is None else self.ref(base, depth)]
 
     def rollback(self, mark):
         """Forgets the nodes from `mark` on."""
@@ -845,14 +846,19 @@ class Decoder:
             peer.received.append(obj)
             return obj
         if k == "o":
-            cls = self.peer.policy.resolve_class(n[1], n[2])
-            if self.peer.policy.kind_of_class(cls) != "project":
-                raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
-            base = _builtin_base(cls)
+            cls, base = self.project_class(n)
             if base in _IMMUTABLE_BASES:
                 return None
             return self.made(i, _blank(cls) if base is None else base.__new__(cls))
         return None
+
+    def project_class(self, n):
+        """An object node's class, the receiver's own and one of the project's, and the builtin
+        it derives from (None for none)."""
+        cls = self.peer.policy.resolve_class(n[1], n[2])
+        if self.peer.policy.kind_of_class(cls) != "project":
+            raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
+        return cls, _builtin_base(cls)
 
     def fill_node(self, i, n, obj):
         """Puts a mutable node's contents into the object `shell` made for it."""
@@ -1016,9 +1022,8 @@ class Decoder:
     def instance(self, i, n):
         """An instance of a project class over an immutable builtin (its contents come first);
         the others are made by `shell` and `fill_node`."""
-        cls = self.peer.policy.resolve_class(n[1], n[2])
-        base = _builtin_base(cls)
-        if self.peer.policy.kind_of_class(cls) != "project" or base not in _IMMUTABLE_BASES:
+        cls, base = self.project_class(n)
+        if base not in _IMMUTABLE_BASES:
             raise Refused("a value of type %s.%s, which the project does not define" % (n[1], n[2]))
         value = base.__new__(cls, self.get(n[4]))
         self.peer.note_received(self.base + i, value)
@@ -1219,60 +1224,38 @@ def _blank(cls):
         raise Refused("an instance of %s.%s that cannot be made without arguments (%s)" % (cls.__module__, cls.__qualname__, e))
 
 
-# --- write-back ---------------------------------------------------------------------------------------
+# --- contents put in place ---------------------------------------------------------------------------
 
-def _content(value):
-    """What a mutable object holds, as a value to send: the write-back of one object."""
-    t = type(value)
-    if t is list:
-        return list(value)
-    if t is dict:
-        return dict(value)
-    if t is set:
-        return set(value)
-    if t is bytearray:
-        return bytes(value)
-    module = t.__module__
-    if module == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
-        return list(t.items(value))
-    if module == "collections" and t.__qualname__ == "deque":
-        return list(value)
-    base = _builtin_base(t)
-    inner = None
-    if base in (list, dict, set):
-        inner = base(value) if base is not dict else dict(dict.items(value))
-    return (_state(value), inner)
-
-
-def _apply(target, content):
-    """Puts `content` (from `_content` on the other side) into `target`, in place."""
+def _copy_into(target, source):
+    """Makes `target` hold what `source`, an object of its type, holds, in place (module state
+    the other side changed, put into the object this side's code already holds)."""
+    if target is source:
+        return
     t = type(target)
-    if t is list:
-        target[:] = content
-    elif t is dict:
+    if t is list or t is bytearray:
+        target[:] = source
+    elif t is dict or t is set:
         target.clear()
-        target.update(content)
-    elif t is set:
-        target.clear()
-        target.update(content)
-    elif t is bytearray:
-        target[:] = content
+        target.update(source)
     elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
+        items = list(t.items(source))
         t.clear(target)
-        for k, v in content:
+        for k, v in items:
             t.__setitem__(target, k, v)
     elif t.__module__ == "collections" and t.__qualname__ == "deque":
         target.clear()
-        target.extend(content)
+        target.extend(source)
     else:
-        state, inner = content
+        state = _state(source)
         base = _builtin_base(t)
         if base is list:
-            list.__setitem__(target, slice(None), inner)
+            list.__setitem__(target, slice(None), list(source))
         elif base is dict:
+            inner = dict(dict.items(source))
             dict.clear(target)
             dict.update(target, inner)
         elif base is set:
+            inner = set(source)
             set.clear(target)
             set.update(target, inner)
         d = getattr(target, "__dict__", None)
@@ -2083,7 +2066,7 @@ class ModuleState:
                     continue
             current = vars(obj).get(attr) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj).get(attr)
             if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
-                _apply(current, _content(value))
+                _copy_into(current, value)
                 value = current
             else:
                 setattr(obj, attr, value)

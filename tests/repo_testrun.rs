@@ -29,6 +29,16 @@ fn project() -> tempfile::TempDir {
     support::project_with(&FILES)
 }
 
+/// A run of `ids` with `file` holding `text` and `target` the agents' function in it.
+fn on_target<'a>(file: &'a str, text: &'a str, target: &'a str, ids: &'a [String]) -> RunSpec<'a> {
+    RunSpec {
+        replace: Some((file, text)),
+        target: Some(target),
+        ids,
+        withhold: &[],
+    }
+}
+
 #[test]
 fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     let Some(python) = support::pytest_python() else { return };
@@ -212,12 +222,7 @@ fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_
     assert_eq!(ids.len(), 3, "{ids:?}");
     let original = std::fs::read_to_string(project.path().join("src/pkg/core.py")).unwrap();
     let run = |text: &str| {
-        let spec = RunSpec {
-            replace: Some(("src/pkg/core.py", text)),
-            target: Some("double"),
-            ids: &ids,
-            withhold: &[],
-        };
+        let spec = on_target("src/pkg/core.py", text, "double", &ids);
         runner.run(project.path(), &spec, TestLimits::default()).unwrap()
     };
     let honest = run(&original);
@@ -328,12 +333,7 @@ fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back
         let text = std::fs::read_to_string(project.path().join("pkg/core.py"))
             .unwrap()
             .replace("    ...\n", program);
-        let spec = RunSpec {
-            replace: Some(("pkg/core.py", &text)),
-            target: Some("work"),
-            ids: &ids,
-            withhold: &[],
-        };
+        let spec = on_target("pkg/core.py", &text, "work", &ids);
         runner.run(project.path(), &spec, limits).unwrap()
     };
     let before = program_processes();
@@ -520,12 +520,7 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         "Log.write",
         "is_other",
     ] {
-        let spec = RunSpec {
-            replace: Some(("pkg/m.py", module)),
-            target: Some(target),
-            ids: &ids,
-            withhold: &[],
-        };
+        let spec = on_target("pkg/m.py", module, target, &ids);
         let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
         assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
@@ -546,12 +541,7 @@ fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_proce
     let tests = "import collections\nimport threading\n\nfrom pkg.m import Cursor\n\n\ndef tokens(n):\n    return [{'k': 'k%d' % i, 'v': i} for i in range(n)]\n\n\ndef test_threads():\n    errors = []\n\n    def worker():\n        c = Cursor(tokens(40))\n        for i in range(40):\n            if c.advance()['v'] != i:\n                errors.append(i)\n\n    threads = [threading.Thread(target=worker) for _ in range(6)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert errors == []\n\n\ndef test_changed_between_calls():\n    c = Cursor(tokens(3))\n    assert c.advance()['v'] == 0\n    c.tokens[1]['v'] = 'changed'\n    token = c.advance()\n    assert token['v'] == 'changed' and token is c.tokens[1] and c.index == 1\n    c.index = -1\n    assert c.advance() is c.tokens[0]\n\n\ndef test_ordered():\n    into = collections.OrderedDict(z=0)\n    c = Cursor(tokens(2))\n    c.advance(into)\n    c.advance(into)\n    assert list(into) == ['k1', 'k0', 'z']\n";
     let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
     let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = RunSpec {
-        replace: Some(("pkg/m.py", module)),
-        target: Some("Cursor.advance"),
-        ids: &ids,
-        withhold: &[],
-    };
+    let spec = on_target("pkg/m.py", module, "Cursor.advance", &ids);
     let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
     let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
@@ -581,12 +571,7 @@ fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
         ("tests/test_m.py", tests),
     ]);
     let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = RunSpec {
-        replace: Some(("pkg/m.py", module)),
-        target: Some("work"),
-        ids: &ids,
-        withhold: &[],
-    };
+    let spec = on_target("pkg/m.py", module, "work", &ids);
     let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
     assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes.len(), 3, "{run:?}");
@@ -607,12 +592,7 @@ fn a_callback_can_be_called_not_looked_into() {
     let ids = runner.collect(project.path(), &[]).unwrap();
     // (`__globals__` is not even asked for; any other name is asked and refused.)
     let program = "def apply(fn, x):\n    fn(x)\n    for name in ('__globals__', 'func_globals'):\n        try:\n            return getattr(fn, name)['EXPECTED']\n        except AttributeError as e:\n            last = e\n    raise last\n";
-    let spec = RunSpec {
-        replace: Some(("pkg/m.py", program)),
-        target: Some("apply"),
-        ids: &ids,
-        withhold: &[],
-    };
+    let spec = on_target("pkg/m.py", program, "apply", &ids);
     let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
     assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes[0].status, "failed", "{run:?}");
@@ -642,12 +622,7 @@ fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
             "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ...\n",
             program,
         );
-        let spec = RunSpec {
-            replace: Some(("pkg/m.py", &text)),
-            target: Some("Store.put"),
-            ids: &ids,
-            withhold: &[],
-        };
+        let spec = on_target("pkg/m.py", &text, "Store.put", &ids);
         runner.run(project.path(), &spec, TestLimits::default()).unwrap()
     };
     let honest_run = run(honest);
