@@ -2303,7 +2303,7 @@ def _forwarded(entry):
     _, module, attr, value = entry
     if module == "sys" and attr in _STREAMS:
         # What the program prints already reaches the tests' `sys.stdout` as it stands; a stdin
-        # the test set is lent (or refused, as an argument would be).
+        # the test set crosses as data or is lent (or is refused, as an argument would be).
         return True
     if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
         return False
@@ -2564,16 +2564,15 @@ class Server(Peer):
 
     def patch_outside(self, patches):
         """The standard modules' functions the tests replaced, as they stand at this call: each
-        replaced by one calling the test's function back, the originals put back when the test's
-        patch is undone."""
+        replaced by one calling the test's function back (and `sys.stdin` by the test's own),
+        the originals put back when the test's patch is undone."""
         wanted = {}
         for entry in patches if isinstance(patches, list) else ():
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
                 raise Refused("a malformed patch")
             if entry[0] not in sys.modules and _stdlib_spec(entry[0]):
                 importlib.import_module(entry[0])
-            stdin = entry[:2] == ("sys", "stdin") and type(entry[2]) is LentObject
-            if not stdin and (not _is_stdlib_module(entry[0]) or not callable(entry[2])):
+            if entry[:2] != ("sys", "stdin") and (not _is_stdlib_module(entry[0]) or not callable(entry[2])):
                 raise Refused("a patch of %s.%s, which is no function of the standard library's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
         for key in [k for k in self.outside if k not in wanted]:
@@ -2585,7 +2584,8 @@ class Server(Peer):
                 continue
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
-            setattr(module, key[1], fn if type(fn) is LentObject else _calling_back(fn, key[1]))
+            # A test's stdin is put as it came (lent, or data: None); a function is called back.
+            setattr(module, key[1], fn if key == ("sys", "stdin") else _calling_back(fn, key[1]))
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):
