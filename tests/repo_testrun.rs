@@ -637,3 +637,25 @@ fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
     assert_eq!(secret.status, "failed", "{pried:?}");
     assert!(!secret.message.contains("rgd_isolate"), "{pried:?}");
 }
+
+/// A function the target returns, called by a test, changes what it is handed as in one
+/// process (a TTL cache's `cache_info` expiring the tests' cache): the change comes back with
+/// its answer. And an object deep down a chain (slotted links more than a hundred levels down)
+/// arrives with its attributes, made empty first and filled from the top level.
+#[test]
+fn a_returned_function_changes_what_it_is_handed_and_deep_links_arrive_whole() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let module = "class Link:\n    __slots__ = ('key', 'next')\n\n    def __init__(self, key, next=None):\n        self.key = key\n        self.next = next\n\n\nclass Chain:\n    def __init__(self, n):\n        self.head = None\n        for k in range(n):\n            self.head = Link(k, self.head)\n        self.size = n\n\n\ndef keys(chain):\n    out, link = [], chain.head\n    while link is not None:\n        out.append(link.key)\n        link = link.next\n    return out\n\n\ndef pruner(limit):\n    def prune(chain):\n        if isinstance(chain, list):\n            return [prune(c) for c in chain]\n        link = chain.head\n        for _ in range(limit - 1):\n            link = link.next\n        link.next = None\n        chain.size = limit\n        return len(keys(chain))\n\n    return prune\n";
+    let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune():\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = on_target("pkg/m.py", module, "pruner", &ids);
+    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), 1, "{run:?}");
+    assert!(run.outcomes[0].passed(), "{run:?}");
+}
