@@ -39,6 +39,23 @@ fn on_target<'a>(file: &'a str, text: &'a str, target: &'a str, ids: &'a [String
     }
 }
 
+/// Runs `tests` against `module` (`pkg/m.py`) with `target` isolated, after checking they pass
+/// in one process: every test passes isolated too, and the run says it was isolated.
+fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str, count: usize) {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = on_target("pkg/m.py", module, target, &ids);
+    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), count, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
 #[test]
 fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     let Some(python) = support::pytest_python() else { return };
@@ -534,20 +551,9 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
 /// (`move_to_end`) both ways.
 #[test]
 fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_process() {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "class Cursor:\n    def __init__(self, tokens):\n        self.tokens = tokens\n        self.index = -1\n\n    def advance(self, into=None):\n        self.index += 1\n        token = self.tokens[self.index]\n        if into is not None:\n            into[token['k']] = token['v']\n            into.move_to_end(token['k'], last=False)\n        return token\n";
     let tests = "import collections\nimport threading\n\nfrom pkg.m import Cursor\n\n\ndef tokens(n):\n    return [{'k': 'k%d' % i, 'v': i} for i in range(n)]\n\n\ndef test_threads():\n    errors = []\n\n    def worker():\n        c = Cursor(tokens(40))\n        for i in range(40):\n            if c.advance()['v'] != i:\n                errors.append(i)\n\n    threads = [threading.Thread(target=worker) for _ in range(6)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert errors == []\n\n\ndef test_changed_between_calls():\n    c = Cursor(tokens(3))\n    assert c.advance()['v'] == 0\n    c.tokens[1]['v'] = 'changed'\n    token = c.advance()\n    assert token['v'] == 'changed' and token is c.tokens[1] and c.index == 1\n    c.index = -1\n    assert c.advance() is c.tokens[0]\n\n\ndef test_ordered():\n    into = collections.OrderedDict(z=0)\n    c = Cursor(tokens(2))\n    c.advance(into)\n    c.advance(into)\n    assert list(into) == ['k1', 'k0', 'z']\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = on_target("pkg/m.py", module, "Cursor.advance", &ids);
-    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
-    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
-    assert_eq!(run.outcomes.len(), 3, "{run:?}");
-    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    passes_isolated_as_in_one_process(module, tests, "Cursor.advance", 3);
 }
 
 /// A project function a test replaces (`monkeypatch.setattr`), and a standard module's, are called
@@ -644,18 +650,7 @@ fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
 /// arrives with its attributes, made empty first and filled from the top level.
 #[test]
 fn a_returned_function_changes_what_it_is_handed_and_deep_links_arrive_whole() {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "class Link:\n    __slots__ = ('key', 'next')\n\n    def __init__(self, key, next=None):\n        self.key = key\n        self.next = next\n\n\nclass Chain:\n    def __init__(self, n):\n        self.head = None\n        for k in range(n):\n            self.head = Link(k, self.head)\n        self.size = n\n\n\ndef keys(chain):\n    out, link = [], chain.head\n    while link is not None:\n        out.append(link.key)\n        link = link.next\n    return out\n\n\ndef pruner(limit):\n    def prune(chain):\n        if isinstance(chain, list):\n            return [prune(c) for c in chain]\n        link = chain.head\n        for _ in range(limit - 1):\n            link = link.next\n        link.next = None\n        chain.size = limit\n        return len(keys(chain))\n\n    return prune\n";
     let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune():\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = on_target("pkg/m.py", module, "pruner", &ids);
-    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
-    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
-    assert_eq!(run.outcomes.len(), 1, "{run:?}");
-    assert!(run.outcomes[0].passed(), "{run:?}");
+    passes_isolated_as_in_one_process(module, tests, "pruner", 1);
 }
