@@ -186,7 +186,9 @@ class Policy:
         t = type(value)
         if t is object or t is types.TracebackType:
             return "opaque"
-        if (t.__module__, t.__qualname__) in _LENT_STD:
+        if any((k.__module__, k.__qualname__) in _LENT_STD for k in t.__mro__) or _is_mock(value):
+            # (A stream of a class over one of them, too: click's `_NamedTextIOWrapper`, made
+            # by the project's test runner in the tests' process.)
             return "lent"
         # (A class of the tests' is not lent: what introspects a class, `inspect.signature` of
         # one with a `__signature__` property, would see a handle, not the class.)
@@ -207,12 +209,12 @@ class Policy:
     def project_base(self, cls):
         """What a lent object says it is: the first class of the project's among `cls`'s bases
         (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`), or the
-        standard library's class of a lent stream."""
-        if cls.__module__ == "_io" and (cls.__module__, cls.__qualname__) in _LENT_STD:
-            # A stream says it is one (`isinstance(text, TextIOBase)`).
-            return cls
+        standard library's class of a lent stream (`isinstance(text, TextIOBase)`), whichever
+        comes first."""
         for klass in cls.__mro__:
             if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
+                return klass
+            if klass.__module__ == "_io" and (klass.__module__, klass.__qualname__) in _LENT_STD:
                 return klass
         return None
 
@@ -291,6 +293,10 @@ class Policy:
             obj = type.__dict__["__dict__"].__get__(obj).get(part) if isinstance(obj, type) else vars(obj).get(part)
             if obj is None:
                 break
+        if obj is None and module_name == "builtins":
+            # A builtin class no builtin name holds (`NoneType`, click's type guessed from a
+            # default of None): `types` names it.
+            obj = vars(types).get(qualname)
         if not isinstance(obj, type) or obj.__module__ != module_name or obj.__qualname__ != qualname:
             raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
         return obj
@@ -323,11 +329,22 @@ class Policy:
 # --- encoding -----------------------------------------------------------------------------------------
 
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
+# The builtin constants that are no scalars of JSON's, by their names.
+_CONSTANTS = {"Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
 _MUTABLE_BUILTINS = (list, dict, set, bytearray)
 _BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
 _IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
 _HEAPTYPE = 1 << 9
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
+
+
+def _is_mock(value):
+    """A mock of `unittest.mock`'s (`Mock`, `MagicMock`, a spec'd one): the tests' stand-in,
+    which they lend as any object of theirs; what the program does with it is recorded in
+    the tests' process, where the test asserts it. (`mock.ANY`, equal to everything, is no
+    mock and is not lent.)"""
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(value, mock.NonCallableMock)
 
 
 def _by_class_name(policy, cls):
@@ -547,6 +564,8 @@ class Encoder:
             return ["ba", base64.b64encode(bytes(v)).decode()]
         if t is complex:
             return ["c", v.real.hex(), v.imag.hex()]
+        if v is Ellipsis or v is NotImplemented:
+            return ["k", repr(v)]
         if t is list:
             return ["l", [self.ref(x, depth) for x in v]]
         if t is tuple:
@@ -641,8 +660,12 @@ class Encoder:
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
 
     def lent(self, hid, t, depth):
-        """The handle of an object the tests lend, of type `t`, with the class it says it is."""
+        """The handle of an object the tests lend, of type `t`, with the class it says it is
+        (a mock made with a project class as its spec says it is of that class)."""
         kind = self.peer.lent[hid]
+        if kind == "lent" and _is_mock(self.peer.handles[hid]):
+            said = self.peer.handles[hid].__class__
+            t = said if isinstance(said, type) else t
         base = self.peer.policy.project_base(t) if kind == "lent" else None
         return ["h", hid, kind, None if base is None else self.ref(base, depth)]
 
@@ -967,6 +990,10 @@ class Decoder:
             return self.made(i, bytearray(base64.b64decode(n[1])))
         if k == "c":
             return complex(float.fromhex(n[1]), float.fromhex(n[2]))
+        if k == "k":
+            if n[1] not in _CONSTANTS:
+                raise Refused("a constant Python has not (%r)" % (n[1],))
+            return _CONSTANTS[n[1]]
         if k in _DEFERRABLE:
             obj = self.shell(i, n)
             if obj is not None:
@@ -2117,7 +2144,9 @@ class ModuleState:
             if not callable(fn):
                 raise Refused("a replacement of %s that cannot be called" % _key_name(key))
 
-            value = _calling_back(fn, attr)
+            # A test's function binds `self` as the method it replaces did; a lent mock or a
+            # test object's bound method is put as it is and, like itself, binds none.
+            value = _calling_back(fn, attr) if type(fn) is RemoteMethod else fn
         setattr(obj, attr, value)
         space = self.spaces.get((module, holder))
         if space is not None:
@@ -2290,7 +2319,15 @@ def watch_patches():
     def patched_enter(self):
         result = enter(self)
         if os.environ.get("PYTEST_CURRENT_TEST"):
-            _patches[id(self)] = [("%s.%s" % (getattr(self.getter(), "__name__", "?"), self.attribute), None, self.attribute, None)]
+            target = self.getter()
+            if isinstance(target, types.ModuleType):
+                what, module = "%s.%s" % (target.__name__, self.attribute), target.__name__
+            else:
+                # A class's attribute: named from its module, which says whose it is.
+                holder = "%s.%s" % (getattr(target, "__module__", "?"), getattr(target, "__qualname__", type(target).__name__))
+                what, module = "%s.%s" % (holder, self.attribute), None
+            # What the patch put in place (a mock, or the `new` it was given).
+            _patches[id(self)] = [(what, module, self.attribute, getattr(target, self.attribute, None))]
         return result
 
     def patched_exit(self, *exc):
@@ -2316,9 +2353,14 @@ def _patch_entry(target, name, rest, kwargs):
 
 
 def _outside_project(entry, policy):
-    what = entry[0]
-    module = what.rsplit(".", 1)[0] if "." in what else what
-    return not policy.project_module(module)
+    """Whether a patch is of something outside the project's modules: the module it is in is
+    the longest imported one its dotted name begins with (a class's attribute, `pkg.m.C.f`)."""
+    parts = entry[0].split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:i])
+        if name in sys.modules:
+            return not policy.project_module(name)
+    return not policy.project_module(parts[0])
 
 
 def _forwarded(entry):
@@ -2332,10 +2374,13 @@ def _forwarded(entry):
         return True
     if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
         return False
-    return module is not None and _is_stdlib_module(module) and isinstance(attr, str) and type(value) is types.FunctionType
+    return module is not None and _is_stdlib_module(module) and isinstance(attr, str) and (type(value) in _CALLED_BACK or _is_mock(value))
 
 
 _STREAMS = frozenset(("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"))
+# What a test may put in a function's place that the program's process calls back: a function,
+# or a method of a test's object (`monkeypatch.setattr(time, "time", clock.time)`).
+_CALLED_BACK = (types.FunctionType, types.MethodType)
 
 
 # What this module itself calls in the program's process: a test's patch of one of them is not
@@ -2442,7 +2487,8 @@ def _call(peer, qualname, args, kwargs):
                 patches.append((key, None))
             elif not _behaviour(value):
                 state.append((key, value))  # a function's place given back to data (None)
-            elif type(value) is types.FunctionType:
+            elif type(value) in _CALLED_BACK or _is_mock(value):
+                # (A mock is lent: the program calls it, the test asserts the calls here.)
                 patches.append((key, value))
             else:
                 _refuse(qualname, "the test patched %s, which the program's process cannot see" % _key_name(key))
@@ -2610,7 +2656,7 @@ class Server(Peer):
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
             # A test's stdin is put as it came (lent, or data: None); a function is called back.
-            setattr(module, key[1], fn if key == ("sys", "stdin") else _calling_back(fn, key[1]))
+            setattr(module, key[1], fn if key == ("sys", "stdin") or type(fn) is LentObject else _calling_back(fn, key[1]))
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):

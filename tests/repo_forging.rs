@@ -52,9 +52,9 @@ const CART: Case = Case {
     file: "pkg/cart.py",
 };
 
-/// A report whose tests hand the target a mock (`unittest.mock.Mock`), which is no data and no
-/// object of the tests' own: these runs are in-process, labelled so; its module builds a
-/// `namedtuple` with defaults as it loads.
+/// A report whose tests hand the target a `tempfile.SpooledTemporaryFile`, which is no data and
+/// nothing the tests lend (a mock or an in-memory stream would be lent): these runs are
+/// in-process, labelled so; its module builds a `namedtuple` with defaults as it loads.
 const REPORT: Case = Case {
     files: &[
         ("pkg/__init__.py", ""),
@@ -64,11 +64,11 @@ const REPORT: Case = Case {
         ),
         (
             "tests/test_report.py",
-            "from unittest import mock\n\nfrom pkg.report import write_total\n\n\ndef test_writes_the_total():\n    buf = mock.Mock()\n    write_total(buf, [1.0, 2.0])\n    buf.write.assert_called_once_with(\"3.00\\n\")\n",
+            "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_the_total():\n    buf = tempfile.SpooledTemporaryFile(mode=\"w+\")\n    write_total(buf, [1.0, 2.0])\n    buf.seek(0)\n    assert buf.read() == \"3.00\\n\"\n",
         ),
         (
             "tests/test_report_hidden.py",
-            "from unittest import mock\n\nfrom pkg.report import write_total\n\n\ndef test_writes_a_secret_total():\n    buf = mock.Mock()\n    write_total(buf, [2.5, 0.25])\n    buf.write.assert_called_once_with(\"2.75\\n\")\n",
+            "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_a_secret_total():\n    buf = tempfile.SpooledTemporaryFile(mode=\"w+\")\n    write_total(buf, [2.5, 0.25])\n    buf.seek(0)\n    assert buf.read() == \"2.75\\n\"\n",
         ),
         ("tests/__init__.py", ""),
     ],
@@ -421,7 +421,7 @@ async fn the_honest_program_is_solved_remembered_and_written() {
     assert!(sample["completion"].as_str().is_some_and(|c| c.contains("1e-9")), "{}", o.samples);
 }
 
-/// A target whose tests hand it a mock cannot be isolated: the run is in-process, says so on
+/// A target whose tests hand it a spooled temporary file cannot be isolated: the run is in-process, says so on
 /// every test line and on the task, is not written without `--allow-in-process` and not
 /// remembered; and the module's own `namedtuple(..., defaults=...)` at import is no tampering.
 #[tokio::test(flavor = "multi_thread")]
@@ -434,7 +434,10 @@ async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_writ
     let all = format!("{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("solved at iteration 1"), "{all}");
     assert!(o.stdout.contains("in-process (best effort)"), "{all}");
-    assert!(o.stdout.contains("unittest.mock.Mock"), "the reason names the type: {all}");
+    assert!(
+        o.stdout.contains("tempfile.SpooledTemporaryFile"),
+        "the reason names the type: {all}"
+    );
     assert!(!all.contains("tampered"), "{all}");
     assert!(o.stderr.contains("pass --allow-in-process"), "{all}");
     assert!(!o.ok, "a solved task that is not written is no success: {all}");

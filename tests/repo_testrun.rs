@@ -654,3 +654,26 @@ fn a_returned_function_changes_what_it_is_handed_and_deep_links_arrive_whole() {
     let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune():\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
     passes_isolated_as_in_one_process(module, tests, "pruner", 1);
 }
+
+/// The tests' mocks are lent as any object of theirs: a spec'd `Mock` handed to the target says
+/// it is of the project's class and records the target's calls where the test asserts them; a
+/// mock a test puts in place of a project function, of a project class's method (bound to no
+/// `self`, as the mock itself) or of a standard function (`time.sleep`) is what the program
+/// calls while the patch lasts.
+#[test]
+fn the_tests_mocks_are_lent_and_record_the_programs_calls() {
+    let module = "import time\n\n\nclass Sender:\n    def send(self, message):\n        return False\n\n\ndef log(text):\n    pass\n\n\ndef notify(sender, message, retries=1):\n    assert isinstance(sender, Sender)\n    for i in range(retries):\n        if i:\n            time.sleep(30)\n        if sender.send(message):\n            log('sent %s' % message)\n            return True\n    return False\n";
+    let tests = "from unittest import mock\n\nfrom pkg import m\n\n\ndef test_mock_sender():\n    sender = mock.Mock(spec=m.Sender)\n    sender.send.side_effect = [False, True]\n    with mock.patch('time.sleep') as sleep, mock.patch.object(m, 'log') as log:\n        assert m.notify(sender, 'hi', retries=3) is True\n    assert sender.send.call_args_list == [mock.call('hi'), mock.call('hi')]\n    sleep.assert_called_once_with(30)\n    log.assert_called_once_with('sent hi')\n\n\ndef test_patched_method():\n    with mock.patch.object(m.Sender, 'send', return_value=True) as send:\n        assert m.notify(m.Sender(), 'x') is True\n    send.assert_called_once_with('x')\n    assert m.notify(m.Sender(), 'y') is False\n";
+    passes_isolated_as_in_one_process(module, tests, "notify", 2);
+}
+
+/// What click's suite hands its functions crosses as in one process: a test object's bound
+/// method put in place of `time.time` is called back (binding no `self`), a stream of a
+/// project's subclass of `TextIOWrapper` made in the tests' process is lent and says it is
+/// of that class, and `NoneType` (a type guessed from a default of None) comes back by name.
+#[test]
+fn a_tests_clock_a_project_stream_and_none_type_cross_as_in_one_process() {
+    let module = "import io\nimport time\n\n\nclass Named(io.TextIOWrapper):\n    name = 'named'\n\n\ndef kinds(values):\n    return [type(v) for v in values]\n\n\ndef stamp(out, values):\n    out.write('%s %s\\n' % (time.time(), [t.__name__ for t in kinds(values)]))\n    return isinstance(out, Named), out.name, kinds(values)\n";
+    let tests = "import io\nimport time\n\nfrom pkg.m import Named, stamp\n\n\nclass Clock:\n    def __init__(self):\n        self.now = 100.0\n\n    def time(self):\n        self.now += 1\n        return self.now\n\n\ndef test_clock(monkeypatch):\n    clock = Clock()\n    monkeypatch.setattr(time, 'time', clock.time)\n    out = Named(io.BytesIO(), encoding='utf-8')\n    ok, name, ks = stamp(out, [None, 1])\n    assert ok and name == 'named' and ks == [type(None), int]\n    out.flush()\n    assert out.buffer.getvalue() == b\"101.0 ['NoneType', 'int']\\n\"\n    assert clock.now == 101.0\n";
+    passes_isolated_as_in_one_process(module, tests, "stamp", 1);
+}
