@@ -35,6 +35,7 @@ level: `DEFER_DEPTH`), `MAX_INT_DIGITS` digits in an integer.
 
 import base64
 import collections
+import contextlib
 import importlib
 import importlib.util
 import io
@@ -111,7 +112,9 @@ def _stdlib_spec(name):
 # anything else of the standard library (unittest.mock.ANY equals everything) is refused.
 _STATE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace")}
 # The standard library's objects that are no data which the tests lend the program (it uses
-# them, they stay in the tests' process): in-memory and open streams, a context stack.
+# them, they stay in the tests' process): in-memory and open streams, a context stack, locks.
+# (Not codecs' stream wrappers nor a dict's views: lent, they changed outcomes of boltons' and
+# toolz's suites.)
 _LENT_STD = frozenset(
     ("_io", name) for name in ("BytesIO", "StringIO", "TextIOWrapper", "BufferedReader", "BufferedWriter", "BufferedRandom", "FileIO")
 ) | {("contextlib", "ExitStack"), ("threading", "Condition"), ("threading", "Event"), ("threading", "Semaphore"),
@@ -618,12 +621,12 @@ class Encoder:
             # A plain function binds as a method when a class holds it (toolz's `memoize` on a
             # method); a builtin or bound method does not; a lent object's method carries
             # what changed (`Peer.named`).
-            hid = peer.handle(v)
+            hid = peer.kept(v)
             return ["h", hid, "lm" if hid in peer.lent_methods else "fm" if t is types.FunctionType else "fn"]
         if isinstance(v, (types.GeneratorType, types.CoroutineType)) or (
             hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
         ):
-            return ["h", peer.handle(v), "it"]
+            return ["h", peer.kept(v), "it"]
         kind = peer.policy.kind_of_class(t)
         if kind == "enum":
             return ["e", t.__module__, t.__qualname__, v.name]
@@ -1355,6 +1358,7 @@ class Peer:
         self.sent_now = []  # shared objects this side's messages named in this outermost call
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
+        self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made
         self.dead = None
         self.depth = 0
         # The target's default values (`_defaults`), and those of them that are no data by
@@ -1388,6 +1392,16 @@ class Peer:
             hid = len(self.handles) + 1
             self.handles[hid] = obj
             self.handle_ids[id(obj)] = hid
+        return hid
+
+    def kept(self, obj):
+        """The handle of a function or iterator this side keeps. The program's side notes the
+        shared objects the exchange that made it named: a later call or pull of it, by the
+        tests, writes them back too (a generator appending to the list its call was handed,
+        resumed by `contextmanager` at the end of a `with` block)."""
+        hid = self.handle(obj)
+        if not self.policy.strict and hid not in self.kept_with:
+            self.kept_with[hid] = self.named()
         return hid
 
     def local_handle(self, hid):
@@ -1560,13 +1574,17 @@ class Peer:
             finally:
                 self.depth -= 1
 
-    def answer(self, fn, along=False):
+    def answer(self, fn, along=False, printed=False):
         """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
-        the call named, where they changed (a lent object's method). On the tests' side, a value
-        that is no data (a callback returning a module) makes the run not isolated, as an
-        argument would: it can make a verdict weaker, never give one."""
+        the call named, where they changed (a lent object's method); `printed`: with what it
+        printed, which the tests' side writes where its own output goes now (a click command's
+        help printed by a callback the target returned, into the test runner's stream). On the
+        tests' side, a value that is no data (a callback returning a module) makes the run not
+        isolated, as an argument would: it can make a verdict weaker, never give one."""
+        capture = _Printed() if printed else contextlib.nullcontext()
         try:
-            value = fn()
+            with capture:
+                value = fn()
             body = self.encode({"v": value, "wb": self.named()} if along else {"v": value})
             body["op"] = "ok"
         except Gone:
@@ -1577,6 +1595,8 @@ class Peer:
             body = self.failure(RuntimeError("the tests' answer is not data: %s" % why))
         except BaseException as e:
             body = self.failure(e, along)
+        if printed:
+            capture.put(body)
         self.send(body)
 
     def failure(self, e, along=False):
@@ -1594,21 +1614,25 @@ class Peer:
         # target returned, called by a test): an outermost conversation of its own, whose answer
         # brings back what it changed in the shared objects it named (a cache it was handed).
         along = not self.policy.strict and m.get("along") is True
-        if along and self.depth == 0 and op in ("cb", "next"):
+        # (Nested in a call, what it prints is the call's: captured and sent with its answer.)
+        printed = along and self.depth == 0 and op in ("cb", "next")
+        if printed:
             self.reset()
+            hid = m.get("h")
+            self.received.extend(self.kept_with.get(hid, ()) if type(hid) is int else ())
         if op == "cb":
             def run():
                 args = self.decode(m)
                 fn = self.local_handle(m.get("h"))
                 return fn(*args["a"], **args["k"])
 
-            self.answer(run, along=along or (self.policy.strict and m.get("h") in self.lent_methods and m.get("along") is True))
+            self.answer(run, along or (self.policy.strict and m.get("h") in self.lent_methods and m.get("along") is True), printed)
         elif op == "next":
             def pull():
                 it = self.local_handle(m.get("h"))
                 return next(it)
 
-            self.answer(pull, along)
+            self.answer(pull, along, printed)
         elif op == "get" and m.get("name") == "__signature__":
             self.answer(lambda: _signature_of(self.local_handle(m.get("h"))))
         elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
@@ -1859,6 +1883,9 @@ class RemoteFunction(RemoteObject):
     def __repr__(self):
         return "<function kept in the other process #%d>" % object.__getattribute__(self, "_hid")
 
+    # A function's `str` is its `repr` (click's help formatting a default that is a test's lambda).
+    __str__ = __repr__
+
 
 def _asked_along(peer, body):
     """A call or pull of what the other process keeps. Asked by the tests, its answer brings
@@ -1870,7 +1897,9 @@ def _asked_along(peer, body):
     outermost = peer.depth == 0
     body["along"] = peer.decoding == 0
     try:
-        return peer.result(peer.request(body))
+        reply = peer.request(body)
+        _replay_output(reply)
+        return peer.result(reply)
     finally:
         if outermost:
             peer.reset()
@@ -1878,9 +1907,15 @@ def _asked_along(peer, body):
 
 class RemoteMethod(RemoteFunction):
     """A plain function that stays in the other process: held by a class, it binds as a method,
-    as the function itself would."""
+    as the function itself would, and it says it is a function (`inspect.isfunction`: click
+    shows a default that is a test's lambda as "(dynamic)"). Its code, defaults and globals
+    stay where they are: only its signature is answered (`_signature_of`)."""
 
     __slots__ = ()
+
+    @property
+    def __class__(self):
+        return types.FunctionType
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -1900,6 +1935,11 @@ class RemoteIterator(RemoteObject):
     def __next__(self):
         peer = object.__getattribute__(self, "_peer")
         return _asked_along(peer, {"op": "next", "h": object.__getattribute__(self, "_hid"), "n": [], "base": 0, "r": {}})
+
+    def throw(self, typ, val=None, tb=None):
+        """A generator's `throw` (a `contextlib.contextmanager` around a generator the program
+        returned, at an exception in its block): the exception crosses, its traceback stays."""
+        return RemoteObject._ask(self, "get", "throw")(typ if val is None else val)
 
     def __repr__(self):
         return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
@@ -2209,6 +2249,51 @@ def _capture_logs():
     handler.records = []
     logging.getLogger().addHandler(handler)
     return handler.records, handler
+
+
+class _Printed:
+    """The program's side, answering: what it prints is captured (and sent with the answer, for
+    the tests' side to write where its output goes now), and whether it replaced `sys.stdout`,
+    `sys.stderr` or `sys.stdin` is noted: that would change the tests' process in one process
+    (click's `CliRunner.isolation`), which the program's process cannot do."""
+
+    def __init__(self):
+        self.out, self.err = io.StringIO(), io.StringIO()
+        self.replaced = []
+
+    def __enter__(self):
+        self.saved = sys.stdout, sys.stderr
+        self.stdin = sys.stdin
+        sys.stdout, sys.stderr = self.out, self.err
+        return self
+
+    def __exit__(self, *exc):
+        self.replaced = [
+            name for name, now, was in (("stdout", sys.stdout, self.out), ("stderr", sys.stderr, self.err), ("stdin", sys.stdin, self.stdin))
+            if now is not was
+        ]
+        sys.stdout, sys.stderr = self.saved
+        return False
+
+    def put(self, body):
+        body["out"] = self.out.getvalue()[:OUTPUT_CAP]
+        body["err_text"] = self.err.getvalue()[:OUTPUT_CAP]
+        if self.replaced:
+            body["replaced"] = self.replaced
+
+
+def _replay_output(reply, qualname="a function the program returned"):
+    """What the program printed while answering, written where the tests' output goes now; a
+    program that replaced one of `sys`'s streams makes the run not isolated (the tests' own
+    streams would have been replaced in one process)."""
+    replaced = reply.get("replaced")
+    if replaced:
+        _refuse(qualname, "the program replaced sys.%s, which the tests' process cannot see" % (replaced[0] if isinstance(replaced, list) and replaced and isinstance(replaced[0], str) else "?"))
+    out, err = reply.get("out"), reply.get("err_text")
+    if isinstance(out, str) and out:
+        sys.stdout.write(out)
+    if isinstance(err, str) and err:
+        sys.stderr.write(err)
 
 
 def _replay_logs(records):
@@ -2526,11 +2611,7 @@ def _call(peer, qualname, args, kwargs):
             reply = peer.request(body)
         except Gone as why:
             raise RuntimeError("%s: %s" % (qualname, why)) from None
-        out, err = reply.get("out"), reply.get("err_text")
-        if isinstance(out, str) and out:
-            sys.stdout.write(out)
-        if isinstance(err, str) and err:
-            sys.stderr.write(err)
+        _replay_output(reply, qualname)
         try:
             # The written-back objects' new contents are put in place as the reply is read.
             values = peer.decode(reply)
@@ -2667,30 +2748,24 @@ class Server(Peer):
 
         if self.depth == 0:
             self.reset()
-        out, err = io.StringIO(), io.StringIO()
-        saved = sys.stdout, sys.stderr
+        printed = _Printed()
         trace = ""
         logs, handler = _capture_logs()
         caught = []
         try:
             args = self.decode(m)
             self.enter(args)
-            sys.stdout, sys.stderr = out, err
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    value = self.target(*args["a"], **args["k"])
-                    if isinstance(value, types.CoroutineType):
-                        import asyncio
+            with printed, warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = self.target(*args["a"], **args["k"])
+                if isinstance(value, types.CoroutineType):
+                    import asyncio
 
-                        value = asyncio.new_event_loop().run_until_complete(value)
-            finally:
-                sys.stdout, sys.stderr = saved
+                    value = asyncio.new_event_loop().run_until_complete(value)
             op, values = "ok", {"v": value}
         except Gone:
             raise
         except BaseException as e:
-            sys.stdout, sys.stderr = saved
             trace = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
             op, values = "err", {"e": e}
         finally:
@@ -2710,8 +2785,7 @@ class Server(Peer):
             op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why)), "wb": []}
             body = self.encode(values)
         body["op"] = op
-        body["out"] = out.getvalue()[:OUTPUT_CAP]
-        body["err_text"] = err.getvalue()[:OUTPUT_CAP]
+        printed.put(body)
         body["trace"] = trace[-TRACE_CAP:]
         body["logs"] = logs[:1000]
         body["warnings"] = [

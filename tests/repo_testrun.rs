@@ -646,12 +646,13 @@ fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
 
 /// A function the target returns, called by a test, changes what it is handed as in one
 /// process (a TTL cache's `cache_info` expiring the tests' cache): the change comes back with
-/// its answer. And an object deep down a chain (slotted links more than a hundred levels down)
+/// its answer, and what it prints reaches the test's output (click's help, printed by the
+/// callback of the help option the target made). And an object deep down a chain (slotted links more than a hundred levels down)
 /// arrives with its attributes, made empty first and filled from the top level.
 #[test]
 fn a_returned_function_changes_what_it_is_handed_and_deep_links_arrive_whole() {
-    let module = "class Link:\n    __slots__ = ('key', 'next')\n\n    def __init__(self, key, next=None):\n        self.key = key\n        self.next = next\n\n\nclass Chain:\n    def __init__(self, n):\n        self.head = None\n        for k in range(n):\n            self.head = Link(k, self.head)\n        self.size = n\n\n\ndef keys(chain):\n    out, link = [], chain.head\n    while link is not None:\n        out.append(link.key)\n        link = link.next\n    return out\n\n\ndef pruner(limit):\n    def prune(chain):\n        if isinstance(chain, list):\n            return [prune(c) for c in chain]\n        link = chain.head\n        for _ in range(limit - 1):\n            link = link.next\n        link.next = None\n        chain.size = limit\n        return len(keys(chain))\n\n    return prune\n";
-    let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune():\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
+    let module = "class Link:\n    __slots__ = ('key', 'next')\n\n    def __init__(self, key, next=None):\n        self.key = key\n        self.next = next\n\n\nclass Chain:\n    def __init__(self, n):\n        self.head = None\n        for k in range(n):\n            self.head = Link(k, self.head)\n        self.size = n\n\n\ndef keys(chain):\n    out, link = [], chain.head\n    while link is not None:\n        out.append(link.key)\n        link = link.next\n    return out\n\n\ndef pruner(limit):\n    def prune(chain):\n        if isinstance(chain, list):\n            return [prune(c) for c in chain]\n        link = chain.head\n        for _ in range(limit - 1):\n            link = link.next\n        link.next = None\n        chain.size = limit\n        print('pruned to', limit)\n        return len(keys(chain))\n\n    return prune\n";
+    let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune(capsys):\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert capsys.readouterr().out == 'pruned to 120\\n'\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
     passes_isolated_as_in_one_process(module, tests, "pruner", 1);
 }
 
@@ -676,4 +677,30 @@ fn a_tests_clock_a_project_stream_and_none_type_cross_as_in_one_process() {
     let module = "import io\nimport time\n\n\nclass Named(io.TextIOWrapper):\n    name = 'named'\n\n\ndef kinds(values):\n    return [type(v) for v in values]\n\n\ndef stamp(out, values):\n    out.write('%s %s\\n' % (time.time(), [t.__name__ for t in kinds(values)]))\n    return isinstance(out, Named), out.name, kinds(values)\n";
     let tests = "import io\nimport time\n\nfrom pkg.m import Named, stamp\n\n\nclass Clock:\n    def __init__(self):\n        self.now = 100.0\n\n    def time(self):\n        self.now += 1\n        return self.now\n\n\ndef test_clock(monkeypatch):\n    clock = Clock()\n    monkeypatch.setattr(time, 'time', clock.time)\n    out = Named(io.BytesIO(), encoding='utf-8')\n    ok, name, ks = stamp(out, [None, 1])\n    assert ok and name == 'named' and ks == [type(None), int]\n    out.flush()\n    assert out.buffer.getvalue() == b\"101.0 ['NoneType', 'int']\\n\"\n    assert clock.now == 101.0\n";
     passes_isolated_as_in_one_process(module, tests, "stamp", 1);
+}
+
+/// A generator the target returns, driven by `contextlib.contextmanager` in the tests' process:
+/// an exception in the `with` block is thrown into it (its traceback stays with the tests), and
+/// what it appends to the list its call was handed comes back when it is resumed; a test's lambda
+/// it is handed prints as a function and says it is one. A target that replaces `sys.stdout` (a test runner's
+/// `isolation`) would replace the tests' own in one process: that run is not isolated.
+#[test]
+fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process_or_said() {
+    let module = "import contextlib\nimport inspect\nimport io\nimport sys\n\n\n@contextlib.contextmanager\ndef guarded(log, fn=None):\n    log.append('enter %s %s' % (str(fn)[:1], inspect.isfunction(fn)))\n    try:\n        yield len(log)\n    except ValueError as e:\n        log.append('caught %s' % e)\n    finally:\n        log.append('exit')\n\n\n@contextlib.contextmanager\ndef captured():\n    old, sys.stdout = sys.stdout, io.StringIO()\n    try:\n        yield sys.stdout\n    finally:\n        sys.stdout = old\n";
+    let tests = "from pkg.m import guarded\n\n\ndef test_throw():\n    log = []\n    with guarded(log, lambda: 0) as n:\n        raise ValueError('boom')\n    assert log == ['enter < True', 'caught boom', 'exit'] and n == 1\n";
+    passes_isolated_as_in_one_process(module, tests, "guarded", 1);
+
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let tests = "from pkg.m import captured\n\n\ndef test_captured():\n    with captured() as out:\n        print('inside')\n    assert out.getvalue() == 'inside\\n'\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = on_target("pkg/m.py", module, "captured", &ids);
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    match &run.isolation {
+        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains("replaced sys.stdout"), "{run:?}"),
+        other => panic!("{other:?}: {run:?}"),
+    }
+    assert!(run.outcomes[0].passed(), "{run:?}");
 }
