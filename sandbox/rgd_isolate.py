@@ -341,6 +341,12 @@ _HEAPTYPE = 1 << 9
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
 
 
+# A mock's record of the calls made to it, which a program may read but not write, and the
+# methods that rewrite it (its own `_mock_*` and `_spec_*` attributes are refused too).
+_MOCK_RECORDS = frozenset(("called", "call_count", "call_args", "call_args_list", "mock_calls", "method_calls"))
+_MOCK_MUTATORS = frozenset(("reset_mock", "configure_mock", "attach_mock", "mock_add_spec"))
+
+
 def _is_mock(value):
     """A mock of `unittest.mock`'s (`Mock`, `MagicMock`, a spec'd one): the tests' stand-in,
     which they lend as any object of theirs; what the program does with it is recorded in
@@ -1647,9 +1653,9 @@ class Peer:
         else:
             self.serve_other(m)
 
-    def touch(self, m, read):
+    def touch(self, m, read, check=None):
         """Answers a request to get (with `read(obj, name)`), set or delete an attribute of an
-        object kept on this side."""
+        object kept on this side (a value set passed to `check` first)."""
 
         def attribute():
             obj = self.local_handle(m.get("h"))
@@ -1659,7 +1665,10 @@ class Peer:
             if m.get("op") == "get":
                 return read(obj, name)
             if m.get("op") == "set":
-                setattr(obj, name, self.decode(m)["v"])
+                value = self.decode(m)["v"]
+                if check is not None:
+                    check(value)
+                setattr(obj, name, value)
             else:
                 delattr(obj, name)
             return None
@@ -1691,6 +1700,11 @@ class Peer:
         if self.lent[hid] != "lent" or not isinstance(name, str) or (special and (op != "get" or name not in _LENT_PROTOCOL)):
             self.send(self.failure(AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,))))
             return
+        if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
+            # What a mock recorded is the test's evidence: the program makes calls, it does not
+            # write, reset or replace the record, nor the assertions that read it.
+            self.send(self.failure(AttributeError("%s: a mock's record of its calls is the test's, not the program's to change" % (name,))))
+            return
 
         def read(obj, name):
             value = getattr(obj, name)
@@ -1704,7 +1718,13 @@ class Peer:
                 self.lent_methods.add(self.handle(value))
             return value
 
-        self.touch(m, read)
+        def check(value):
+            if type(value) in _HANDLE_TYPES:
+                # The program's code would become the test's object's behaviour (a method the
+                # test calls to check the result, replaced by one that says yes).
+                raise AttributeError("%s: the program may not put its own function into an object the tests lent" % (name,))
+
+        self.touch(m, read, check)
 
     def serve_other(self, m):
         if m.get("op") in ("get", "set", "del"):

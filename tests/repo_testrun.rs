@@ -704,3 +704,30 @@ fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process_or
     }
     assert!(run.outcomes[0].passed(), "{run:?}");
 }
+
+/// What the tests lend is theirs to judge with: a program handed a mock cannot rewrite its record
+/// of calls or the assertions that read it, and one handed a test's object cannot put its own
+/// function in place of the method the test checks the result with. Each wrong program fails,
+/// isolated; the honest one passes.
+#[test]
+fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let module = "def notify(sender, checker, message):\n    ...\n";
+    let tests = "from unittest import mock\n\nfrom pkg.m import notify\n\n\nclass Checker:\n    def __init__(self):\n        self.seen = []\n\n    def record(self, message):\n        self.seen.append(message)\n\n    def ok(self):\n        return self.seen == ['HI']\n\n\ndef test_assertion():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    sender.send.assert_called_once_with('HI')\n\n\ndef test_count():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    assert sender.send.call_count == 1 and sender.send.call_args == mock.call('HI')\n\n\ndef test_checker():\n    checker = Checker()\n    notify(mock.Mock(), checker, 'hi')\n    assert checker.ok()\n";
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let run = |program: &str| {
+        let spec = on_target("pkg/m.py", program, "notify", &ids);
+        runner.run(project.path(), &spec, TestLimits::default()).unwrap()
+    };
+    let honest = run("def notify(sender, checker, message):\n    sender.send(message.upper())\n    checker.record(message.upper())\n");
+    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
+    let forging = "def notify(sender, checker, message):\n    import unittest.mock as mock\n    for how in (\n        lambda: setattr(sender.send, 'assert_called_once_with', lambda *a, **k: None),\n        lambda: setattr(sender.send, 'call_count', 1),\n        lambda: setattr(sender.send, 'call_args', mock.call('HI')),\n        lambda: sender.send.configure_mock(call_count=1),\n        lambda: setattr(checker, 'ok', lambda: True),\n        lambda: setattr(sender, '_mock_children', {}),\n    ):\n        try:\n            how()\n        except Exception:\n            pass\n";
+    let forged = run(forging);
+    assert_eq!(forged.isolation, rgd::repo::isolate::Isolation::Isolated, "{forged:?}");
+    assert_eq!(forged.outcomes.len(), 3, "{forged:?}");
+    assert!(forged.outcomes.iter().all(|o| o.status == "failed"), "{forged:?}");
+}
