@@ -1645,6 +1645,12 @@ class Peer:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif self.policy.strict and m.get("h") in self.lent and op in ("get", "set", "del", "op"):
             self.serve_lent(m)
+        elif op == "cannot" and self.policy.strict:
+            why = m.get("why")
+            why = "the program cannot %s" % (why[:200] if isinstance(why, str) else "use what the tests lent as in one process")
+            if on_refusal is not None:
+                on_refusal(why)
+            self.send(self.failure(RuntimeError(why)))
         elif op in ("get", "set", "del") and not self.policy.strict:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
@@ -1984,10 +1990,27 @@ class LentObject(RemoteObject):
 
     __slots__ = ("_cls",)
 
+    def __new__(cls, *args):
+        if not args:
+            # `type(self).__new__(type(self))` in the program (a `__copy__`): an object of the
+            # tests' class cannot be made here.
+            _cannot(_serving[0], "make a copy of an object the tests lent")
+        return object.__new__(cls)
+
     @property
     def __class__(self):
         cls = object.__getattribute__(self, "_cls")
         return LentObject if cls is None else cls
+
+    def __getattr__(self, name):
+        if name == "__dict__":
+            # `vars(obj)`, `copy.__dict__.update(self.__dict__)`: the tests' object as a whole,
+            # which stays with the tests (asked by hand, it is refused).
+            _cannot(object.__getattribute__(self, "_peer"), "read the __dict__ of an object the tests lent")
+        return RemoteObject.__getattr__(self, name)
+
+    def __reduce_ex__(self, protocol):
+        _cannot(object.__getattribute__(self, "_peer"), "copy an object the tests lent")
 
     def _op(self, name, *args):
         # (Asked while a message is read, too: a lent object as a key of a dict being built.)
@@ -2027,6 +2050,16 @@ class LentMethod(RemoteFunction):
         body = _encode_for(peer, {"a": args, "k": kwargs, "wb": peer.named() if along else []})
         body.update(op="cb", h=object.__getattribute__(self, "_hid"), along=along)
         return peer.result(peer.request(body))
+
+
+def _cannot(peer, what):
+    """The program's side, at what cannot be done as in one process with an object the tests
+    lent (copying it, reading its `__dict__`): the tests' side is told, which makes the run
+    in-process (labelled), and the program gets an error meanwhile. (A program can provoke this
+    on purpose; it makes its verdict weaker, never gives it one.)"""
+    if peer is not None:
+        peer.request({"op": "cannot", "why": what, "n": [], "base": 0, "r": {}})
+    raise TypeError("the program cannot %s" % what)
 
 
 _HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentObject, LentMethod))
@@ -2348,6 +2381,7 @@ def _replay_warnings(items, policy):
 # --- the tests' side ----------------------------------------------------------------------------------
 
 _client = [None]
+_serving = [None]  # the program's side: its peer, once serving
 # Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
 # target in-process, labelled so).
 on_refusal = None
@@ -2833,6 +2867,7 @@ def serve():
             raise failed
 
     server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
+    _serving[0] = server
     server.target_defaults = defaults
     # Every call the tests make and every callback the program makes stacks frames in both
     # processes: a recursive parser whose recursion crosses at each level needs more room than

@@ -39,6 +39,31 @@ fn on_target<'a>(file: &'a str, text: &'a str, target: &'a str, ids: &'a [String
     }
 }
 
+/// One run of `tests` against a project whose `pkg/m.py` is `module`, with `program` in its place
+/// and `target` isolated; None where no interpreter has pytest.
+fn run_isolated(module: &str, program: &str, tests: &str, target: &str) -> Option<rgd::repo::testrun::TestRun> {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let python = support::pytest_python()?;
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = on_target("pkg/m.py", program, target, &ids);
+    Some(runner.run(project.path(), &spec, TestLimits::default()).unwrap())
+}
+
+/// `tests` pass on `module` (`pkg/m.py`) with `target` judged in-process, for a reason that
+/// says `because`.
+fn passes_in_process_because(module: &str, tests: &str, target: &str, because: &str) {
+    let Some(run) = run_isolated(module, module, tests, target) else {
+        return;
+    };
+    match &run.isolation {
+        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains(because), "{run:?}"),
+        other => panic!("{other:?}: {run:?}"),
+    }
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
 /// Runs `tests` against `module` (`pkg/m.py`) with `target` isolated, after checking they pass
 /// in one process: every test passes isolated too, and the run says it was isolated.
 fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str, count: usize) {
@@ -690,19 +715,8 @@ fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process_or
     let tests = "from pkg.m import guarded\n\n\ndef test_throw():\n    log = []\n    with guarded(log, lambda: 0) as n:\n        raise ValueError('boom')\n    assert log == ['enter < True', 'caught boom', 'exit'] and n == 1\n";
     passes_isolated_as_in_one_process(module, tests, "guarded", 1);
 
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let tests = "from pkg.m import captured\n\n\ndef test_captured():\n    with captured() as out:\n        print('inside')\n    assert out.getvalue() == 'inside\\n'\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = on_target("pkg/m.py", module, "captured", &ids);
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
-    match &run.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains("replaced sys.stdout"), "{run:?}"),
-        other => panic!("{other:?}: {run:?}"),
-    }
-    assert!(run.outcomes[0].passed(), "{run:?}");
+    passes_in_process_because(module, tests, "captured", "replaced sys.stdout");
 }
 
 /// What the tests lend is theirs to judge with: a program handed a mock cannot rewrite its record
@@ -730,4 +744,15 @@ fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
     assert_eq!(forged.isolation, rgd::repo::isolate::Isolation::Isolated, "{forged:?}");
     assert_eq!(forged.outcomes.len(), 3, "{forged:?}");
     assert!(forged.outcomes.iter().all(|o| o.status == "failed"), "{forged:?}");
+}
+
+/// What cannot be done with a lent object as in one process is said: a target that copies the
+/// tests' instance of a subclass of its class (`type(self).__new__(type(self))`, then
+/// `__dict__`, as cachetools' `Cache.__copy__` does) makes the run in-process, labelled, where
+/// the test passes; it does not fail an honest program.
+#[test]
+fn copying_a_lent_object_is_judged_in_process_not_failed() {
+    let module = "class Box:\n    def __init__(self):\n        self.items = {}\n\n    def __copy__(self):\n        cls = type(self)\n        new = cls.__new__(cls)\n        new.__dict__.update(self.__dict__)\n        new.items = dict(self.items)\n        return new\n";
+    let tests = "import copy\n\nfrom pkg.m import Box\n\n\nclass Mine(Box):\n    pass\n\n\ndef test_copy():\n    b = Mine()\n    b.items['a'] = 1\n    b.tag = 't'\n    c = copy.copy(b)\n    assert type(c) is Mine and c.tag == 't' and c.items == {'a': 1} and c.items is not b.items\n";
+    passes_in_process_because(module, tests, "Box.__copy__", "cannot make a copy");
 }
