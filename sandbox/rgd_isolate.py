@@ -672,8 +672,9 @@ class Encoder:
         """The handle of an object the tests lend, of type `t`, with the class it says it is
         (a mock made with a project class as its spec says it is of that class)."""
         kind = self.peer.lent[hid]
-        if kind == "lent" and _is_mock(self.peer.handles[hid]):
-            said = self.peer.handles[hid].__class__
+        obj = self.peer.handles[hid]
+        if kind == "lent" and _is_mock(obj):
+            said = obj.__class__
             t = said if isinstance(said, type) else t
         base = self.peer.policy.project_base(t) if kind == "lent" else None
         return ["h", hid, kind, None if base is None else self.ref(base, depth)]

@@ -39,24 +39,50 @@ fn on_target<'a>(file: &'a str, text: &'a str, target: &'a str, ids: &'a [String
     }
 }
 
-/// One run of `tests` against a project whose `pkg/m.py` is `module`, with `program` in its place
-/// and `target` isolated; None where no interpreter has pytest.
-fn run_isolated(module: &str, program: &str, tests: &str, target: &str) -> Option<rgd::repo::testrun::TestRun> {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let python = support::pytest_python()?;
-    let runner = ProjectTests::new(&python).unwrap();
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = on_target("pkg/m.py", program, target, &ids);
-    Some(runner.run(project.path(), &spec, TestLimits::default()).unwrap())
+/// A project whose `pkg/m.py` is `module` and whose `tests/test_m.py` is `tests`, its tests
+/// collected, holding the lock on programs' processes while it lives; None where no interpreter
+/// has pytest.
+struct OneModule {
+    runner: ProjectTests,
+    project: tempfile::TempDir,
+    ids: Vec<String>,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl OneModule {
+    fn new(module: &str, tests: &str) -> Option<Self> {
+        let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+        let runner = ProjectTests::new(&support::pytest_python()?).unwrap();
+        let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+        let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+        Some(OneModule {
+            runner,
+            project,
+            ids,
+            _one,
+        })
+    }
+
+    /// The tests, with `program` in `pkg/m.py`'s place and `target` isolated.
+    fn run(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+        let spec = on_target("pkg/m.py", program, target, &self.ids);
+        self.runner.run(self.project.path(), &spec, TestLimits::default()).unwrap()
+    }
+
+    /// The tests, with `program` in `pkg/m.py`'s place and `target` in the tests' process.
+    fn run_in_process(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+        let spec = on_target("pkg/m.py", program, target, &self.ids);
+        self.runner
+            .run_in_process(self.project.path(), &spec, TestLimits::default())
+            .unwrap()
+    }
 }
 
 /// `tests` pass on `module` (`pkg/m.py`) with `target` judged in-process, for a reason that
 /// says `because`.
 fn passes_in_process_because(module: &str, tests: &str, target: &str, because: &str) {
-    let Some(run) = run_isolated(module, module, tests, target) else {
-        return;
-    };
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = project.run(module, target);
     match &run.isolation {
         rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains(because), "{run:?}"),
         other => panic!("{other:?}: {run:?}"),
@@ -67,15 +93,10 @@ fn passes_in_process_because(module: &str, tests: &str, target: &str, because: &
 /// Runs `tests` against `module` (`pkg/m.py`) with `target` isolated, after checking they pass
 /// in one process: every test passes isolated too, and the run says it was isolated.
 fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str, count: usize) {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let spec = on_target("pkg/m.py", module, target, &ids);
-    let in_process = runner.run_in_process(project.path(), &spec, TestLimits::default()).unwrap();
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let in_process = project.run_in_process(module, target);
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let run = project.run(module, target);
     assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes.len(), count, "{run:?}");
     assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
@@ -539,13 +560,9 @@ print(json.dumps(seen))
 /// `async` function, a function raising the project's own exception, one with a sentinel default.
 #[test]
 fn methods_class_static_decorated_and_async_targets_are_isolated() {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "import asyncio\nimport functools\n\n\nclass Empty(ValueError):\n    pass\n\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return 2 * fn(*a, **k)\n    return wrapper\n\n\nclass Acc:\n    def __init__(self, start=0):\n        self.total = start\n\n    def add(self, n):\n        self.total += n\n        return self\n\n    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n    @staticmethod\n    def half(n):\n        return n / 2\n\n\n@twice\ndef three():\n    return 3\n\n\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x + 1\n\n\ndef first(xs):\n    if not xs:\n        raise Empty('nothing')\n    return xs[0]\n\n\n_marker = object()\n\n\ndef pick(xs, fill=_marker):\n    return 'none' if fill is _marker else fill\n\n\nclass Log:\n    def __init__(self):\n        import io\n        self.buf = io.StringIO()\n\n    def write(self, s):\n        self.buf.write(s)\n        return self\n\n\nOTHER = object()\n\n\ndef is_other(x):\n    return x is OTHER\n";
     let tests = "import asyncio\n\nimport pytest\n\nfrom pkg.m import OTHER, Acc, Empty, Log, fetch, first, is_other, pick, three\n\n\ndef test_add():\n    a = Acc(1)\n    assert a.add(2) is a and a.total == 3\n\n\ndef test_make():\n    a = Acc.make(5)\n    assert type(a) is Acc and a.total == 5\n\n\ndef test_half():\n    assert Acc.half(3) == 1.5\n\n\ndef test_three():\n    assert three() == 6\n\n\ndef test_fetch():\n    assert asyncio.run(fetch(1)) == 2\n\n\ndef test_first():\n    with pytest.raises(Empty):\n        first([])\n    assert first([4]) == 4\n\n\ndef test_pick():\n    assert pick([]) == 'none' and pick([], 3) == 3\n\n\ndef test_log():\n    log = Log().write('a').write('b')\n    assert log.buf.getvalue() == 'ab'\n\n\ndef test_is_other():\n    assert is_other(OTHER) and not is_other(1)\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let Some(project) = OneModule::new(module, tests) else { return };
     // (`pick`'s default is a sentinel `object()`: it crosses as the program's own default;
     // `Log.__init__` gives `self` a stream, which stays in the program's process as a handle;
     // `Log.write` is handed a `self` holding the tests' own stream, which the tests lend it;
@@ -562,8 +579,7 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         "Log.write",
         "is_other",
     ] {
-        let spec = on_target("pkg/m.py", module, target, &ids);
-        let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+        let run = project.run(module, target);
         assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
@@ -613,18 +629,13 @@ fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
 /// test module's, expected values and all) stay in the tests' process.
 #[test]
 fn a_callback_can_be_called_not_looked_into() {
-    let Some(python) = support::pytest_python() else { return };
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "def apply(fn, x):\n    ...\n";
     let tests =
         "from pkg.m import apply\n\nEXPECTED = 'the secret 42'\n\n\ndef test_apply():\n    assert apply(lambda v: v + 1, 1) == EXPECTED\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &[]).unwrap();
+    let Some(project) = OneModule::new(module, tests) else { return };
     // (`__globals__` is not even asked for; any other name is asked and refused.)
     let program = "def apply(fn, x):\n    fn(x)\n    for name in ('__globals__', 'func_globals'):\n        try:\n            return getattr(fn, name)['EXPECTED']\n        except AttributeError as e:\n            last = e\n    raise last\n";
-    let spec = on_target("pkg/m.py", program, "apply", &ids);
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let run = project.run(program, "apply");
     assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes[0].status, "failed", "{run:?}");
     assert!(run.outcomes[0].message.contains("can be called, not looked into"), "{run:?}");
@@ -640,21 +651,16 @@ fn a_callback_can_be_called_not_looked_into() {
 /// by hand, are refused, so the test module's secret stays there.
 #[test]
 fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "class Store:\n    def __init__(self):\n        self.data = {}\n        self.size = 0\n\n    def evict(self):\n        del self.data[next(iter(self.data))]\n        self.size -= 1\n\n    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ...\n";
     let honest = "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        assert isinstance(self, Store)\n        if value == 'ask':\n            import sys\n            value = sys.stdin.readline().strip()\n        if allowed is not None and key not in allowed:\n            raise KeyError(key)\n        with lock:\n            if self.size >= 2:\n                self.evict()\n            self.data[key] = value\n            self.size += 1\n        import io\n        assert isinstance(log, io.TextIOBase)\n        log.write('put %s\\n' % key)\n        return marker\n";
     let tests = "import io\nimport threading\n\nfrom pkg.m import Store\n\nSECRET = 'the secret 42'\n\n\nclass Small(Store):\n    def evict(self):\n        key = next(iter(self.data))\n        del self.data[key]\n        self.size -= 1\n        self.evicted.append(key)\n\n\nclass Allowed:\n    def __init__(self, keys):\n        self.keys = keys\n\n    def __contains__(self, key):\n        return key in self.keys and SECRET is not None\n\n\ndef test_lent():\n    s = Small()\n    s.evicted = []\n    log, lock, marker = io.StringIO(), threading.Lock(), object()\n    for k in 'abc':\n        assert s.put(k, k.upper(), log, lock, Allowed('abc'), marker) is marker\n    assert s.data == {'b': 'B', 'c': 'C'} and s.size == 2 and s.evicted == ['a']\n    assert log.getvalue() == 'put a\\nput b\\nput c\\n'\n\n\ndef test_stdin(monkeypatch):\n    monkeypatch.setattr('sys.stdin', io.StringIO('typed\\n'))\n    s = Store()\n    s.put('k', 'ask', io.StringIO(), threading.Lock())\n    assert s.data == {'k': 'typed'}\n\n\ndef test_secret():\n    assert Store().put('k', 1, io.StringIO(), threading.Lock(), Allowed('k')) == SECRET\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let Some(project) = OneModule::new(module, tests) else { return };
     let run = |program: &str| {
         let text = module.replace(
             "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ...\n",
             program,
         );
-        let spec = on_target("pkg/m.py", &text, "Store.put", &ids);
-        runner.run(project.path(), &spec, TestLimits::default()).unwrap()
+        project.run(&text, "Store.put")
     };
     let honest_run = run(honest);
     assert_eq!(honest_run.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest_run:?}");
@@ -725,17 +731,10 @@ fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process_or
 /// isolated; the honest one passes.
 #[test]
 fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
-    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(python) = support::pytest_python() else { return };
-    let runner = ProjectTests::new(&python).unwrap();
     let module = "def notify(sender, checker, message):\n    ...\n";
     let tests = "from unittest import mock\n\nfrom pkg.m import notify\n\n\nclass Checker:\n    def __init__(self):\n        self.seen = []\n\n    def record(self, message):\n        self.seen.append(message)\n\n    def ok(self):\n        return self.seen == ['HI']\n\n\ndef test_assertion():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    sender.send.assert_called_once_with('HI')\n\n\ndef test_count():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    assert sender.send.call_count == 1 and sender.send.call_args == mock.call('HI')\n\n\ndef test_checker():\n    checker = Checker()\n    notify(mock.Mock(), checker, 'hi')\n    assert checker.ok()\n";
-    let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
-    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
-    let run = |program: &str| {
-        let spec = on_target("pkg/m.py", program, "notify", &ids);
-        runner.run(project.path(), &spec, TestLimits::default()).unwrap()
-    };
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = |program: &str| project.run(program, "notify");
     let honest = run("def notify(sender, checker, message):\n    sender.send(message.upper())\n    checker.record(message.upper())\n");
     assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
     assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
