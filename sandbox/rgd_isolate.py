@@ -118,7 +118,9 @@ _STATE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace")}
 _LENT_STD = frozenset(
     ("_io", name) for name in ("BytesIO", "StringIO", "TextIOWrapper", "BufferedReader", "BufferedWriter", "BufferedRandom", "FileIO")
 ) | {("contextlib", "ExitStack"), ("threading", "Condition"), ("threading", "Event"), ("threading", "Semaphore"),
-     ("threading", "BoundedSemaphore"), ("_thread", "lock"), ("_thread", "RLock")}
+     ("threading", "BoundedSemaphore"), ("_thread", "lock"), ("_thread", "RLock"),
+     # A `Mapping`'s views of the tests' mapping (toolz's tests' `Foo(Mapping)`: `d.items()`).
+     ("collections.abc", "KeysView"), ("collections.abc", "ItemsView"), ("collections.abc", "ValuesView")}
 
 
 class Policy:
@@ -211,13 +213,16 @@ class Policy:
 
     def project_base(self, cls):
         """What a lent object says it is: the first class of the project's among `cls`'s bases
-        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`), or the
-        standard library's class of a lent stream (`isinstance(text, TextIOBase)`), whichever
-        comes first."""
+        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`), else the first
+        of the standard library's or a builtin one (a lent stream's `TextIOBase`, a test's
+        `Mapping` or `dict` subclass: `isinstance(d, Mapping)`, which toolz's `merge_with` asks,
+        a test's own `defaultdict`), never `object`."""
         for klass in cls.__mro__:
             if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
                 return klass
-            if klass.__module__ == "_io" and (klass.__module__, klass.__qualname__) in _LENT_STD:
+        for klass in cls.__mro__:
+            module = klass.__module__
+            if klass is not object and (module == "builtins" or _is_stdlib_module(module)) and _named_by(klass, module):
                 return klass
         return None
 
@@ -332,6 +337,7 @@ class Policy:
 # --- encoding -----------------------------------------------------------------------------------------
 
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
+_SCALAR_SET = frozenset(_SCALARS)
 # The builtin constants that are no scalars of JSON's, by their names.
 _CONSTANTS = {"Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
 _MUTABLE_BUILTINS = (list, dict, set, bytearray)
@@ -345,6 +351,14 @@ _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
 # methods that rewrite it (its own `_mock_*` and `_spec_*` attributes are refused too).
 _MOCK_RECORDS = frozenset(("called", "call_count", "call_args", "call_args_list", "mock_calls", "method_calls"))
 _MOCK_MUTATORS = frozenset(("reset_mock", "configure_mock", "attach_mock", "mock_add_spec"))
+
+
+def _named_by(cls, module):
+    """Whether `module.qualname` names `cls` (`_thread.lock`, a class no name holds, does not)."""
+    obj = sys.modules.get(module)
+    for part in cls.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is cls
 
 
 def _is_mock(value):
@@ -459,6 +473,52 @@ def _same(was, now):
     return len(was) == len(now) and all(map(operator.is_, was, now))
 
 
+def _dict_delta(was, now):
+    """What changed in a dict (or an OrderedDict) between two of its `_children`: the keys to
+    take out (gone, or moved towards the end: an LRU order's `move_to_end`), then the (key,
+    value) parts to set, flat, in order (a value changed in place keeps its key's position, a
+    key set after being taken out goes to the end). None when that is not much smaller."""
+    old_keys, new_keys = was[0::2], now[0::2]
+    if len(old_keys) <= len(new_keys) and all(map(operator.is_, old_keys, new_keys)):
+        # Keys only added (compared in C): the common case.
+        removed, kept, old_values = (), len(old_keys), was[1::2]
+    else:
+        # The longest start of the new keys that are old keys in their old order; every other
+        # old key is taken out, and what follows that start is set again.
+        where = {id(k): i for i, k in enumerate(old_keys)}
+        last, kept, keep = -1, len(new_keys), set()
+        for j, k in enumerate(new_keys):
+            at = where.get(id(k))
+            if at is None or at < last:
+                kept = j
+                break
+            last = at
+            keep.add(at)
+        removed = tuple(k for i, k in enumerate(old_keys) if i not in keep)
+        old_values = tuple(was[2 * i + 1] for i in sorted(keep))
+    changed = list(itertools.compress(range(1, 2 * kept, 2), map(operator.is_not, old_values, now[1 : 2 * kept : 2])))
+    if 2 * (len(removed) + len(changed)) + len(now) - 2 * kept > len(now) // 2:
+        return None
+    pairs = tuple(itertools.chain.from_iterable((now[i - 1], now[i]) for i in changed)) + now[2 * kept :]
+    return removed, pairs
+
+
+def _list_delta(was, now):
+    """What changed in a list between two of its `_children`: the slice `was[start:end]` that
+    became the parts given (what stayed before and after it is the same objects); None when
+    that slice is not much smaller than the list."""
+    shorter = min(len(was), len(now))
+    start = next(itertools.compress(itertools.count(), map(operator.is_not, was, now)), shorter)
+    tail = next(
+        itertools.compress(itertools.count(), map(operator.is_not, reversed(was), reversed(now))), shorter
+    )
+    tail = min(tail, shorter - start)
+    parts = now[start : len(now) - tail]
+    if len(parts) + (len(was) - tail - start) > len(now) // 2:
+        return None
+    return start, len(was) - tail, parts
+
+
 def _builtin_base(cls):
     for base in cls.__mro__[1:]:
         if base in _BUILTIN_BASES:
@@ -551,15 +611,33 @@ class Encoder:
             return [tag, gid]
         now = _children(v)
         if _same(was, now):
-            # Not copied, but looked at: counted with the copies (`RUN_COPY_LIMIT`), as a
-            # hot function handed a large structure at every call pays for the look.
-            self.values += len(now) - 1
-            for part in now:
-                if type(part) not in _SCALARS and part is not _SEP:
-                    self.ref(part, depth)
+            self.look(now, (), depth)
             return [tag, gid]
         self.updated.append((v, now))
-        return [tag, gid, self.fresh(v, type(v), depth)]
+        t = type(v)
+        delta = _dict_delta(was, now) if t in _DELTA_DICTS else _list_delta(was, now) if t is list else None
+        if delta is None:
+            return [tag, gid, self.fresh(v, t, depth)]
+        # Only what changed is copied (a cache's table, one entry added at every call).
+        self.look(now, set(map(id, delta[-1])), depth)
+        if t in _DELTA_DICTS:
+            removed, pairs = delta
+            return [tag, gid, ["dd", [self.ref(k, depth) for k in removed], [[self.ref(k, depth), self.ref(x, depth)] for k, x in zip(pairs[0::2], pairs[1::2])]]]
+        start, end, parts = delta
+        return [tag, gid, ["ls", start, end, [self.ref(x, depth) for x in parts]]]
+
+    def look(self, parts, changed, depth):
+        """The parts of a shared object that stayed, looked at (a token inside an unchanged
+        list may have changed): each object among them is a node of its own, which the
+        receiver reads too. Counted with the copies (`RUN_COPY_LIMIT`): what bounds a run's
+        time is the calls times what each looks at (a hot function handed a large structure at
+        every call), even where nothing changed."""
+        self.values += len(parts)
+        if set(map(type, parts)) <= _SCALAR_SET:
+            return
+        for part in parts:
+            if type(part) not in _SCALARS and part is not _SEP and id(part) not in changed:
+                self.ref(part, depth)
 
     def fresh(self, v, t, depth):
         peer = self.peer
@@ -677,6 +755,9 @@ class Encoder:
             said = obj.__class__
             t = said if isinstance(said, type) else t
         base = self.peer.policy.project_base(t) if kind == "lent" else None
+        if kind == "lent" and callable(obj):
+            # Only what can be called says it can (`callable(m)`: toolz asks it of all it is handed).
+            kind = "lentc"
         return ["h", hid, kind, None if base is None else self.ref(base, depth)]
 
     def rollback(self, mark):
@@ -743,6 +824,24 @@ class Encoder:
             return ["std", "deque", [self.ref(x, depth) for x in v], v.maxlen]
         if module == "collections" and name == "defaultdict":
             return ["std", "defaultdict", self.ref(v.default_factory, depth), [[self.ref(k, depth), self.ref(x, depth)] for k, x in dict.items(v)]]
+        if t in _DICT_VIEWS:
+            # A dict's view is a view of the receiver's copy of that dict (which, shared, stays
+            # one object there): `d.items()` a test's mapping answers is iterated as itself.
+            import gc
+
+            under = [d for d in gc.get_referents(v.mapping) if isinstance(d, dict)]
+            if len(under) != 1:
+                return None
+            peer = self.peer
+            if peer.policy.strict and type(under[0]) not in _PLAIN_DICTS and peer.policy.kind_of_class(type(under[0])) != "project":
+                if peer.policy.lendable(under[0]) != "lent":
+                    return None
+                # A view of a mapping the tests lend (toolz's tests' own `defaultdict`) is lent
+                # with it: what the program reads through it is read there.
+                hid = peer.handle(v)
+                peer.lent[hid] = "lent"
+                return self.lent(hid, t, depth)
+            return ["std", "view", _DICT_VIEWS[t], self.ref(under[0], depth)]
         if t is range:
             return ["std", "range", [v.start, v.stop, v.step]]
         if t is slice:
@@ -781,6 +880,10 @@ class Encoder:
 _SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
 # The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).
 _DEFERRABLE = frozenset(("l", "d", "S", "o", "back", "m"))
+# The dicts whose changes cross as such (`_dict_delta`): their `_children` are their items.
+_DELTA_DICTS = (dict, collections.OrderedDict)
+_PLAIN_DICTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
+_DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 _SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
 
 
@@ -945,6 +1048,16 @@ class Decoder:
             items = [self.get(r) for r in n[1]]
             obj.clear()
             obj.update(items)
+        elif k == "dd" and t in _DELTA_DICTS and len(n) == 3:
+            # Only what changed (`_dict_delta`): the keys gone, then the entries set.
+            for key in [self.get(r) for r in n[1]]:
+                obj.pop(key, None)
+            obj.update([(self.get(key), self.get(value)) for key, value in n[2]])
+        elif k == "ls" and t is list and len(n) == 4:
+            start, end = n[1], n[2]
+            if type(start) is not int or type(end) is not int or not 0 <= start <= end <= len(obj):
+                raise Refused("a change to a list out of its bounds")
+            obj[start:end] = [self.get(r) for r in n[3]]
         elif k == "ba" and t is bytearray:
             obj[:] = base64.b64decode(n[1])
         elif k == "std" and n[1] in ("OrderedDict", "Counter", "defaultdict") and t.__qualname__ == n[1] and t.__module__ == "collections":
@@ -1191,6 +1304,11 @@ class Decoder:
             for key, value in n[3]:
                 dict.__setitem__(out, self.get(key), self.get(value))
             return out
+        if kind == "view":
+            under = self.get(n[3])
+            if not isinstance(under, dict) or n[2] not in _DICT_VIEWS.values():
+                raise Refused("a dict's view of something else than a dict")
+            return getattr(dict, n[2])(under)
         if kind == "range":
             return range(*n[2])
         if kind == "slice":
@@ -1428,7 +1546,7 @@ class Peer:
         if p is None:
             kinds = _PROXIES_OF_THE_PROGRAM if self.policy.strict else _PROXIES_OF_THE_TESTS
             p = kinds.get(kind, RemoteObject)(self, hid)
-            if type(p) is LentObject:
+            if isinstance(p, LentObject):
                 if cls is not None and not isinstance(cls, type):
                     raise Refused("a lent object said to be of something that is no class")
                 object.__setattr__(p, "_cls", cls)
@@ -1788,7 +1906,7 @@ def _signature_of(fn):
     return sig.replace(parameters=params, return_annotation=sig.empty)
 
 
-class RemoteObject:
+class _Remote:
     """An object that is no data, kept in the process that made it: attributes, methods,
     iteration, indexing, length, truth and `with` go through the socket and come back as data (or
     as more handles). It equals only itself and holds nothing: no comparison, membership or hash
@@ -1804,7 +1922,7 @@ class RemoteObject:
     def __doc__(self):
         # Asked (a wrapper's docstring, `functools.wraps` copies it), of either side.
         try:
-            return RemoteObject._ask(self, "get", "__doc__")
+            return _Remote._ask(self, "get", "__doc__")
         except AttributeError:
             return None
 
@@ -1819,71 +1937,68 @@ class RemoteObject:
             # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle
             # has none of its own, and asking the other side for each would be a round trip.
             raise AttributeError(name)
-        return RemoteObject._ask(self, "get", name)
+        return _Remote._ask(self, "get", name)
 
     def __setattr__(self, name, value):
-        RemoteObject._ask(self, "set", name, value)
+        _Remote._ask(self, "set", name, value)
 
     def __delattr__(self, name):
-        RemoteObject._ask(self, "del", name)
+        _Remote._ask(self, "del", name)
 
     def _method(self, name, *args):
         try:
-            method = RemoteObject._ask(self, "get", name)
+            method = _Remote._ask(self, "get", name)
         except AttributeError:
             # What the object does not do is a TypeError, as Python says of `len(3)`: `list()`
             # then asks for a length hint no more.
             raise TypeError("the object kept in the other process has no %s" % name) from None
         return method(*args)
 
-    def __call__(self, /, *args, **kwargs):
-        return RemoteObject._ask(self, "get", "__call__")(*args, **kwargs)
-
     def __iter__(self):
-        return RemoteObject._method(self, "__iter__")
+        return _Remote._method(self, "__iter__")
 
     def __next__(self):
-        return RemoteObject._method(self, "__next__")
+        return _Remote._method(self, "__next__")
 
     def __len__(self):
-        return RemoteObject._method(self, "__len__")
+        return _Remote._method(self, "__len__")
 
     def __bool__(self):
         # Python's own rule: `__bool__`, else `__len__`, else true.
         try:
-            return bool(RemoteObject._method(self, "__bool__"))
+            return bool(_Remote._method(self, "__bool__"))
         except TypeError:
             pass
         try:
-            return RemoteObject._method(self, "__len__") != 0
+            return _Remote._method(self, "__len__") != 0
         except TypeError:
             return True
 
     def __getitem__(self, key):
-        return RemoteObject._method(self, "__getitem__", key)
+        return _Remote._method(self, "__getitem__", key)
 
     def __setitem__(self, key, value):
-        RemoteObject._method(self, "__setitem__", key, value)
+        _Remote._method(self, "__setitem__", key, value)
 
     def __delitem__(self, key):
-        RemoteObject._method(self, "__delitem__", key)
+        _Remote._method(self, "__delitem__", key)
 
     def __enter__(self):
-        return RemoteObject._method(self, "__enter__")
+        return _Remote._method(self, "__enter__")
 
     def __exit__(self, *exc):
-        return RemoteObject._method(self, "__exit__", *(None, None, None))
+        return _Remote._method(self, "__exit__", *(None, None, None))
 
     _unseen = "<object kept in the other process>"
 
     def __repr__(self):
         try:
-            return str(RemoteObject._method(self, "__repr__"))
+            return str(_Remote._method(self, "__repr__"))
         except Exception:
             return type(self)._unseen
 
     def __str__(self):
-        return str(RemoteObject._method(self, "__str__"))
+        return str(_Remote._method(self, "__str__"))
 
     def __eq__(self, other):
         return self is other
@@ -1893,6 +2008,13 @@ class RemoteObject:
 
     def __hash__(self):
         return id(self)
+
+
+class RemoteObject(_Remote):
+    __slots__ = ()
+
+    def __call__(self, /, *args, **kwargs):
+        return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
 
 
 class RemoteFunction(RemoteObject):
@@ -1966,7 +2088,7 @@ class RemoteIterator(RemoteObject):
     def throw(self, typ, val=None, tb=None):
         """A generator's `throw` (a `contextlib.contextmanager` around a generator the program
         returned, at an exception in its block): the exception crosses, its traceback stays."""
-        return RemoteObject._ask(self, "get", "throw")(typ if val is None else val)
+        return _Remote._ask(self, "get", "throw")(typ if val is None else val)
 
     def __repr__(self):
         return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
@@ -1982,7 +2104,7 @@ def _asking(name):
     return ask
 
 
-class LentObject(RemoteObject):
+class LentObject(_Remote):
     """An object the tests lent the program (`Policy.lendable`): it stays in the tests' process,
     which answers its attributes and methods by their own names, and its comparisons, hash and
     membership (the tests' code is trusted; the program's never is, so the tests' side keeps
@@ -2008,7 +2130,7 @@ class LentObject(RemoteObject):
             # `vars(obj)`, `copy.__dict__.update(self.__dict__)`: the tests' object as a whole,
             # which stays with the tests (asked by hand, it is refused).
             _cannot(object.__getattribute__(self, "_peer"), "read the __dict__ of an object the tests lent")
-        return RemoteObject.__getattr__(self, name)
+        return _Remote.__getattr__(self, name)
 
     def __reduce_ex__(self, protocol):
         _cannot(object.__getattribute__(self, "_peer"), "copy an object the tests lent")
@@ -2031,9 +2153,18 @@ class LentObject(RemoteObject):
     __contains__ = _asking("contains")
 
     def __exit__(self, *exc):
-        return RemoteObject._method(self, "__exit__", *exc)
+        return _Remote._method(self, "__exit__", *exc)
 
     _unseen = "<object lent by the tests' process>"
+
+
+class LentCallable(LentObject):
+    """A lent object that can be called (`callable()` of a `LentObject` is false)."""
+
+    __slots__ = ()
+
+    def __call__(self, /, *args, **kwargs):
+        return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
 
 
 class LentMethod(RemoteFunction):
@@ -2063,11 +2194,11 @@ def _cannot(peer, what):
     raise TypeError("the program cannot %s" % what)
 
 
-_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentObject, LentMethod))
+_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentObject, LentCallable, LentMethod))
 # A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
 # side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
 _PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject, "lm": RemoteFunction}
-_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, opaque=LentObject, lm=LentMethod)
+_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, opaque=LentObject, lm=LentMethod)
 # What the program may ask of a lent object beyond its plain names: the protocols it uses.
 _LENT_PROTOCOL = frozenset(
     ("__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__",
@@ -2080,8 +2211,8 @@ _LENT_OPERATORS = {
 
 
 # A handle's `__doc__` is the other side's (the property above), not its class's docstring.
-for _handle_class in (RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentMethod):
-    _handle_class.__doc__ = RemoteObject.__dict__["__doc__"]
+for _handle_class in (RemoteObject, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentMethod):
+    _handle_class.__doc__ = _Remote.__dict__["__doc__"]
 del _handle_class
 
 
@@ -2659,7 +2790,8 @@ def _call(peer, qualname, args, kwargs):
         # in-process by answering at length.
         peer.copied += peer.last_values
         if peer.copied > RUN_COPY_LIMIT:
-            _refuse(qualname, "the calls copied or compared more than %d values between the processes" % RUN_COPY_LIMIT)
+            test = (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
+            _refuse(qualname, "the calls copied or compared more than %d values between the processes (the last %d in %s)" % (RUN_COPY_LIMIT, peer.last_values, test or "a test"))
         peer.env = env
         body["op"] = "call"
         try:
@@ -2792,7 +2924,7 @@ class Server(Peer):
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
             # A test's stdin is put as it came (lent, or data: None); a function is called back.
-            setattr(module, key[1], fn if key == ("sys", "stdin") or type(fn) is LentObject else _calling_back(fn, key[1]))
+            setattr(module, key[1], fn if key == ("sys", "stdin") or isinstance(fn, LentObject) else _calling_back(fn, key[1]))
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):

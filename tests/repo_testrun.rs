@@ -755,3 +755,27 @@ fn copying_a_lent_object_is_judged_in_process_not_failed() {
     let tests = "import copy\n\nfrom pkg.m import Box\n\n\nclass Mine(Box):\n    pass\n\n\ndef test_copy():\n    b = Mine()\n    b.items['a'] = 1\n    b.tag = 't'\n    c = copy.copy(b)\n    assert type(c) is Mine and c.tag == 't' and c.items == {'a': 1} and c.items is not b.items\n";
     passes_in_process_because(module, tests, "Box.__copy__", "cannot make a copy");
 }
+
+/// A table grown one entry a call (the state of `self` written back after each) crosses as what
+/// changed, with LRU moves, evictions, inserts at the front and the tests' own edits between
+/// calls; and what the tests hand as a mapping is one: a view of a dict a callback answers, a
+/// test's `Mapping` (`isinstance(m, Mapping)`, its `items()` view) and a test's dict subclass.
+#[test]
+fn tables_changed_a_little_at_every_call_and_the_tests_mappings_are_as_in_one_process() {
+    let module = "import collections\nfrom collections.abc import Mapping\n\n\nclass Table:\n    def __init__(self):\n        self.rows = {}\n        self.order = collections.OrderedDict()\n        self.log = []\n\n    def put(self, key, value):\n        ...\n\n\ndef merged(*maps):\n    ...\n";
+    let honest = "    def put(self, key, value):\n        if key in self.order:\n            self.order.move_to_end(key)\n        self.rows[key] = value\n        self.order[key] = value\n        if len(self.rows) > 40:\n            old = next(iter(self.order))\n            del self.order[old]\n            del self.rows[old]\n            self.log.insert(0, old)\n        self.log.append(key)\n        return len(self.rows)\n\n\ndef merged(*maps):\n    out = {}\n    for m in maps:\n        if callable(m):\n            m = dict(m())\n        if not isinstance(m, Mapping):\n            raise TypeError(type(m).__name__)\n        for k, v in m.items():\n            out[k] = out.get(k, 0) + v\n    return out\n";
+    let program = module.replace(
+        "    def put(self, key, value):\n        ...\n\n\ndef merged(*maps):\n    ...\n",
+        honest,
+    );
+    let tests = "import collections\nfrom collections.abc import Mapping\n\nfrom pkg.m import Table, merged\n\n\ndef test_table():\n    t, rows, order, log = Table(), {}, collections.OrderedDict(), []\n    for i in range(600):\n        key = (i * 7) % 53\n        if key in order:\n            order.move_to_end(key)\n        rows[key] = order[key] = i\n        if len(rows) > 40:\n            old = next(iter(order))\n            del order[old], rows[old]\n            log.insert(0, old)\n        log.append(key)\n        assert t.put(key, i) == len(rows)\n        if i % 97 == 0:\n            t.rows[key] = rows[key] = -i\n            t.log[:3] = log[:3] = ['edited']\n    assert t.rows == rows and list(t.order.items()) == list(order.items()) and t.log == log\n\n\nclass Foo(Mapping):\n    def __init__(self, d):\n        self.d = d\n\n    def __iter__(self):\n        return iter(self.d)\n\n    def __getitem__(self, key):\n        return self.d[key]\n\n    def __len__(self):\n        return len(self.d)\n\n\nclass Counts(dict):\n    pass\n\n\ndef test_mappings():\n    assert merged(Foo({1: 1}), Counts({1: 2, 2: 5}), lambda: {2: 1}.items()) == {1: 3, 2: 6}\n";
+    let Some(project) = OneModule::new(&program, tests) else { return };
+    let in_process = project.run_in_process(&program, "Table.put");
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    for target in ["Table.put", "merged"] {
+        let run = project.run(&program, target);
+        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert_eq!(run.outcomes.len(), 2, "{run:?}");
+        assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
+    }
+}
