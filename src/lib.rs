@@ -1,6 +1,6 @@
 //! rgd: three LLM agents (Guide, Debug, Feedback) write, test and debug Python code with the
 //! RGD method (arXiv 2410.01242). The engine turns tasks into a stream of typed events; the
-//! headless printer, the recorder and (later) the TUI only subscribe to it.
+//! headless printer, the recorder and the TUI only subscribe to it.
 
 // Non-test code never unwraps, expects or panics: bad input is an error, not a crash. The few
 // invariants that cannot fail are allowed one by one, each with its reason.
@@ -26,5 +26,6 @@ pub mod secrets;
 pub mod sled_open;
 pub mod store;
 pub mod terminal;
+pub mod text;
 pub mod tui;
 pub mod validate;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap, wilson};
 use crate::record::{Manifest, RunState, RunStatus, RunSummary, TaskResult, TaskStatus};
 use crate::store::{Home, RunStore};
+use crate::text::short_id as short;
 
 /// A recorded run as a comparison reads it.
 #[derive(Debug, Clone)]
@@ -228,10 +229,6 @@ pub fn compare(runs: &[RunData]) -> anyhow::Result<Comparison> {
         runs: stats,
         paired,
     })
-}
-
-fn short(run_id: &str) -> &str {
-    run_id.get(..10).unwrap_or(run_id)
 }
 
 fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {

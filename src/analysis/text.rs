@@ -1,6 +1,7 @@
 //! A comparison as text: what `rgd compare` prints and the TUI's compare popup shows.
 
 use super::compare::Comparison;
+use crate::text::{fit, short_id as short};
 
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
@@ -146,16 +147,4 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     out
-}
-
-fn short(run_id: &str) -> &str {
-    run_id.get(..10).unwrap_or(run_id)
-}
-
-fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(width - 1).collect();
-    format!("{kept}…")
 }

@@ -9,6 +9,7 @@ use crate::cluster::MergeOptions;
 use crate::engine::RunSummary;
 use crate::record::{RunState, RunStatus};
 use crate::store::{Home, RunStore, StoreError, export_run};
+use crate::text::fit;
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
@@ -270,15 +271,6 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// At most `width` characters (columns stay aligned with long model names), "…" marking a cut.
-fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{kept}…")
 }
 
 /// A run another process is running holds its database: its status, and its events from the

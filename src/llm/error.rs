@@ -130,17 +130,9 @@ fn with_causes(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// At most 500 bytes (cut at a character boundary), "..." marking a cut.
+/// At most 500 characters, "..." marking a cut.
 fn clip(s: &str) -> String {
-    if s.len() <= 500 {
-        s.to_string()
-    } else {
-        let mut end = 500;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}...", &s[..end])
-    }
+    crate::text::clip(s, 500, 500, "...")
 }
 
 /// (message, type, code) of an error body in any of the shapes servers use.

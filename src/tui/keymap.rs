@@ -1,5 +1,5 @@
 //! Every key of the TUI, in one table. Key handling looks keys up here, the `?` overlay lists the
-//! rows of the screens, and docs/tui.md carries the whole table (`tests/docs.rs` checks it is the
+//! rows of the screens, and docs/tui.md carries the whole table (`tests/all/docs.rs` checks it is the
 //! same), so the three cannot disagree.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

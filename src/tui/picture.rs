@@ -1,5 +1,5 @@
 //! A drawn screen as an SVG picture. The pictures of the TUI in docs/ are drawn by the real views
-//! into a test backend and written through this (`tests/pictures.rs`), so they show what the views
+//! into a test backend and written through this (`tests/all/pictures.rs`), so they show what the views
 //! draw today and a test fails when they no longer do.
 
 use std::fmt::Write;

@@ -121,11 +121,7 @@ fn trace_outcome(trace: &Trace) -> String {
 }
 
 fn clip(text: String) -> String {
-    if text.chars().count() <= TRACE_CHARS {
-        return text;
-    }
-    let kept: String = text.chars().take(TRACE_CHARS - 40).collect();
-    format!("{kept}\n... (the rest of the trace is cut)\n")
+    crate::text::clip(&text, TRACE_CHARS, TRACE_CHARS - 40, "\n... (the rest of the trace is cut)\n")
 }
 
 #[cfg(test)]

@@ -306,11 +306,7 @@ impl TaskMachine {
 }
 
 fn clip(text: String) -> String {
-    if text.chars().count() <= PRINTED_CHARS {
-        return text;
-    }
-    let kept: String = text.chars().take(PRINTED_CHARS).collect();
-    format!("{kept}\n... (the rest of the output is cut)")
+    crate::text::clip(&text, PRINTED_CHARS, PRINTED_CHARS, "\n... (the rest of the output is cut)")
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
             None => (r.run_id.as_str(), r.state.clone()),
         };
         Row::new(vec![
-            Span::raw(format!("{mark}{}", super::short(id))),
+            Span::raw(format!("{mark}{}", crate::text::short_id(id))),
             Span::raw(r.dataset.clone()),
             Span::raw(r.model.clone()),
             Span::raw(r.strategy.clone()),

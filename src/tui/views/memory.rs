@@ -97,7 +97,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App) {
     ));
     lines.extend(
         uses.iter()
-            .map(|(run, task)| Line::raw(format!("  run {} · {task}", super::short(run)))),
+            .map(|(run, task)| Line::raw(format!("  run {} · {task}", crate::text::short_id(run)))),
     );
     for (title, text) in [("question", &e.question), ("guidance", &e.guidance), ("code", &e.code)] {
         lines.push(Line::raw(""));

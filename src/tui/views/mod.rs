@@ -76,7 +76,12 @@ fn title_line(app: &App) -> Line<'static> {
     spans.push(Span::raw(format!(" {where_}")));
     if let Some(m) = &app.model.manifest {
         spans.push(Span::styled(
-            format!("  run {}  {}  {}", short(&m.run_id), m.dataset.name, m.model_label()),
+            format!(
+                "  run {}  {}  {}",
+                crate::text::short_id(&m.run_id),
+                m.dataset.name,
+                m.model_label()
+            ),
             Style::new().dim(),
         ));
     }
@@ -126,10 +131,6 @@ fn hint_line(app: &App) -> Line<'static> {
         ));
     }
     Line::from(spans)
-}
-
-pub fn short(run_id: &str) -> &str {
-    &run_id[..run_id.len().min(10)]
 }
 
 /// A rectangle of at most `w` x `h` centred in `area`.

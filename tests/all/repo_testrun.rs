@@ -1,0 +1,781 @@
+//! A project's own pytest suite run in a throw-away copy, one file replaced: outcomes per test,
+//! the project untouched, a selection of nothing and a missing package named, the timeout. Needs
+//! an interpreter with pytest: $RGD_TEST_PYTHON (`.ci/test` installs pytest into its venv), else
+//! python3 if it has pytest; without one the test says so loudly and checks nothing.
+
+use crate::support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use rgd::repo::confine::Confinement;
+use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+
+const FILES: [(&str, &str); 4] = [
+    ("pkg/__init__.py", "from .core import *\n"),
+    ("pkg/core.py", "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n"),
+    (
+        "tests/test_core.py",
+        "from pkg import double\n\ndef test_two():\n    assert double(1) == 2\n\ndef test_zero():\n    assert double(0) == 0\n",
+    ),
+    ("tests/test_slow.py", "import time\n\ndef test_sleeps():\n    time.sleep(30)\n"),
+];
+
+/// Held by the tests that start programs' processes, so that counting those left behind sees only
+/// one test's.
+static PROGRAMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn project() -> tempfile::TempDir {
+    support::project_with(&FILES)
+}
+
+/// A run of `ids` with `file` holding `text` and `target` the agents' function in it.
+fn on_target<'a>(file: &'a str, text: &'a str, target: &'a str, ids: &'a [String]) -> RunSpec<'a> {
+    RunSpec {
+        replace: Some((file, text)),
+        target: Some(target),
+        ids,
+        withhold: &[],
+    }
+}
+
+/// A project whose `pkg/m.py` is `module` and whose `tests/test_m.py` is `tests`, its tests
+/// collected, holding the lock on programs' processes while it lives; None where no interpreter
+/// has pytest.
+struct OneModule {
+    runner: ProjectTests,
+    project: tempfile::TempDir,
+    ids: Vec<String>,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl OneModule {
+    fn new(module: &str, tests: &str) -> Option<Self> {
+        let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+        let runner = ProjectTests::new(&support::pytest_python()?).unwrap();
+        let project = support::project_with(&[("pkg/__init__.py", ""), ("pkg/m.py", module), ("tests/test_m.py", tests)]);
+        let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+        Some(OneModule {
+            runner,
+            project,
+            ids,
+            _one,
+        })
+    }
+
+    /// The tests, with `program` in `pkg/m.py`'s place and `target` isolated.
+    fn run(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+        let spec = on_target("pkg/m.py", program, target, &self.ids);
+        self.runner.run(self.project.path(), &spec, TestLimits::default()).unwrap()
+    }
+
+    /// The tests, with `program` in `pkg/m.py`'s place and `target` in the tests' process.
+    fn run_in_process(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+        let spec = on_target("pkg/m.py", program, target, &self.ids);
+        self.runner
+            .run_in_process(self.project.path(), &spec, TestLimits::default())
+            .unwrap()
+    }
+}
+
+/// `tests` pass on `module` (`pkg/m.py`) with `target` judged in-process, for a reason that
+/// says `because`.
+fn passes_in_process_because(module: &str, tests: &str, target: &str, because: &str) {
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = project.run(module, target);
+    match &run.isolation {
+        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains(because), "{run:?}"),
+        other => panic!("{other:?}: {run:?}"),
+    }
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
+/// Runs `tests` against `module` (`pkg/m.py`) with `target` isolated, after checking they pass
+/// in one process: every test passes isolated too, and the run says it was isolated.
+fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str, count: usize) {
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let in_process = project.run_in_process(module, target);
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    let run = project.run(module, target);
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), count, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
+#[test]
+fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = project();
+    let before = support::snapshot(project.path());
+
+    let ids = runner.collect(project.path(), &["tests/test_core.py".into()]).unwrap();
+    assert_eq!(ids, ["tests/test_core.py::test_two", "tests/test_core.py::test_zero"]);
+
+    let limits = TestLimits::default();
+    let run = |replace: Option<(&str, &str)>| {
+        let spec = RunSpec {
+            replace,
+            ids: &ids,
+            ..RunSpec::default()
+        };
+        runner.run(project.path(), &spec, limits).unwrap()
+    };
+    let good = run(None);
+    assert!(good.outcomes.iter().all(|o| o.passed()), "{good:?}");
+
+    // A wrong candidate: one test fails, with pytest's message; the other still passes.
+    let wrong = "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return x + 2\n";
+    let bad = run(Some(("pkg/core.py", wrong)));
+    assert_eq!(bad.outcomes[0].status, "failed", "{bad:?}");
+    assert!(bad.outcomes[0].message.contains("assert 3 == 2"), "{bad:?}");
+    assert_eq!(bad.outcomes[1].status, "failed", "double(0) is 2 here: {bad:?}");
+    // pytest's report of the failure comes with it, with the copy's paths as the project's.
+    assert!(bad.outcomes[0].detail.contains("assert 3 == 2"), "{bad:?}");
+    assert!(!bad.outcomes[0].detail.contains("/tmp/"), "{bad:?}");
+    // A candidate that does not even import: every test is an error saying why.
+    let broken = run(Some(("pkg/core.py", "def double(x):\n    return (x\n")));
+    for o in &broken.outcomes {
+        assert_eq!(o.status, "error", "{broken:?}");
+        assert!(o.message.contains("SyntaxError"), "{broken:?}");
+    }
+    // The project itself never changes.
+    assert_eq!(support::snapshot(project.path()), before);
+    assert_eq!(good.confinement, runner.confinement());
+}
+
+/// What a test can reach is what the run says its confinement is: under bubblewrap, no file of
+/// the user's (a secret beside the build, the project itself) and no network but loopback; under
+/// Landlock (no package needed), no such file can be opened; with `unshare` only, no network but
+/// the files; with neither, both. `.ci/test` installs bubblewrap, so CI must get the strongest
+/// level, and its kernel has Landlock, which is checked on its own.
+#[test]
+fn the_tests_reach_only_what_the_reported_confinement_allows() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let level = runner.confinement();
+    if std::env::var_os("CI").is_some() {
+        assert_eq!(level, Confinement::Bubblewrap, "CI installs bubblewrap: {}", level.describe());
+    }
+    let mut levels = vec![runner];
+    match levels[0].confined(Confinement::Landlock) {
+        Ok(landlock) if level != Confinement::Landlock => levels.push(landlock),
+        Ok(_) => {}
+        Err(e) if std::env::var_os("CI").is_some() => panic!("CI's kernel has Landlock: {e:#}"),
+        Err(e) => eprintln!("Landlock is not checked here: {e:#}"),
+    }
+    for runner in &levels {
+        reaches_only_what_it_says(runner);
+    }
+}
+
+fn reaches_only_what_it_says(runner: &ProjectTests) {
+    let level = runner.confinement();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "private").unwrap();
+    let project = project();
+    // Readable, not merely there: Landlock lets a path be looked up, never opened.
+    let probe = format!(
+        "import json, os, socket\n\ndef readable(p):\n    try:\n        open(p).read()\n        return True\n    except OSError:\n        return False\n\n\
+         def test_probe():\n    seen = {{'secret': readable({secret:?}), \
+         'project': readable({project:?}), 'interfaces': sorted(n for _, n in socket.if_nameindex())}}\n    \
+         assert False, 'SEEN' + json.dumps(seen)\n",
+        secret = secret.display().to_string(),
+        project = project.path().join("pkg/core.py").display().to_string(),
+    );
+    std::fs::write(project.path().join("tests/test_probe.py"), probe).unwrap();
+    let ids = vec!["tests/test_probe.py::test_probe".to_string()];
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.confinement, level);
+    let message = &run.outcomes[0].message;
+    let seen: serde_json::Value =
+        serde_json::from_str(message.split_once("SEEN").expect("the probe's report").1).unwrap_or_else(|e| panic!("{e}: {message}"));
+    let only_loopback = seen["interfaces"] == serde_json::json!(["lo"]);
+    match level {
+        Confinement::Bubblewrap => {
+            assert_eq!(seen["secret"], false, "{message}");
+            assert_eq!(seen["project"], false, "{message}");
+            assert!(only_loopback, "{message}");
+        }
+        Confinement::Landlock => {
+            assert_eq!(seen["secret"], false, "{level:?}: {message}");
+            assert_eq!(seen["project"], false, "{level:?}: {message}");
+        }
+        Confinement::Unshare => {
+            assert_eq!(seen["secret"], true, "{message}");
+            assert!(only_loopback, "{message}");
+        }
+        Confinement::None => assert_eq!(seen["secret"], true, "{message}"),
+    }
+    // Both ways: the file is there for anyone outside the jail.
+    assert!(secret.is_file());
+}
+
+#[test]
+fn bad_selections_missing_packages_and_slow_tests_are_named() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = project();
+    let err = runner
+        .collect(
+            project.path(),
+            &["tests/test_core.py".into(), "-k".into(), "nothing_like_this".into()],
+        )
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("selects no test"), "{err:#}");
+
+    std::fs::write(
+        project.path().join("tests/test_np.py"),
+        "import numpy_is_not_here\n\ndef test_x():\n    pass\n",
+    )
+    .unwrap();
+    let err = runner.collect(project.path(), &["tests/test_np.py".into()]).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("the project's tests need packages that are missing here: numpy_is_not_here"),
+        "{err:#}"
+    );
+
+    let slow = vec!["tests/test_slow.py::test_sleeps".to_string()];
+    let limits = TestLimits {
+        timeout: Duration::from_secs(2),
+        memory_mb: 1024,
+        per_test: None,
+    };
+    let spec = RunSpec {
+        ids: &slow,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, limits).unwrap();
+    assert!(run.timed_out && run.seconds < 10.0, "{run:?}");
+    assert_eq!(run.outcomes[0].status, "not run");
+    assert!(run.outcomes[0].message.contains("timed out"), "{run:?}");
+
+    let err = ProjectTests::new(Path::new("/bin/true")).err().map(|e| format!("{e:#}"));
+    assert!(err.is_some_and(|e| e.contains("does not have") || e.contains("pytest")));
+}
+
+/// An honest program is never taken for a forgery where a real project's tests are ordinary:
+/// unittest classes (whose test methods are bound anew at every read), a test handing its own file
+/// to a project helper that reads it, an expected failure (xfail), all with the target module
+/// handed to the plugin as the program. And with a `src/` layout the copy's package is the one
+/// imported (a wrong program fails), not one installed elsewhere.
+#[test]
+fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_the_copy() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[
+        ("src/pkg/__init__.py", ""),
+        ("src/pkg/core.py", "import warnings\n\n\ndef double(x):\n    return 2 * x\n"),
+        (
+            "src/pkg/files.py",
+            "def first_line(path):\n    with open(path) as f:\n        return f.readline()\n",
+        ),
+        (
+            "tests/test_core.py",
+            "import unittest\n\nimport pytest\n\nfrom pkg.core import double\nfrom pkg.files import first_line\n\n\nclass DoubleTest(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(double(1), 2)\n\n\ndef test_reads_itself():\n    assert first_line(__file__).startswith('import unittest')\n\n\n@pytest.mark.xfail(reason='known')\ndef test_known_bug():\n    assert double(1) == 3\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let original = std::fs::read_to_string(project.path().join("src/pkg/core.py")).unwrap();
+    let run = |text: &str| {
+        let spec = on_target("src/pkg/core.py", text, "double", &ids);
+        runner.run(project.path(), &spec, TestLimits::default()).unwrap()
+    };
+    let honest = run(&original);
+    assert!(honest.tampered.is_empty(), "{honest:?}");
+    let status = |r: &rgd::repo::testrun::TestRun, id: &str| r.outcomes.iter().find(|o| o.id.ends_with(id)).unwrap().clone();
+    assert!(status(&honest, "test_two").passed(), "{honest:?}");
+    assert!(status(&honest, "test_reads_itself").passed(), "{honest:?}");
+    let xfail = status(&honest, "test_known_bug");
+    assert_eq!(xfail.status, "skipped", "{honest:?}");
+    assert!(xfail.message.contains("expected to fail (xfail)"), "{honest:?}");
+    // The copy's module is the one the tests import: a wrong program fails.
+    let wrong = run("def double(x):\n    return x + 2\n");
+    assert!(!status(&wrong, "test_two").passed(), "{wrong:?}");
+}
+
+/// unittest cases do not raise their failures out of pytest's call: they record them on the item.
+/// Each outcome must still be the test's own: a failure, an error in setUp, a skip, an expected
+/// failure, an unexpected success, a pass.
+#[test]
+fn unittest_cases_are_judged_by_what_they_recorded() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[(
+        "tests/test_cases.py",
+        "import unittest\n\n\nclass Cases(unittest.TestCase):\n    def test_fails(self):\n        self.assertEqual(1, 2)\n\n    def test_raises(self):\n        raise ValueError('boom')\n\n    @unittest.skip('not here')\n    def test_skipped(self):\n        pass\n\n    @unittest.expectedFailure\n    def test_expected(self):\n        self.assertEqual(1, 2)\n\n    @unittest.expectedFailure\n    def test_unexpected_success(self):\n        pass\n\n    def test_passes(self):\n        self.assertEqual(1, 1)\n\n\nclass BrokenSetUp(unittest.TestCase):\n    def setUp(self):\n        raise RuntimeError('no fixture')\n\n    def test_x(self):\n        pass\n",
+    )]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let status = |name: &str| {
+        run.outcomes
+            .iter()
+            .find(|o| o.id.ends_with(name))
+            .map(|o| o.status.clone())
+            .unwrap()
+    };
+    assert_eq!(status("test_fails"), "failed", "{run:?}");
+    assert_eq!(status("test_raises"), "failed", "{run:?}");
+    assert_eq!(status("test_skipped"), "skipped", "{run:?}");
+    assert_eq!(status("test_expected"), "skipped", "{run:?}");
+    assert_eq!(status("test_unexpected_success"), "failed", "{run:?}");
+    assert_eq!(status("test_passes"), "passed", "{run:?}");
+    assert_eq!(status("BrokenSetUp::test_x"), "failed", "{run:?}");
+    assert!(run.tampered.is_empty(), "{run:?}");
+}
+
+/// This test process's programs' processes still alive: their command line names rgd's server
+/// and this process is among their ancestors (another rgd on the machine has its own).
+fn program_processes() -> usize {
+    let me = std::process::id().to_string();
+    let parent = |pid: &str| -> Option<String> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("PPid:")).map(|p| p.trim().to_string())
+    };
+    let ours = |pid: &str| {
+        let mut at = pid.to_string();
+        for _ in 0..8 {
+            match parent(&at) {
+                Some(p) if p == me => return true,
+                Some(p) if p != "0" => at = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let serves = |dir: &std::path::Path| {
+        std::fs::read(dir.join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("rgd_isolate.serve()"))
+    };
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| serves(&e.path()) && ours(&e.file_name().to_string_lossy()))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// An isolated call that runs past its budget, and a program whose process dies, are failed tests
+/// saying why, never a hang, and leave no process behind; data crosses both ways (an argument
+/// the program mutates, a callback, a generator, the module's state, a warning).
+#[test]
+fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/core.py",
+            "import collections\n\nP = collections.namedtuple('P', 'x y', defaults=(0,))\nSEEN = []\n\n\ndef work(xs, key=None):\n    ...\n",
+        ),
+        (
+            "tests/test_core.py",
+            "import warnings\n\nimport pytest\n\nimport pkg.core as core\n\n\ndef test_sorts_in_place_and_remembers():\n    xs = [3, 1, 2]\n    out = core.work(xs, key=lambda v: -v)\n    assert xs == [3, 2, 1]\n    assert list(out) == [core.P(3), core.P(2), core.P(1)]\n    assert core.SEEN == [3]\n\n\ndef test_warns():\n    with pytest.warns(DeprecationWarning):\n        core.work([1])\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &["tests/test_core.py".into()]).unwrap();
+    let limits = TestLimits {
+        timeout: Duration::from_secs(8),
+        memory_mb: 1024,
+        per_test: None,
+    };
+    let run = |program: &str| {
+        let text = std::fs::read_to_string(project.path().join("pkg/core.py"))
+            .unwrap()
+            .replace("    ...\n", program);
+        let spec = on_target("pkg/core.py", &text, "work", &ids);
+        runner.run(project.path(), &spec, limits).unwrap()
+    };
+    let before = program_processes();
+    let honest = run(
+        "    import warnings\n    warnings.warn('old', DeprecationWarning)\n    xs.sort(key=key)\n    SEEN.append(xs[0])\n    return (P(x) for x in xs)\n",
+    );
+    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
+    let looping = run("    while True:\n        pass\n");
+    assert!(looping.outcomes[0].message.contains("did not answer within"), "{looping:?}");
+    assert!(!looping.timed_out, "one call's budget is half the run's: {looping:?}");
+    let crash = run("    import os\n    os.kill(os.getpid(), 9)\n");
+    assert!(crash.outcomes.iter().all(|o| o.status == "failed"), "{crash:?}");
+    assert!(crash.outcomes[0].message.contains("the program's process ended"), "{crash:?}");
+    // (Under bubblewrap the process rgd started is bwrap, which exits 128 + the signal.)
+    let said = crash.output_tail.contains("SIGKILL") || crash.output_tail.contains("exit status: 137");
+    assert!(said, "how it ended is said: {crash:?}");
+    let after = program_processes();
+    assert!(
+        after <= before,
+        "a program's process was left behind: {before} before, {after} after"
+    );
+}
+
+/// The socket carries data within bounds: a length over the bound is refused before anything is
+/// read, a table of too many parts, a cycle through an immutable value, an integer of too many
+/// digits, a reference to a copy never made and new contents of another kind are refused as data;
+/// a cycle through a list and shared references survive; a shared object crosses again as its
+/// identity, with its contents only when they changed. Driven straight through `rgd_isolate` with a
+/// peer that writes raw messages.
+#[test]
+fn the_channel_refuses_what_breaks_its_bounds_and_keeps_cycles() {
+    let Some(python) = support::pytest_python() else { return };
+    let script = r#"
+import json, socket, struct, sys, unittest.mock
+sys.path.insert(0, sys.argv[1])
+import rgd_isolate as r
+
+def peer():
+    a, b = socket.socketpair()
+    p = r.Peer(a, r.Policy("/nonexistent", [], True), "the program's process", timeout=5)
+    return p, b
+
+def raw(b, obj=None, size=None):
+    data = json.dumps(obj).encode() if obj is not None else b""
+    b.sendall(struct.pack(">Q", size if size is not None else len(data)) + data)
+
+seen = {}
+p, b = peer()
+raw(b, size=1 << 40)
+try:
+    p.recv(); seen["huge"] = "read"
+except r.Gone as e:
+    seen["huge"] = str(e)
+for name, msg in {
+    "parts": {"n": [["t", []]] * (r.MAX_NODES + 1), "base": 0, "r": {"v": 0}},
+    "tuple_cycle": {"n": [["t", [0]]], "base": 0, "r": {"v": 0}},
+    "digits": {"n": [], "base": 0, "r": {"v": ["i", "9" * 5000]}},
+    "out_of_table": {"n": [["l", [7]]], "base": 0, "r": {"v": 0}},
+    "foreign_class": {"n": [["o", "unittest.mock", "_ANY", 1, None], ["d", []]], "base": 0, "r": {"v": 0}},
+    "copy_never_sent": {"n": [["m", 99]], "base": 0, "r": {"v": 0}},
+    "bad_reference": {"n": [], "base": 0, "r": {"v": {"x": 1}}},
+}.items():
+    try:
+        p.decode(msg); seen[name] = "decoded"
+    except r.Refused as e:
+        seen[name] = "refused: " + str(e)
+v = p.decode({"n": [["l", [0, "x", [7]]]], "base": 10, "r": {"v": 0}})["v"]
+seen["list_cycle"] = v[0] is v and v[1] == "x" and v[2] == 7
+# A shared object crosses as itself, its contents only when they changed; new contents of
+# another kind than the object's are refused.
+again = p.encode({"v": v})
+v.append(1)
+changed = p.encode({"v": v})
+seen["unchanged_sends_identity"] = again["n"][0] == ["back", 10]
+seen["changed_sends_contents"] = changed["n"][0][:2] == ["back", 10] and len(changed["n"][0]) == 3
+kept = p.decode({"n": [["d", []]], "base": 20, "r": {"v": 0}})["v"]
+try:
+    p.decode({"n": [["m", 20, ["l", []]]], "base": 30, "r": {"v": 0}}); seen["kind_swap"] = "decoded"
+except r.Refused as e:
+    seen["kind_swap"] = "refused: " + str(e)
+p.decode({"n": [["m", 20, ["d", [["k", [1]]]]]], "base": 40, "r": {"v": 0}})
+seen["updated_in_place"] = kept == {"k": 1}
+# Values of the standard library that a suite hands over: a signature, a pattern's bound method.
+import inspect, re
+program = r.Peer(socket.socketpair()[0], r.Policy("/nonexistent", [], False), "the tests' process")
+def f(a, /, b: int = 3, *c, d=None, **e) -> str: pass
+sig = inspect.signature(f)
+got = p.decode(program.encode({"v": [sig, re.compile("a+").match]}))["v"]
+seen["signature"] = got[0] == sig and got[1]("aa").group() == "aa"
+# The standard library's own functions cross by name; a callback's signature shows whether a
+# parameter has a default, never the default itself.
+import operator
+got = p.decode(program.encode({"v": [max, operator.add]}))["v"]
+seen["builtins_by_name"] = got[0] is max and got[1] is operator.add
+shown = r._signature_of(lambda x, y="expected 42": 0)
+seen["signature_hides_defaults"] = list(shown.parameters) == ["x", "y"] and "42" not in str(shown)
+# A function the program returned goes back to it as itself, and binds as a method in a class.
+def g(self=None): return self
+handle = p.decode(program.encode({"v": g}))["v"]
+seen["function_goes_back_as_itself"] = p.encode({"v": handle})["n"][0][0] == "hb" and type(handle).__name__ == "RemoteMethod"
+deep = ()
+for _ in range(2000):
+    deep = (deep,)
+try:
+    p.encode({"v": deep}); seen["deep"] = "encoded"
+except r.Refused as e:
+    seen["deep"] = "refused: " + str(e)
+# A chain of mutable objects (a linked list's links) is any length: made from the top level.
+chain = []
+for _ in range(3000):
+    chain = [chain, {"up": chain}]
+got, depth = program.decode(p.encode({"v": chain}))["v"], 0
+while got:
+    assert got[1]["up"] is got[0]
+    got, depth = got[0], depth + 1
+seen["deep_chain"] = depth
+print(json.dumps(seen))
+"#;
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/sandbox"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let seen: serde_json::Value =
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(seen["huge"].as_str().unwrap().contains("over the bound"), "{seen}");
+    for refused in [
+        "parts",
+        "tuple_cycle",
+        "digits",
+        "out_of_table",
+        "foreign_class",
+        "deep",
+        "copy_never_sent",
+        "bad_reference",
+        "kind_swap",
+    ] {
+        assert!(seen[refused].as_str().unwrap().starts_with("refused"), "{refused}: {seen}");
+    }
+    assert!(seen["foreign_class"].as_str().unwrap().contains("unittest.mock._ANY"), "{seen}");
+    assert_eq!(seen["deep_chain"], 3000, "{seen}");
+    for holds in [
+        "list_cycle",
+        "unchanged_sends_identity",
+        "changed_sends_contents",
+        "updated_in_place",
+        "signature",
+        "builtins_by_name",
+        "signature_hides_defaults",
+        "function_goes_back_as_itself",
+    ] {
+        assert_eq!(seen[holds], true, "{holds}: {seen}");
+    }
+}
+
+/// Every kind of target is isolated and judged as in one process: a method that changes `self`, a
+/// class method, a static method, a decorated function (the decorator stays with the tests), an
+/// `async` function, a function raising the project's own exception, one with a sentinel default.
+#[test]
+fn methods_class_static_decorated_and_async_targets_are_isolated() {
+    let module = "import asyncio\nimport functools\n\n\nclass Empty(ValueError):\n    pass\n\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return 2 * fn(*a, **k)\n    return wrapper\n\n\nclass Acc:\n    def __init__(self, start=0):\n        self.total = start\n\n    def add(self, n):\n        self.total += n\n        return self\n\n    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n    @staticmethod\n    def half(n):\n        return n / 2\n\n\n@twice\ndef three():\n    return 3\n\n\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x + 1\n\n\ndef first(xs):\n    if not xs:\n        raise Empty('nothing')\n    return xs[0]\n\n\n_marker = object()\n\n\ndef pick(xs, fill=_marker):\n    return 'none' if fill is _marker else fill\n\n\nclass Log:\n    def __init__(self):\n        import io\n        self.buf = io.StringIO()\n\n    def write(self, s):\n        self.buf.write(s)\n        return self\n\n\nOTHER = object()\n\n\ndef is_other(x):\n    return x is OTHER\n";
+    let tests = "import asyncio\n\nimport pytest\n\nfrom pkg.m import OTHER, Acc, Empty, Log, fetch, first, is_other, pick, three\n\n\ndef test_add():\n    a = Acc(1)\n    assert a.add(2) is a and a.total == 3\n\n\ndef test_make():\n    a = Acc.make(5)\n    assert type(a) is Acc and a.total == 5\n\n\ndef test_half():\n    assert Acc.half(3) == 1.5\n\n\ndef test_three():\n    assert three() == 6\n\n\ndef test_fetch():\n    assert asyncio.run(fetch(1)) == 2\n\n\ndef test_first():\n    with pytest.raises(Empty):\n        first([])\n    assert first([4]) == 4\n\n\ndef test_pick():\n    assert pick([]) == 'none' and pick([], 3) == 3\n\n\ndef test_log():\n    log = Log().write('a').write('b')\n    assert log.buf.getvalue() == 'ab'\n\n\ndef test_is_other():\n    assert is_other(OTHER) and not is_other(1)\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    // (`pick`'s default is a sentinel `object()`: it crosses as the program's own default;
+    // `Log.__init__` gives `self` a stream, which stays in the program's process as a handle;
+    // `Log.write` is handed a `self` holding the tests' own stream, which the tests lend it;
+    // `is_other` is handed the module's own sentinel, which crosses by its name.)
+    for target in [
+        "Acc.add",
+        "Acc.make",
+        "Acc.half",
+        "three",
+        "fetch",
+        "first",
+        "pick",
+        "Log.__init__",
+        "Log.write",
+        "is_other",
+    ] {
+        let run = project.run(module, target);
+        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
+    }
+}
+
+/// What a parser's tests do is judged as in one process: tests calling the target from several
+/// threads at once (one conversation at a time on the socket), an object handed over at every call
+/// whose parts the tests change between calls (a token inside an unchanged list), the object the
+/// program returns being the tests' own, and an `OrderedDict` keeping the order the program gave it
+/// (`move_to_end`) both ways.
+#[test]
+fn threads_objects_changed_between_calls_and_ordered_dicts_cross_as_in_one_process() {
+    let module = "class Cursor:\n    def __init__(self, tokens):\n        self.tokens = tokens\n        self.index = -1\n\n    def advance(self, into=None):\n        self.index += 1\n        token = self.tokens[self.index]\n        if into is not None:\n            into[token['k']] = token['v']\n            into.move_to_end(token['k'], last=False)\n        return token\n";
+    let tests = "import collections\nimport threading\n\nfrom pkg.m import Cursor\n\n\ndef tokens(n):\n    return [{'k': 'k%d' % i, 'v': i} for i in range(n)]\n\n\ndef test_threads():\n    errors = []\n\n    def worker():\n        c = Cursor(tokens(40))\n        for i in range(40):\n            if c.advance()['v'] != i:\n                errors.append(i)\n\n    threads = [threading.Thread(target=worker) for _ in range(6)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert errors == []\n\n\ndef test_changed_between_calls():\n    c = Cursor(tokens(3))\n    assert c.advance()['v'] == 0\n    c.tokens[1]['v'] = 'changed'\n    token = c.advance()\n    assert token['v'] == 'changed' and token is c.tokens[1] and c.index == 1\n    c.index = -1\n    assert c.advance() is c.tokens[0]\n\n\ndef test_ordered():\n    into = collections.OrderedDict(z=0)\n    c = Cursor(tokens(2))\n    c.advance(into)\n    c.advance(into)\n    assert list(into) == ['k1', 'k0', 'z']\n";
+    passes_isolated_as_in_one_process(module, tests, "Cursor.advance", 3);
+}
+
+/// A project function a test replaces (`monkeypatch.setattr`), and a standard module's, are called
+/// back in the tests' process while the patch lasts and are the program's own again after; a
+/// module's singleton, a
+/// token type made on first use (a `tuple` subclass, compared with `is`) and a thread-local cross
+/// by name and come back as the tests' own, and so does a sentinel of a class made in a function
+/// that the module defines after calling the target at import (the first call came mid-import).
+#[test]
+fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let util = "def strip(s):\n    return s.strip()\n";
+    let module = "import threading\n\nfrom pkg import util\n\n\nclass Kind:\n    def __init__(self, name):\n        self.name = name\n\n\nINT = Kind('int')\n_local = threading.local()\n\n\nclass Tok(tuple):\n    def __getattr__(self, name):\n        if name.startswith('_'):\n            raise AttributeError(name)\n        new = Tok(self + (name,))\n        setattr(self, name, new)\n        return new\n\n\nToken = Tok()\nKeyword = Token.Keyword\n\n\ndef work(x, kind=None, local=None):\n    import sys\n    return (util.strip(x), kind, Token.Keyword.DML, local, sys.getfilesystemencoding())\n\n\nDEFAULT = work(' d ')\n\n\ndef make():\n    class Sentinel:\n        pass\n    return Sentinel()\n\n\nLATE = make()\n";
+    let tests = "import sys\n\nfrom pkg import m, util\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(util, 'strip', lambda s: 'patched' + s)\n    monkeypatch.setattr(sys, 'getfilesystemencoding', lambda: 'x-test')\n    out = m.work(' a ')\n    assert out[0] == 'patched a ' and out[4] == 'x-test'\n\n\ndef test_restored():\n    out = m.work(' a ')\n    assert out[0] == 'a' and out[4] == sys.getfilesystemencoding() != 'x-test'\n\n\ndef test_identity():\n    out = m.work('x', m.INT, m._local)\n    assert out[1] is m.INT and out[2] is m.Token.Keyword.DML and out[3] is m._local\n    assert m.work('x', m.LATE)[1] is m.LATE and m.DEFAULT[0] == 'd'\n";
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/util.py", util),
+        ("pkg/m.py", module),
+        ("tests/test_m.py", tests),
+    ]);
+    let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
+    let spec = on_target("pkg/m.py", module, "work", &ids);
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), 3, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
+
+/// A callable the tests hand the program can be called, never looked into: its `__globals__` (the
+/// test module's, expected values and all) stay in the tests' process.
+#[test]
+fn a_callback_can_be_called_not_looked_into() {
+    let module = "def apply(fn, x):\n    ...\n";
+    let tests =
+        "from pkg.m import apply\n\nEXPECTED = 'the secret 42'\n\n\ndef test_apply():\n    assert apply(lambda v: v + 1, 1) == EXPECTED\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    // (`__globals__` is not even asked for; any other name is asked and refused.)
+    let program = "def apply(fn, x):\n    fn(x)\n    for name in ('__globals__', 'func_globals'):\n        try:\n            return getattr(fn, name)['EXPECTED']\n        except AttributeError as e:\n            last = e\n    raise last\n";
+    let run = project.run(program, "apply");
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes[0].status, "failed", "{run:?}");
+    assert!(run.outcomes[0].message.contains("can be called, not looked into"), "{run:?}");
+}
+
+/// What the tests lend the program (an instance of a test's subclass of the project's class, a
+/// stream, a lock, an object of a test's class with `__contains__`, a bare `object()`) stays in
+/// the tests' process and is used through a handle as in one process: a method the target calls
+/// on the test's subclass sees what the target changed in the shared dict so far, and the target
+/// sees what the method changed; `isinstance(self, Store)` holds; a `sys.stdin` the test set is
+/// lent too. The program cannot look into
+/// it: its class, a method's `__globals__` or `__func__`, `__dict__`, asked of the tests' process
+/// by hand, are refused, so the test module's secret stays there.
+#[test]
+fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
+    let module = "class Store:\n    def __init__(self):\n        self.data = {}\n        self.size = 0\n\n    def evict(self):\n        del self.data[next(iter(self.data))]\n        self.size -= 1\n\n    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ...\n";
+    let honest = "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        assert isinstance(self, Store)\n        if value == 'ask':\n            import sys\n            value = sys.stdin.readline().strip()\n        if allowed is not None and key not in allowed:\n            raise KeyError(key)\n        with lock:\n            if self.size >= 2:\n                self.evict()\n            self.data[key] = value\n            self.size += 1\n        import io\n        assert isinstance(log, io.TextIOBase)\n        log.write('put %s\\n' % key)\n        return marker\n";
+    let tests = "import io\nimport threading\n\nfrom pkg.m import Store\n\nSECRET = 'the secret 42'\n\n\nclass Small(Store):\n    def evict(self):\n        key = next(iter(self.data))\n        del self.data[key]\n        self.size -= 1\n        self.evicted.append(key)\n\n\nclass Allowed:\n    def __init__(self, keys):\n        self.keys = keys\n\n    def __contains__(self, key):\n        return key in self.keys and SECRET is not None\n\n\ndef test_lent():\n    s = Small()\n    s.evicted = []\n    log, lock, marker = io.StringIO(), threading.Lock(), object()\n    for k in 'abc':\n        assert s.put(k, k.upper(), log, lock, Allowed('abc'), marker) is marker\n    assert s.data == {'b': 'B', 'c': 'C'} and s.size == 2 and s.evicted == ['a']\n    assert log.getvalue() == 'put a\\nput b\\nput c\\n'\n\n\ndef test_stdin(monkeypatch):\n    monkeypatch.setattr('sys.stdin', io.StringIO('typed\\n'))\n    s = Store()\n    s.put('k', 'ask', io.StringIO(), threading.Lock())\n    assert s.data == {'k': 'typed'}\n\n\ndef test_secret():\n    assert Store().put('k', 1, io.StringIO(), threading.Lock(), Allowed('k')) == SECRET\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = |program: &str| {
+        let text = module.replace(
+            "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ...\n",
+            program,
+        );
+        project.run(&text, "Store.put")
+    };
+    let honest_run = run(honest);
+    assert_eq!(honest_run.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest_run:?}");
+    assert_eq!(honest_run.outcomes.len(), 3, "{honest_run:?}");
+    assert!(honest_run.outcomes[..2].iter().all(|o| o.passed()), "{honest_run:?}");
+    // Every way into the lent object it can think of, through the handle and around it.
+    let prying = "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ask = object.__getattribute__(allowed, '_ask')\n        found = []\n        tries = [\n            lambda: allowed.__contains__.__func__.__globals__,\n            lambda: type(allowed).__module__,\n            lambda: ask(allowed, 'get', '__dict__'),\n            lambda: ask(allowed, 'get', '__class__'),\n            lambda: ask(allowed, 'get', '__init__'),\n            lambda: ask(allowed, 'get', '__contains__').__globals__,\n            lambda: object.__getattribute__(allowed.__contains__, '_ask')(allowed.__contains__, 'get', '__globals__'),\n            lambda: object.__getattribute__(allowed.__contains__, '_ask')(allowed.__contains__, 'get', '__func__'),\n            lambda: ask(log, 'get', '__class__'),\n        ]\n        for t in tries:\n            try:\n                found.append(repr(t()))\n            except Exception as e:\n                found.append(type(e).__name__)\n        for f in found:\n            if 'the secret' in f:\n                return 'the secret 42'\n        return repr(found)\n";
+    let pried = run(prying);
+    assert_eq!(pried.isolation, rgd::repo::isolate::Isolation::Isolated, "{pried:?}");
+    let secret = pried.outcomes.iter().find(|o| o.id.ends_with("test_secret")).unwrap();
+    assert_eq!(secret.status, "failed", "{pried:?}");
+    assert!(!secret.message.contains("rgd_isolate"), "{pried:?}");
+}
+
+/// A function the target returns, called by a test, changes what it is handed as in one
+/// process (a TTL cache's `cache_info` expiring the tests' cache): the change comes back with
+/// its answer, and what it prints reaches the test's output (click's help, printed by the
+/// callback of the help option the target made). And an object deep down a chain (slotted links more than a hundred levels down)
+/// arrives with its attributes, made empty first and filled from the top level.
+#[test]
+fn a_returned_function_changes_what_it_is_handed_and_deep_links_arrive_whole() {
+    let module = "class Link:\n    __slots__ = ('key', 'next')\n\n    def __init__(self, key, next=None):\n        self.key = key\n        self.next = next\n\n\nclass Chain:\n    def __init__(self, n):\n        self.head = None\n        for k in range(n):\n            self.head = Link(k, self.head)\n        self.size = n\n\n\ndef keys(chain):\n    out, link = [], chain.head\n    while link is not None:\n        out.append(link.key)\n        link = link.next\n    return out\n\n\ndef pruner(limit):\n    def prune(chain):\n        if isinstance(chain, list):\n            return [prune(c) for c in chain]\n        link = chain.head\n        for _ in range(limit - 1):\n            link = link.next\n        link.next = None\n        chain.size = limit\n        print('pruned to', limit)\n        return len(keys(chain))\n\n    return prune\n";
+    let tests = "from pkg.m import Chain, keys, pruner\n\n\ndef test_prune(capsys):\n    chain = Chain(300)\n    prune = pruner(120)\n    assert prune(chain) == 120\n    assert capsys.readouterr().out == 'pruned to 120\\n'\n    assert chain.size == 120 and keys(chain) == list(range(299, 179, -1))\n    assert prune(chain) == 120 and chain.size == 120\n    # One level further down: the links the chain's other half is made of.\n    assert prune([Chain(300)]) == [120]\n";
+    passes_isolated_as_in_one_process(module, tests, "pruner", 1);
+}
+
+/// The tests' mocks are lent as any object of theirs: a spec'd `Mock` handed to the target says
+/// it is of the project's class and records the target's calls where the test asserts them; a
+/// mock a test puts in place of a project function, of a project class's method (bound to no
+/// `self`, as the mock itself) or of a standard function (`time.sleep`) is what the program
+/// calls while the patch lasts.
+#[test]
+fn the_tests_mocks_are_lent_and_record_the_programs_calls() {
+    let module = "import time\n\n\nclass Sender:\n    def send(self, message):\n        return False\n\n\ndef log(text):\n    pass\n\n\ndef notify(sender, message, retries=1):\n    assert isinstance(sender, Sender)\n    for i in range(retries):\n        if i:\n            time.sleep(30)\n        if sender.send(message):\n            log('sent %s' % message)\n            return True\n    return False\n";
+    let tests = "from unittest import mock\n\nfrom pkg import m\n\n\ndef test_mock_sender():\n    sender = mock.Mock(spec=m.Sender)\n    sender.send.side_effect = [False, True]\n    with mock.patch('time.sleep') as sleep, mock.patch.object(m, 'log') as log:\n        assert m.notify(sender, 'hi', retries=3) is True\n    assert sender.send.call_args_list == [mock.call('hi'), mock.call('hi')]\n    sleep.assert_called_once_with(30)\n    log.assert_called_once_with('sent hi')\n\n\ndef test_patched_method():\n    with mock.patch.object(m.Sender, 'send', return_value=True) as send:\n        assert m.notify(m.Sender(), 'x') is True\n    send.assert_called_once_with('x')\n    assert m.notify(m.Sender(), 'y') is False\n";
+    passes_isolated_as_in_one_process(module, tests, "notify", 2);
+}
+
+/// What click's suite hands its functions crosses as in one process: a test object's bound
+/// method put in place of `time.time` is called back (binding no `self`), a stream of a
+/// project's subclass of `TextIOWrapper` made in the tests' process is lent and says it is
+/// of that class, and `NoneType` (a type guessed from a default of None) comes back by name.
+#[test]
+fn a_tests_clock_a_project_stream_and_none_type_cross_as_in_one_process() {
+    let module = "import io\nimport time\n\n\nclass Named(io.TextIOWrapper):\n    name = 'named'\n\n\ndef kinds(values):\n    return [type(v) for v in values]\n\n\ndef stamp(out, values):\n    out.write('%s %s\\n' % (time.time(), [t.__name__ for t in kinds(values)]))\n    return isinstance(out, Named), out.name, kinds(values)\n";
+    let tests = "import io\nimport time\n\nfrom pkg.m import Named, stamp\n\n\nclass Clock:\n    def __init__(self):\n        self.now = 100.0\n\n    def time(self):\n        self.now += 1\n        return self.now\n\n\ndef test_clock(monkeypatch):\n    clock = Clock()\n    monkeypatch.setattr(time, 'time', clock.time)\n    out = Named(io.BytesIO(), encoding='utf-8')\n    ok, name, ks = stamp(out, [None, 1])\n    assert ok and name == 'named' and ks == [type(None), int]\n    out.flush()\n    assert out.buffer.getvalue() == b\"101.0 ['NoneType', 'int']\\n\"\n    assert clock.now == 101.0\n";
+    passes_isolated_as_in_one_process(module, tests, "stamp", 1);
+}
+
+/// A generator the target returns, driven by `contextlib.contextmanager` in the tests' process:
+/// an exception in the `with` block is thrown into it (its traceback stays with the tests), and
+/// what it appends to the list its call was handed comes back when it is resumed; a test's lambda
+/// it is handed prints as a function and says it is one. A target that replaces `sys.stdout` (a test runner's
+/// `isolation`) would replace the tests' own in one process: that run is not isolated.
+#[test]
+fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process_or_said() {
+    let module = "import contextlib\nimport inspect\nimport io\nimport sys\n\n\n@contextlib.contextmanager\ndef guarded(log, fn=None):\n    log.append('enter %s %s' % (str(fn)[:1], inspect.isfunction(fn)))\n    try:\n        yield len(log)\n    except ValueError as e:\n        log.append('caught %s' % e)\n    finally:\n        log.append('exit')\n\n\n@contextlib.contextmanager\ndef captured():\n    old, sys.stdout = sys.stdout, io.StringIO()\n    try:\n        yield sys.stdout\n    finally:\n        sys.stdout = old\n";
+    let tests = "from pkg.m import guarded\n\n\ndef test_throw():\n    log = []\n    with guarded(log, lambda: 0) as n:\n        raise ValueError('boom')\n    assert log == ['enter < True', 'caught boom', 'exit'] and n == 1\n";
+    passes_isolated_as_in_one_process(module, tests, "guarded", 1);
+
+    let tests = "from pkg.m import captured\n\n\ndef test_captured():\n    with captured() as out:\n        print('inside')\n    assert out.getvalue() == 'inside\\n'\n";
+    passes_in_process_because(module, tests, "captured", "replaced sys.stdout");
+}
+
+/// What the tests lend is theirs to judge with: a program handed a mock cannot rewrite its record
+/// of calls or the assertions that read it, and one handed a test's object cannot put its own
+/// function in place of the method the test checks the result with. Each wrong program fails,
+/// isolated; the honest one passes.
+#[test]
+fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
+    let module = "def notify(sender, checker, message):\n    ...\n";
+    let tests = "from unittest import mock\n\nfrom pkg.m import notify\n\n\nclass Checker:\n    def __init__(self):\n        self.seen = []\n\n    def record(self, message):\n        self.seen.append(message)\n\n    def ok(self):\n        return self.seen == ['HI']\n\n\ndef test_assertion():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    sender.send.assert_called_once_with('HI')\n\n\ndef test_count():\n    sender = mock.Mock()\n    notify(sender, Checker(), 'hi')\n    assert sender.send.call_count == 1 and sender.send.call_args == mock.call('HI')\n\n\ndef test_checker():\n    checker = Checker()\n    notify(mock.Mock(), checker, 'hi')\n    assert checker.ok()\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = |program: &str| project.run(program, "notify");
+    let honest = run("def notify(sender, checker, message):\n    sender.send(message.upper())\n    checker.record(message.upper())\n");
+    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
+    let forging = "def notify(sender, checker, message):\n    import unittest.mock as mock\n    for how in (\n        lambda: setattr(sender.send, 'assert_called_once_with', lambda *a, **k: None),\n        lambda: setattr(sender.send, 'call_count', 1),\n        lambda: setattr(sender.send, 'call_args', mock.call('HI')),\n        lambda: sender.send.configure_mock(call_count=1),\n        lambda: setattr(checker, 'ok', lambda: True),\n        lambda: setattr(sender, '_mock_children', {}),\n    ):\n        try:\n            how()\n        except Exception:\n            pass\n";
+    let forged = run(forging);
+    assert_eq!(forged.isolation, rgd::repo::isolate::Isolation::Isolated, "{forged:?}");
+    assert_eq!(forged.outcomes.len(), 3, "{forged:?}");
+    assert!(forged.outcomes.iter().all(|o| o.status == "failed"), "{forged:?}");
+}
+
+/// What cannot be done with a lent object as in one process is said: a target that copies the
+/// tests' instance of a subclass of its class (`type(self).__new__(type(self))`, then
+/// `__dict__`, as cachetools' `Cache.__copy__` does) makes the run in-process, labelled, where
+/// the test passes; it does not fail an honest program.
+#[test]
+fn copying_a_lent_object_is_judged_in_process_not_failed() {
+    let module = "class Box:\n    def __init__(self):\n        self.items = {}\n\n    def __copy__(self):\n        cls = type(self)\n        new = cls.__new__(cls)\n        new.__dict__.update(self.__dict__)\n        new.items = dict(self.items)\n        return new\n";
+    let tests = "import copy\n\nfrom pkg.m import Box\n\n\nclass Mine(Box):\n    pass\n\n\ndef test_copy():\n    b = Mine()\n    b.items['a'] = 1\n    b.tag = 't'\n    c = copy.copy(b)\n    assert type(c) is Mine and c.tag == 't' and c.items == {'a': 1} and c.items is not b.items\n";
+    passes_in_process_because(module, tests, "Box.__copy__", "cannot make a copy");
+}
+
+/// A table grown one entry a call (the state of `self` written back after each) crosses as what
+/// changed, with LRU moves, evictions, inserts at the front and the tests' own edits between
+/// calls; and what the tests hand as a mapping is one: a view of a dict a callback answers, a
+/// test's `Mapping` (`isinstance(m, Mapping)`, its `items()` view) and a test's dict subclass.
+#[test]
+fn tables_changed_a_little_at_every_call_and_the_tests_mappings_are_as_in_one_process() {
+    let module = "import collections\nfrom collections.abc import Mapping\n\n\nclass Table:\n    def __init__(self):\n        self.rows = {}\n        self.order = collections.OrderedDict()\n        self.log = []\n\n    def put(self, key, value):\n        ...\n\n\ndef merged(*maps):\n    ...\n";
+    let honest = "    def put(self, key, value):\n        if key in self.order:\n            self.order.move_to_end(key)\n        self.rows[key] = value\n        self.order[key] = value\n        if len(self.rows) > 40:\n            old = next(iter(self.order))\n            del self.order[old]\n            del self.rows[old]\n            self.log.insert(0, old)\n        self.log.append(key)\n        return len(self.rows)\n\n\ndef merged(*maps):\n    out = {}\n    for m in maps:\n        if callable(m):\n            m = dict(m())\n        if not isinstance(m, Mapping):\n            raise TypeError(type(m).__name__)\n        for k, v in m.items():\n            out[k] = out.get(k, 0) + v\n    return out\n";
+    let program = module.replace(
+        "    def put(self, key, value):\n        ...\n\n\ndef merged(*maps):\n    ...\n",
+        honest,
+    );
+    let tests = "import collections\nfrom collections.abc import Mapping\n\nfrom pkg.m import Table, merged\n\n\ndef test_table():\n    t, rows, order, log = Table(), {}, collections.OrderedDict(), []\n    for i in range(600):\n        key = (i * 7) % 53\n        if key in order:\n            order.move_to_end(key)\n        rows[key] = order[key] = i\n        if len(rows) > 40:\n            old = next(iter(order))\n            del order[old], rows[old]\n            log.insert(0, old)\n        log.append(key)\n        assert t.put(key, i) == len(rows)\n        if i % 97 == 0:\n            t.rows[key] = rows[key] = -i\n            t.log[:3] = log[:3] = ['edited']\n    assert t.rows == rows and list(t.order.items()) == list(order.items()) and t.log == log\n\n\nclass Foo(Mapping):\n    def __init__(self, d):\n        self.d = d\n\n    def __iter__(self):\n        return iter(self.d)\n\n    def __getitem__(self, key):\n        return self.d[key]\n\n    def __len__(self):\n        return len(self.d)\n\n\nclass Counts(dict):\n    pass\n\n\ndef test_mappings():\n    assert merged(Foo({1: 1}), Counts({1: 2, 2: 5}), lambda: {2: 1}.items()) == {1: 3, 2: 6}\n";
+    let Some(project) = OneModule::new(&program, tests) else { return };
+    let in_process = project.run_in_process(&program, "Table.put");
+    assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
+    for target in ["Table.put", "merged"] {
+        let run = project.run(&program, target);
+        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert_eq!(run.outcomes.len(), 2, "{run:?}");
+        assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
+    }
+}
