@@ -15,6 +15,7 @@ pub mod code;
 pub mod config;
 pub mod dataset;
 pub mod engine;
+pub mod front;
 pub mod launch;
 pub mod llm;
 pub mod memory;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Subcommand;
 
-use super::dataset_args::Tasks;
+use super::args::Tasks;
 use futures::StreamExt;
 
 use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, provenance, resolve_dataset};

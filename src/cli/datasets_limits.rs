@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use super::dataset_args::Tasks;
+use super::args::Tasks;
 use crate::dataset::{LIMITS_SUFFIX, LIMITS_VERSION, TimeLimits, sidecar_path};
 use crate::plus::timing::{TimingOptions, measure, split};
 use crate::sandbox::{SandboxKind, make_executor};
@@ -54,7 +54,7 @@ pub async fn execute(data_dir: Option<&Path>, how: MeasureLimits) -> anyhow::Res
         repeat: how.repeat as u32,
     };
     let started = Instant::now();
-    let bar = super::project::Progress::new();
+    let bar = crate::launch::project::Progress::new();
     let parallel = how.tasks.concurrency.unwrap_or_else(crate::sandbox::cores);
     let timed = measure(executor.clone(), tasks, options, parallel, &|done| {
         bar.set("timing references", done, with_reference)

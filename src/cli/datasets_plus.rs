@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use futures::StreamExt;
 
-use super::dataset_args::Tasks;
+use super::args::Tasks;
 use crate::dataset::{BROKEN_SUFFIX, BrokenTask, rgd_record, sidecar_path, write_broken};
 use crate::plus::reduce::{Reduction, reduce};
 use crate::plus::{Extended, PlusOptions, extend};
@@ -58,7 +58,7 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
     };
     let started = Instant::now();
     let parallel = how.tasks.concurrency.unwrap_or_else(crate::sandbox::cores);
-    let bar = super::project::Progress::new();
+    let bar = crate::launch::project::Progress::new();
     let total = tasks.len();
     let mut done = 0;
     // In dataset order whatever finishes first: the file is the same on every run.

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::run::{CommonArgs, SweepArgs};
+use super::args::{CommonArgs, SweepArgs};
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::engine::{Event, Strategy};
 use crate::llm::local::{LocalChat, ModelSource, catalog};
@@ -106,7 +106,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
             no_guide: false,
             no_feedback: false,
             feedback: Default::default(),
-            trace: super::run::TraceOption::Off,
+            trace: super::args::TraceOption::Off,
             seed_from: None,
             mapcoder_k: crate::engine::MapCoderParams::default().k,
             mapcoder_t: crate::engine::MapCoderParams::default().t,

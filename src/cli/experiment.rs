@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use super::print::PrinterMode;
-use super::run::{Front, execute};
 use super::stderr_line;
 use crate::analysis::RunData;
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::engine::Strategy;
+use crate::front::print::PrinterMode;
+use crate::front::{Front, execute};
 use crate::launch::{ResumeFrom, RunPlan, load_dataset_named, new_run, resume, select_tasks};
 use crate::store::{Cell, ExperimentRecord, ExperimentSpec, Home};
 

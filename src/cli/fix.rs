@@ -21,11 +21,11 @@ use clap::Args;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::attempt::{Watcher, run_agents, write_keeping_backup};
-use super::locate::FailureArgs;
-use super::project::{RepoSolveArgs, open, print_report, project_root, target_task, verifier};
-use super::run::CommonArgs;
+use super::args::CommonArgs;
 use crate::config::LlmArgs;
+use crate::front::attempt::{Watcher, run_agents, write_keeping_backup};
+use crate::launch::project::{FailureArgs, print_ranking, suspects};
+use crate::launch::project::{RepoSolveArgs, open, print_report, project_root, target_task, verifier};
 use crate::repo::fix_event::{FixEvent, Suspect};
 use crate::repo::index::Embed;
 use crate::repo::localise::Localisation;
@@ -120,7 +120,7 @@ impl Reporter<'_> {
 /// Everything the attempts share.
 struct Ctx<'a> {
     home: &'a Home,
-    from: &'a super::project::ModelFrom<'a>,
+    from: &'a crate::launch::project::ModelFrom<'a>,
     args: &'a FixArgs,
     runner: &'a ProjectTests,
     index: &'a crate::repo::RepoIndex,
@@ -151,9 +151,9 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
-    let from = super::project::ModelFrom { config, llm };
+    let from = crate::launch::project::ModelFrom { config, llm };
     let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
-    let found = super::locate::suspects(home, &from, &runner, &root, &args.failure, test_seconds).await?;
+    let found = suspects(home, &from, &runner, &root, &args.failure, test_seconds).await?;
     let (visible, hidden) = split_tests(&found);
     eprintln!(
         "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}; {}",
@@ -173,14 +173,14 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let shown = args.candidates.max(args.pairs_of);
     if !args.common.tui {
         println!("suspects:");
-        super::locate::print_ranking(&found.ranked, found.failing_spectra, shown);
+        print_ranking(&found.ranked, found.failing_spectra, shown);
     }
     let (mut index, report) = open(home, &root, Embed::Ready)?;
     if !args.common.json {
         print_report(&report, &root);
     }
     let targets: Vec<String> = found.ranked.iter().take(shown).map(|c| c.target()).collect();
-    super::project::prepare_targets(&mut index, &root, &targets, &args.repo_args)?;
+    crate::launch::project::prepare_targets(&mut index, &root, &targets, &args.repo_args)?;
     // Headless, the events are lines on stderr; with --tui, the view's (printed after it closes).
     let (to_view, from_fix) = tokio::sync::mpsc::unbounded_channel::<FixEvent>();
     let print = |e: &FixEvent| {
@@ -230,7 +230,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
             }
             None => {
                 eprintln!("stopped: the view closed before the fix ended; nothing was written (each attempt so far is a recorded run)");
-                return Ok(super::exit::code(super::exit::INTERRUPTED));
+                return Ok(crate::front::exit::code(crate::front::exit::INTERRUPTED));
             }
         },
     };
@@ -394,7 +394,7 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
     let (config, llm) = (cx.from.config, cx.from.llm);
     let mut common = cx.args.common.clone();
     common.allow_in_process = cx.args.repo_args.allow_in_process;
-    let attempt = run_agents(cx.home, config, llm, common, cx.args.quiet, &task, watcher).await?;
+    let attempt = run_agents(cx.home, config, llm, common.attempt(), cx.args.quiet, &task, watcher).await?;
     let mut repair = Repair {
         target: target.clone(),
         file: c.file.clone(),

@@ -1,10 +1,8 @@
 //! Command-line interface. Every command is a thin layer over the library: it builds the parts,
 //! starts the engine and subscribes a printer to the event stream.
 
-mod attempt;
+mod args;
 mod compare;
-mod control;
-mod dataset_args;
 mod datasets;
 mod datasets_limits;
 mod datasets_plus;
@@ -12,13 +10,10 @@ mod demo;
 mod detach;
 mod doctor;
 mod eval;
-pub mod exit;
 mod experiment;
 mod fix;
 mod locate;
 mod memory_cmd;
-mod print;
-mod project;
 mod relaunch;
 mod repo_cmd;
 mod report;
@@ -37,6 +32,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::config::LlmArgs;
+use crate::front::exit;
+use crate::launch::project;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -74,14 +71,14 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run RGD on a whole dataset (or a subset), with a progress bar; resumable
     #[command(after_help = exit::TABLE)]
-    Sweep(run::SweepArgs),
+    Sweep(args::SweepArgs),
     /// Go on with one task of a recorded run from the start of an iteration, under other settings
     /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
     Fork(run::ForkArgs),
     /// Let the agents write or repair a function of your own file, against your tests (or of a
     /// Python project, against its own tests: --repo)
     #[command(after_help = exit::TABLE)]
-    Solve(solve::SolveArgs),
+    Solve(args::SolveArgs),
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -174,10 +171,7 @@ impl Cli {
     }
 }
 
-/// How commands report progress on the terminal (never on stdout, which is for results).
-pub(crate) fn stderr_line(line: &str) {
-    eprintln!("{line}");
-}
+pub(crate) use crate::launch::stderr_line;
 
 pub fn main() -> ExitCode {
     // `rgd runs list | head` ends quietly, like any Unix tool, instead of panicking on EPIPE.

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::project::{ModelFrom, Progress, RetrievalArgs, Wanted, guide_model, open, print_report, retrieve};
 use super::stderr_line;
+use crate::launch::project::{ModelFrom, Progress, RetrievalArgs, Wanted, guide_model, open, print_report, retrieve};
 use crate::repo::index::Embed;
 use crate::store::Home;
 
@@ -162,7 +162,7 @@ pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow:
 
 pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
     // A class is a target here too; whether it is one of the file's, the index says.
-    super::project::check_target(&super::project::project_root(&args.repo)?, &args.target, false)?;
+    crate::launch::project::check_target(&crate::launch::project::project_root(&args.repo)?, &args.target, false)?;
     let (mut index, report) = open(home, &args.repo, Embed::Ready)?;
     if !args.json {
         print_report(&report, &args.repo);
@@ -175,7 +175,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
         k,
         tests: args.include_tests,
     };
-    let ready = super::project::prepare(&mut index, &want, &args.retrieval)?;
+    let ready = crate::launch::project::prepare(&mut index, &want, &args.retrieval)?;
     let pieces = retrieve(home, &index, want, &args.retrieval, &from, &|_| false).await?;
     if !args.json {
         eprintln!("retrieved with {}", ready.describe());

@@ -18,7 +18,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
-    pub plus: super::compare::PlusArgs,
+    pub plus: super::args::PlusArgs,
 }
 
 pub async fn execute(home: &Home, data_dir: Option<&std::path::Path>, args: ReportArgs) -> anyhow::Result<ExitCode> {

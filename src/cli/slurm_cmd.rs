@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use super::run::SweepArgs;
+use super::args::SweepArgs;
 use crate::cluster::slurm::{self, MergeState, ScriptSpec, ShardState, SlurmSweep, SweepStatus};
 use crate::cluster::{MergeOptions, pool};
 use crate::store::Home;

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::attempt::{How, solve_task};
-use super::project::{check_target, open, prepare_targets, print_report, project_root, target_task, verifier};
-use super::solve::SolveArgs;
+use super::args::SolveArgs;
 use crate::config::LlmArgs;
+use crate::front::attempt::{How, solve_task};
+use crate::launch::project::{check_target, open, prepare_targets, print_report, project_root, target_task, verifier};
 use crate::repo::chunks::is_test_file;
 use crate::repo::confine::Confinement;
 use crate::repo::index::Embed;
@@ -100,7 +100,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         hidden: &hidden,
         context: None,
     };
-    let from = super::project::ModelFrom { config, llm };
+    let from = crate::launch::project::ModelFrom { config, llm };
     let task = target_task(home, &from, &index, &args.repo_args, &spec, &super::stderr_line).await?;
     let path = root.join(file);
     let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
@@ -108,7 +108,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     let mut common = args.common;
     common.allow_in_process = args.repo_args.allow_in_process;
     let how = How {
-        common,
+        common: common.attempt(),
         quiet: args.quiet,
         write: args.write,
     };

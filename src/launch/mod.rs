@@ -5,6 +5,7 @@
 //! sweep; nothing here draws or parses flags.
 
 mod parts;
+pub mod project;
 mod seeds;
 mod tasks;
 
@@ -21,6 +22,11 @@ use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
 use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, SelfDebugFeedback, Strategy, Sweep, TaskRunner};
 use crate::sandbox::{SandboxKind, TraceMode};
 use crate::store::{Home, RunStore};
+
+/// How commands report progress on the terminal (never on stdout, which is for results).
+pub(crate) fn stderr_line(line: &str) {
+    eprintln!("{line}");
+}
 
 /// What a run is, beyond the settings (endpoint, agents, limits) every run shares.
 #[derive(Debug, Clone)]

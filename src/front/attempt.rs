@@ -8,12 +8,25 @@ use anyhow::Context;
 use sha2::{Digest, Sha256};
 
 use super::print::PrinterMode;
-use super::run::{CommonArgs, Front, execute};
-use super::stderr_line;
+use super::{Front, execute};
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::UserTask;
-use crate::launch::{load_dataset_named, new_run, select_tasks};
+use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::store::{Home, RunStore};
+
+/// What an attempt takes from the command's flags: the run's plan and where its results go.
+#[derive(Debug, Clone)]
+pub struct AttemptSettings {
+    pub plan: RunPlan,
+    pub split_seed: u64,
+    pub max_iters: Option<u32>,
+    /// JSON lines on stdout instead of the printer's lines.
+    pub json: bool,
+    /// Export samples, results and summary here when the run ends.
+    pub out: Option<PathBuf>,
+    /// Watch it in the TUI.
+    pub tui: bool,
+}
 
 /// A last check of the program about to be written, in a fresh place (`Err` says why not).
 pub type Verify<'a> = &'a (dyn Fn(&str) -> anyhow::Result<()> + Sync);
@@ -39,7 +52,7 @@ pub async fn run_agents(
     home: &Home,
     config: Option<&Path>,
     llm: &LlmArgs,
-    mut common: CommonArgs,
+    mut common: AttemptSettings,
     quiet: bool,
     task: &UserTask,
     watcher: Option<Watcher<'_>>,
@@ -51,7 +64,7 @@ pub async fn run_agents(
     }
     let say: &dyn Fn(&str) = match watcher {
         Some(_) => &|_: &str| {},
-        None => &stderr_line,
+        None => &crate::launch::stderr_line,
     };
     let record = task.record.to_string();
     let digest = hex::encode(&Sha256::digest(record.as_bytes())[..6]);
@@ -64,17 +77,17 @@ pub async fn run_agents(
         .collect();
     let dataset_path = dir.join(format!("{slug}-{digest}.jsonl"));
     std::fs::write(&dataset_path, format!("{record}\n"))?;
-    if !task.is_stub && common.seed_from.is_none() {
+    if !task.is_stub && common.plan.seed_from.is_none() {
         let seeds = dir.join(format!("{slug}-{digest}.seed.jsonl"));
         let line = serde_json::json!({"task_id": task.task_id, "completion": task.module});
         std::fs::write(&seeds, format!("{line}\n"))?;
-        common.seed_from = Some(seeds.display().to_string());
+        common.plan.seed_from = Some(seeds.display().to_string());
     }
     let dataset = load_dataset_named(&dataset_path.display().to_string(), None, common.split_seed, say)?;
     let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None, false)?.tasks;
     let (file_config, file_path) = FileConfig::load(config, &home.root)?;
     let settings = Settings::resolve(file_config, file_path, llm, Some(1), common.max_iters);
-    let prepared = new_run(home, &settings, &common.plan(), dataset, tasks, say).await?;
+    let prepared = new_run(home, &settings, &common.plan, dataset, tasks, say).await?;
     let run_id = prepared.store.run_id.clone();
     let mode = match (watcher.is_some(), common.json, quiet) {
         (true, _, _) => PrinterMode::Silent,
@@ -112,7 +125,7 @@ pub fn write_keeping_backup(file: &Path, text: &str) -> anyhow::Result<()> {
 
 /// How a solve runs and ends: the run's settings, how much it prints, whether it writes.
 pub struct How {
-    pub common: CommonArgs,
+    pub common: AttemptSettings,
     pub quiet: bool,
     pub write: bool,
 }
