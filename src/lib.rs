@@ -22,6 +22,7 @@ pub mod memory;
 pub mod plus;
 pub mod record;
 pub mod repo;
+pub mod retrieval;
 pub mod sandbox;
 pub mod secrets;
 pub mod sled_open;

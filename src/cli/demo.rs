@@ -51,7 +51,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     say(&format!("  sandbox ready ({sandbox_secs:.1} s)"));
 
     let step = Instant::now();
-    tokio::task::spawn_blocking(|| crate::memory::assets::ensure(&|l| eprintln!("  {l}"))).await??;
+    tokio::task::spawn_blocking(|| crate::retrieval::assets::ensure(&|l| eprintln!("  {l}"))).await??;
     let embedding_secs = step.elapsed().as_secs_f64();
     say(&format!("  embedding model ready ({embedding_secs:.1} s)"));
 

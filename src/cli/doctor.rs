@@ -314,9 +314,9 @@ async fn sandbox(fix: bool, report: &dyn Fn(&str)) -> Check {
 }
 
 fn embedding(fix: bool, report: &dyn Fn(&str)) -> Check {
-    let assets = match crate::memory::assets::installed() {
+    let assets = match crate::retrieval::assets::installed() {
         Some(a) => a,
-        None if fix => match crate::memory::assets::ensure(report) {
+        None if fix => match crate::retrieval::assets::ensure(report) {
             Ok(a) => a,
             Err(e) => {
                 return fail(
@@ -334,7 +334,7 @@ fn embedding(fix: bool, report: &dyn Fn(&str)) -> Check {
             );
         }
     };
-    match crate::memory::Embedder::load(&assets).and_then(|e| e.embed_one("a test sentence")) {
+    match crate::retrieval::Embedder::load(&assets).and_then(|e| e.embed_one("a test sentence")) {
         Ok(v) => ok("embedding model", format!("all-MiniLM-L6-v2 int8 embeds ({} dimensions)", v.len())),
         Err(e) => fail(
             "embedding model",

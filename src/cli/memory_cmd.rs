@@ -220,7 +220,7 @@ fn setup() -> anyhow::Result<ExitCode> {
         "A man is eating a piece of bread.",
         "The stock market fell.",
     ])?;
-    let cos = |a: &[f32], b: &[f32]| crate::memory::embed::dot(a, b);
+    let cos = |a: &[f32], b: &[f32]| crate::retrieval::embed::dot(a, b);
     println!(
         "embedding model ready in {:.1}s: {}",
         started.elapsed().as_secs_f64(),

@@ -5,10 +5,7 @@
 //! sled is the source of truth (entries and their vectors, written together in one transaction);
 //! the tantivy index and the in-memory vector matrix are derived from it on open.
 
-pub mod assets;
 mod bm25;
-pub mod embed;
-pub mod int8_graph;
 mod jsonl;
 pub mod keywords;
 mod lookup;
@@ -16,7 +13,7 @@ mod scan;
 mod search;
 mod shared;
 
-pub use embed::{DIM, Embedder};
+pub use crate::retrieval::{DIM, Embedder, assets, embed};
 pub use jsonl::{read_entries, write_entries};
 pub use lookup::PoolMemory;
 pub use search::{Fusion, Hit, Method, SearchOptions};
@@ -55,6 +52,15 @@ pub enum MemoryError {
     Corrupt(String),
     #[error("{0}")]
     Input(String),
+}
+
+impl From<crate::retrieval::RetrievalError> for MemoryError {
+    fn from(e: crate::retrieval::RetrievalError) -> MemoryError {
+        match e {
+            crate::retrieval::RetrievalError::Assets(why) => MemoryError::Assets(why),
+            crate::retrieval::RetrievalError::Embedding(why) => MemoryError::Embedding(why),
+        }
+    }
 }
 
 /// One remembered solution. The embedding of `question` is kept beside it in the store.

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::chunks::ChunkKind;
 use super::index::{Embed, RepoIndex};
 use super::retrieve::{Query, Stream};
-use crate::memory::Embedder;
+use crate::retrieval::Embedder;
 
 /// A project: its PyPI name, version, the sdist's sha256 and licence.
 pub struct Project {

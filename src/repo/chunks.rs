@@ -417,28 +417,10 @@ fn first_error_line(node: Node<'_>) -> Option<usize> {
     node.children(&mut cursor).find_map(first_error_line)
 }
 
-/// `sortedByKey_v2` -> `sorted by key v2`; `take_while` -> `take while`: identifiers as words,
-/// for BM25.
-pub fn split_identifiers(code: &str) -> String {
-    let mut out = String::with_capacity(code.len() * 2);
-    let mut prev: Option<char> = None;
-    for c in code.chars() {
-        if c == '_' || !c.is_alphanumeric() {
-            out.push(' ');
-        } else {
-            if c.is_uppercase() && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()) {
-                out.push(' ');
-            }
-            out.extend(c.to_lowercase());
-        }
-        prev = Some(c);
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieval::bm25::split_identifiers;
 
     #[test]
     fn test_files_are_recognised() {

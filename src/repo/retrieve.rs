@@ -464,7 +464,7 @@ impl RepoIndex {
                     let mut scored: Ranked = cands
                         .into_iter()
                         .map(|(i, (w, why))| {
-                            let like = crate::memory::embed::dot(qv, &self.description_vectors[i]);
+                            let like = crate::retrieval::embed::dot(qv, &self.description_vectors[i]);
                             // Helpers many functions use are likely used once more.
                             let callers = self.graph.incoming(i).iter().filter(|(_, k)| *k == EdgeKind::Calls).count();
                             let used = 0.5 * (1.0 + callers as f32).ln();

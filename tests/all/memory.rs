@@ -371,8 +371,8 @@ fn the_model_is_built_only_when_something_is_embedded() {
 #[test]
 fn the_int8_rewrite_keeps_the_embeddings_of_the_shipped_model() {
     let a = assets::ensure(&|l| eprintln!("{l}")).expect("embedding assets");
-    let (_, done) = rgd::memory::int8_graph::rewrite(&std::fs::read(a.model()).unwrap()).unwrap();
-    assert_eq!(done, rgd::memory::int8_graph::Rewritten { matmuls: 36, gathers: 2 });
+    let (_, done) = rgd::retrieval::int8_graph::rewrite(&std::fs::read(a.model()).unwrap()).unwrap();
+    assert_eq!(done, rgd::retrieval::int8_graph::Rewritten { matmuls: 36, gathers: 2 });
     let shipped = Embedder::load_file(&a, a.model(), 1).unwrap();
     let texts = [
         "A man is eating food.",

@@ -15,14 +15,14 @@ impl MemoryBrowser {
     /// there is no embedding model in the cache yet.
     pub fn open(dir: Option<&Path>, out: &mut Outbox) -> Option<MemoryBrowser> {
         let dir = dir?.to_path_buf();
-        if crate::memory::assets::installed().is_none() {
+        if crate::retrieval::assets::installed().is_none() {
             out.status("no embedding model yet: run `rgd memory setup` (or any run with memory) first");
             return None;
         }
         out.spawn(move || {
             AppEvent::MemoryOpened((|| {
                 // Never a download from the browser: only a model already in the cache.
-                let assets = crate::memory::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
+                let assets = crate::retrieval::assets::installed().ok_or_else(|| anyhow::anyhow!("the embedding model is gone"))?;
                 let pool = SharedPool::open_in_home(&dir, &assets)?;
                 let entries = pool.entries()?;
                 Ok((pool, entries))

