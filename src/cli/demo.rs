@@ -10,11 +10,14 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::args::{CommonArgs, SweepArgs};
+use super::stderr_line;
 use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::engine::{Event, Strategy};
+use crate::front::print::PrinterMode;
+use crate::front::{Front, execute};
+use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::llm::local::{LocalChat, ModelSource, catalog};
-use crate::sandbox::SandboxKind;
 use crate::store::{Home, RunStore};
 
 #[derive(Debug, Args)]
@@ -79,49 +82,17 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let ready_secs = started.elapsed().as_secs_f64();
 
     let run_id = ulid::Ulid::generate().to_string();
-    let sweep = SweepArgs {
-        dataset: Some(args.dataset.clone()),
-        tasks: Vec::new(),
-        limit: args.limit,
-        exclude_broken: false,
-        concurrency: None,
-        resume: None,
-        detach: false,
-        shard: None,
-        memory_snapshot: None,
-        llm: llm.clone(),
-        common: CommonArgs {
-            allow_in_process: false,
-            // A small local model rarely gains from ten rounds; three show the loop at work.
-            max_iters: args.max_iters.or(embedded.then_some(3)),
-            sandbox: SandboxKind::Wasm,
-            split_seed: crate::dataset::DEFAULT_SPLIT_SEED,
-            prompts: None,
-            test_timeout: None,
-            json: false,
-            out: None,
-            tui,
-            journal: false,
-            no_memory: false,
-            no_guide: false,
-            no_feedback: false,
-            feedback: Default::default(),
-            trace: super::args::TraceOption::Off,
-            seed_from: None,
-            mapcoder_k: crate::engine::MapCoderParams::default().k,
-            mapcoder_t: crate::engine::MapCoderParams::default().t,
-            codesim_p: crate::engine::CodeSimParams::default().p,
-            codesim_d: crate::engine::CodeSimParams::default().d,
-            lpw_verify: crate::engine::LpwParams::default().verify_rounds,
-            lpw_refine: crate::engine::LpwParams::default().refine_rounds,
-            mg_retries: crate::engine::MgDebuggerParams::default().retries,
-            mg_repairs: crate::engine::MgDebuggerParams::default().repairs,
-            memory_threshold: None,
-            strategy: Strategy::Rgd,
-            run_id: Some(run_id.clone()),
-            breakpoints: None,
-            control: None,
-        },
+    // A small local model rarely gains from ten rounds; three show the loop at work.
+    let max_iters = args.max_iters.or(embedded.then_some(3));
+    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let settings = Settings::resolve(file, file_path, llm, None, max_iters);
+    let dataset = load_dataset_named(&args.dataset, data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
+    let selected = select_tasks(&dataset, &[], args.limit, false)?;
+    let plan = RunPlan {
+        run_id: Some(run_id.clone()),
+        // The TUI's keys drive the debugger.
+        control: tui.then(|| std::sync::Arc::new(crate::engine::Control::new(Vec::new()))),
+        ..RunPlan::new(Strategy::Rgd)
     };
     say(&format!(
         "running RGD on the {} tasks{}",
@@ -129,7 +100,9 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
         if tui { " (q quits the view)" } else { "" }
     ));
     let run_started = Instant::now();
-    let code = super::run::sweep(home, data_dir, config, llm, sweep).await?;
+    let prepared = new_run(home, &settings, &plan, dataset, selected.tasks, &stderr_line).await?;
+    let front = Front { tui, ..Front::default() };
+    let code = execute(prepared, PrinterMode::Progress, &front).await?;
     let run_secs = run_started.elapsed().as_secs_f64();
 
     let store = RunStore::open(home, &run_id)?;

@@ -130,7 +130,7 @@ pub fn execute(home: &Home, cmd: SlurmCommand) -> anyhow::Result<ExitCode> {
                 prefer: None,
                 replace: true,
             };
-            super::runs::merge(home, &runs, &options, None, json)
+            crate::front::merged::merge(home, &runs, &options, None, json)
         }
     }
 }

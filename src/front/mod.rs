@@ -6,6 +6,7 @@
 pub mod attempt;
 pub mod control;
 pub mod exit;
+pub mod merged;
 pub mod print;
 
 use std::path::Path;
