@@ -268,10 +268,7 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
         from.concurrency.or(Some(manifest.concurrency)),
         Some(manifest.max_iters),
     );
-    settings.agents = crate::agents::Agent::ALL
-        .iter()
-        .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
-        .collect();
+    settings.agents = agents_of(&manifest);
     settings.limits = manifest.limits.clone();
     let mut parts = parts::Parts::build(&settings, plan, &tasks, report)?;
     // A resumed run keeps its memory setting; the pool may have grown since (the manifest keeps
@@ -353,8 +350,7 @@ pub async fn fork(
     }
     // Opened again to read its events: a sled store is opened once at a time.
     drop(store);
-    let strategy = Strategy::from_name(&manifest.strategy)
-        .ok_or_else(|| anyhow::anyhow!("run {parent} names an unknown strategy {:?}", manifest.strategy))?;
+    let recorded = plan_of(&manifest)?;
     let mut settings = Settings::resolve(
         from.config,
         from.config_path,
@@ -381,8 +377,38 @@ pub async fn fork(
         settings.agents.insert(agent, params);
     }
     settings.limits = manifest.limits.clone();
-    let has = |a: &str| manifest.ablations.iter().any(|x| x == a);
     let plan = RunPlan {
+        memory_threshold: manifest.memory.min_similarity,
+        control,
+        fork: Some(crate::engine::ForkPoint {
+            parent_run: parent.clone(),
+            task_id: task_id.to_string(),
+            at_iteration: at,
+        }),
+        // A fork never inherited the parent's --allow-in-process: its verdicts reach the memory
+        // pool only when isolated (unchanged when the recorded plan came to be read in one place).
+        allow_in_process: false,
+        ..recorded
+    };
+    report(&format!("forking {task_id} of run {parent} at iteration {at}"));
+    new_run(home, &settings, &plan, dataset, task, report).await
+}
+
+/// The agents' parameters a run recorded.
+fn agents_of(manifest: &Manifest) -> std::collections::BTreeMap<crate::agents::Agent, crate::llm::CallParams> {
+    crate::agents::Agent::ALL
+        .iter()
+        .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
+        .collect()
+}
+
+/// The loop a run recorded in its manifest (strategy, memory, ablations, feedback, trace, each
+/// method's parameters), read in one place for a resume and a fork alike.
+fn plan_of(manifest: &Manifest) -> anyhow::Result<RunPlan> {
+    let strategy = Strategy::from_name(&manifest.strategy)
+        .ok_or_else(|| anyhow::anyhow!("run {} names an unknown strategy {:?}", manifest.run_id, manifest.strategy))?;
+    let has = |a: &str| manifest.ablations.iter().any(|x| x == a);
+    Ok(RunPlan {
         memory: manifest.memory.enabled,
         guide: !has("no-guide"),
         feedback: !has("no-feedback"),
@@ -396,17 +422,9 @@ pub async fn fork(
         codesim: manifest.codesim.unwrap_or_default(),
         lpw: manifest.lpw.unwrap_or_default(),
         mgdebugger: manifest.mgdebugger.unwrap_or_default(),
-        memory_threshold: manifest.memory.min_similarity,
-        control,
-        fork: Some(crate::engine::ForkPoint {
-            parent_run: parent.clone(),
-            task_id: task_id.to_string(),
-            at_iteration: at,
-        }),
+        allow_in_process: manifest.allow_in_process,
         ..RunPlan::new(strategy)
-    };
-    report(&format!("forking {task_id} of run {parent} at iteration {at}"));
-    new_run(home, &settings, &plan, dataset, task, report).await
+    })
 }
 
 fn prepare(
@@ -422,37 +440,30 @@ fn prepare(
     let recorder: Arc<dyn Recorder> = store.clone();
     let next_seq = store.next_seq()?;
     let bus = EventBus::new(Some(recorder), next_seq);
+    let recorded = plan_of(&manifest)?;
     let config = Arc::new(LoopConfig {
-        strategy: Strategy::from_name(&manifest.strategy)
-            .ok_or_else(|| anyhow::anyhow!("run {} names an unknown strategy {:?}", manifest.run_id, manifest.strategy))?,
+        strategy: recorded.strategy,
         max_iters: manifest.max_iters,
-        params: crate::agents::Agent::ALL
-            .iter()
-            .filter_map(|a| manifest.agents.get(a.name()).map(|p| (*a, p.clone())))
-            .collect(),
-        memory: manifest.memory.enabled,
-        self_debug: manifest
-            .feedback
-            .as_deref()
-            .and_then(SelfDebugFeedback::from_name)
-            .unwrap_or_default(),
-        trace: manifest.trace.as_deref().and_then(TraceMode::from_name),
+        params: agents_of(&manifest),
+        memory: recorded.memory,
+        self_debug: recorded.self_debug,
+        trace: recorded.trace,
         seeds: match &manifest.seed_from {
             Some(from) => Some(Arc::new(seeds::load(home, from)?)),
             None => None,
         },
-        guide: !manifest.ablations.iter().any(|a| a == "no-guide"),
-        feedback: !manifest.ablations.iter().any(|a| a == "no-feedback"),
+        guide: recorded.guide,
+        feedback: recorded.feedback,
         context_size: manifest
             .served
             .as_ref()
             .and_then(|s| s.context_size)
             .or(settings.openai.as_ref().and_then(|o| o.context_size)),
-        mapcoder: manifest.mapcoder.unwrap_or_default(),
-        codesim: manifest.codesim.unwrap_or_default(),
-        lpw: manifest.lpw.unwrap_or_default(),
-        mgdebugger: manifest.mgdebugger.unwrap_or_default(),
-        allow_in_process: manifest.allow_in_process,
+        mapcoder: recorded.mapcoder,
+        codesim: recorded.codesim,
+        lpw: recorded.lpw,
+        mgdebugger: recorded.mgdebugger,
+        allow_in_process: recorded.allow_in_process,
     });
     let runner = Arc::new(
         TaskRunner::new(
