@@ -2130,6 +2130,10 @@ class LentObject(_Remote):
             # `vars(obj)`, `copy.__dict__.update(self.__dict__)`: the tests' object as a whole,
             # which stays with the tests (asked by hand, it is refused).
             _cannot(object.__getattribute__(self, "_peer"), "read the __dict__ of an object the tests lent")
+        if name in _LENT_PROTOCOL:
+            # Named by the program's code, not probed by Python (`self.__missing__(key)` in a
+            # project's `__getitem__`, a test's subclass defining it): the tests' object answers.
+            return _Remote._ask(self, "get", name)
         return _Remote.__getattr__(self, name)
 
     def __reduce_ex__(self, protocol):

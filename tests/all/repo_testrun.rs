@@ -779,3 +779,12 @@ fn tables_changed_a_little_at_every_call_and_the_tests_mappings_are_as_in_one_pr
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
 }
+
+/// A project method that calls a protocol method by name on `self` (`self.__missing__(key)` in a
+/// `__getitem__`, as cachetools' `Cache` does) reaches the test's subclass that defines it.
+#[test]
+fn a_protocol_method_called_by_name_on_a_tests_subclass_is_the_subclass_s() {
+    let module = "class Box:\n    def __init__(self):\n        self.data = {}\n\n    def get(self, key):\n        try:\n            return self.data[key]\n        except KeyError:\n            return self.__missing__(key)\n\n    def __missing__(self, key):\n        raise KeyError(key)\n";
+    let tests = "import pytest\n\nfrom pkg.m import Box\n\n\nclass Default(Box):\n    def __missing__(self, key):\n        self.data[key] = key * 2\n        return key * 2\n\n\ndef test_missing():\n    b = Default()\n    assert b.get(3) == 6 and b.data == {3: 6} and b.get(3) == 6\n    with pytest.raises(KeyError):\n        Box().get(1)\n";
+    passes_isolated_as_in_one_process(module, tests, "Box.get", 1);
+}
