@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
-use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::schema::{Field, STORED, STRING, Schema, Value};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
 
 use super::{Entry, MemoryError};
@@ -51,11 +51,7 @@ enum Change {
 
 fn schema() -> (Schema, Field, Field, Field) {
     let mut b = Schema::builder();
-    let text = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer("en_stem")
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-    );
+    let text = crate::retrieval::bm25::stemmed_text();
     let id = b.add_text_field("id", STRING | STORED);
     let keywords = b.add_text_field("keywords", text.clone());
     let question = b.add_text_field("question", text);

@@ -5,6 +5,17 @@ use tantivy::query::QueryParser;
 use tantivy::schema::{Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::{Index, IndexReader, TantivyDocument, doc};
 
+/// A field of words for BM25: tantivy's `en_stem` (split on non-alphanumerics, lowercase,
+/// English stemming) with frequencies and positions: this in-memory index and the memory pool's
+/// on disk index their words the same way, so a query means the same to both.
+pub fn stemmed_text() -> TextOptions {
+    TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("en_stem")
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    )
+}
+
 /// BM25 (tantivy, in memory, English stemming) over texts of words (a repository's chunks: their
 /// split identifiers and docstrings; `rgd locate`'s functions).
 pub struct Bm25 {
@@ -19,14 +30,7 @@ impl Bm25 {
     pub fn build<'a>(texts: impl IntoIterator<Item = &'a str>) -> anyhow::Result<Bm25> {
         let mut b = Schema::builder();
         let chunk = b.add_u64_field("chunk", STORED);
-        let text = b.add_text_field(
-            "text",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer("en_stem")
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            ),
-        );
+        let text = b.add_text_field("text", stemmed_text());
         let index = Index::create_in_ram(b.build());
         let mut writer: tantivy::IndexWriter = index.writer(32 << 20)?;
         for (i, t) in texts.into_iter().enumerate() {
