@@ -191,6 +191,11 @@ class Policy:
         t = type(value)
         if t is object or t is types.TracebackType:
             return "opaque"
+        if t in _DICT_VIEWS:
+            # A view of a mapping the tests lend (toolz's tests' own `defaultdict`) is lent with
+            # it: what the program reads through it is read there.
+            under = _viewed_dict(value)
+            return "lent" if under is not None and self.lendable(under) == "lent" else None
         if any((k.__module__, k.__qualname__) in _LENT_STD for k in t.__mro__) or _is_mock(value):
             # (A stream of a class over one of them, too: click's `_NamedTextIOWrapper`, made
             # by the project's test runner in the tests' process.)
@@ -351,6 +356,14 @@ _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
 # methods that rewrite it (its own `_mock_*` and `_spec_*` attributes are refused too).
 _MOCK_RECORDS = frozenset(("called", "call_count", "call_args", "call_args_list", "mock_calls", "method_calls"))
 _MOCK_MUTATORS = frozenset(("reset_mock", "configure_mock", "attach_mock", "mock_add_spec"))
+
+
+def _viewed_dict(view):
+    """The dict (or dict subclass) a dict's view shows: the one referent of its `mapping` proxy."""
+    import gc
+
+    under = [d for d in gc.get_referents(view.mapping) if isinstance(d, dict)]
+    return under[0] if len(under) == 1 else None
 
 
 def _named_by(cls, module):
@@ -826,22 +839,13 @@ class Encoder:
             return ["std", "defaultdict", self.ref(v.default_factory, depth), [[self.ref(k, depth), self.ref(x, depth)] for k, x in dict.items(v)]]
         if t in _DICT_VIEWS:
             # A dict's view is a view of the receiver's copy of that dict (which, shared, stays
-            # one object there): `d.items()` a test's mapping answers is iterated as itself.
-            import gc
-
-            under = [d for d in gc.get_referents(v.mapping) if isinstance(d, dict)]
-            if len(under) != 1:
+            # one object there): `d.items()` a test's mapping answers is iterated as itself. A
+            # view of a mapping of the tests' own class is not data (`Policy.lendable`).
+            under = _viewed_dict(v)
+            policy = self.peer.policy
+            if under is None or (policy.strict and type(under) not in _PLAIN_DICTS and policy.kind_of_class(type(under)) != "project"):
                 return None
-            peer = self.peer
-            if peer.policy.strict and type(under[0]) not in _PLAIN_DICTS and peer.policy.kind_of_class(type(under[0])) != "project":
-                if peer.policy.lendable(under[0]) != "lent":
-                    return None
-                # A view of a mapping the tests lend (toolz's tests' own `defaultdict`) is lent
-                # with it: what the program reads through it is read there.
-                hid = peer.handle(v)
-                peer.lent[hid] = "lent"
-                return self.lent(hid, t, depth)
-            return ["std", "view", _DICT_VIEWS[t], self.ref(under[0], depth)]
+            return ["std", "view", _DICT_VIEWS[t], self.ref(under, depth)]
         if t is range:
             return ["std", "range", [v.start, v.stop, v.step]]
         if t is slice:
@@ -2010,11 +2014,15 @@ class _Remote:
         return id(self)
 
 
+def _call_other_side(self, /, *args, **kwargs):
+    """Calls the object a handle stands for, in the process that holds it."""
+    return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
+
+
 class RemoteObject(_Remote):
     __slots__ = ()
 
-    def __call__(self, /, *args, **kwargs):
-        return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
+    __call__ = _call_other_side
 
 
 class RemoteFunction(RemoteObject):
@@ -2167,8 +2175,7 @@ class LentCallable(LentObject):
 
     __slots__ = ()
 
-    def __call__(self, /, *args, **kwargs):
-        return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
+    __call__ = _call_other_side
 
 
 class LentMethod(RemoteFunction):

@@ -1,6 +1,7 @@
 //! The flags several commands share, in one place: what every run takes (`CommonArgs`), a
-//! sweep's selection (`SweepArgs`, also `demo`'s and a detached sweep's), and the dataset
-//! commands' tasks (`Tasks`).
+//! sweep's selection (`SweepArgs`, also a detached sweep's and a Slurm job's), `rgd solve`'s
+//! (`SolveArgs`, with and without `--repo`), `--plus` of `compare` and `report` (`PlusArgs`),
+//! and the dataset commands' tasks (`Tasks`).
 
 use std::path::{Path, PathBuf};
 
