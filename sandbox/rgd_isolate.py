@@ -49,6 +49,7 @@ import struct
 import sys
 import threading
 import types
+import weakref
 
 MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
@@ -63,6 +64,9 @@ MAX_INT_DIGITS = 4300
 # tests' side, of what it sends: the program cannot choose the fallback.
 COPY_LIMIT = 100_000
 RUN_COPY_LIMIT = 2_000_000
+# Scalars of a shared object that are only compared (by identity, in C) count as one copied
+# value per this many: about the ratio of the two costs, measured on cachetools' tables.
+SCALARS_PER_COPY = 32
 OUTPUT_CAP = 64 << 10
 TRACE_CAP = 4000
 
@@ -200,21 +204,30 @@ class Policy:
             # (A stream of a class over one of them, too: click's `_NamedTextIOWrapper`, made
             # by the project's test runner in the tests' process.)
             return "lent"
-        # (A class of the tests' is not lent: what introspects a class, `inspect.signature` of
-        # one with a `__signature__` property, would see a handle, not the class.)
-        if isinstance(value, (type, types.ModuleType, BaseException)) or not self.tests_module(t.__module__):
+        if isinstance(value, type):
+            # A class the tests define, handed to the program (toolz's `curry` of a test's
+            # class, a classmethod's `cls`): lent, to be called (its instances are made and
+            # stay here), asked `isinstance` of and read by its plain names; never an exception
+            # class (raised, it would have to cross as one).
+            if issubclass(value, BaseException) or not self.tests_module(value.__module__) or self._holds_tests(value):
+                return None
+            return "lent"
+        if isinstance(value, (types.ModuleType, BaseException)) or not self.tests_module(t.__module__):
             return None
+        return None if self._holds_tests(t) else "lent"
+
+    def _holds_tests(self, cls):
+        """A test class of pytest's or unittest's (or one holding test methods): lending it, or
+        one of its objects, would hand the program the tests themselves."""
         unittest = sys.modules.get("unittest")
-        if unittest is not None and isinstance(value, unittest.TestCase):
-            return None
-        for klass in t.__mro__:
+        if unittest is not None and issubclass(cls, unittest.TestCase):
+            return True
+        for klass in cls.__mro__:
             if self.project_module(klass.__module__) or klass.__module__ == "builtins":
                 break
             if klass.__name__.startswith("Test") or any(isinstance(n, str) and n.startswith("test") for n in vars(klass)):
-                # A test class of pytest's (or one holding test methods): lending it would hand
-                # the program the tests themselves.
-                return None
-        return "lent"
+                return True
+        return False
 
     def project_base(self, cls):
         """What a lent object says it is: the first class of the project's among `cls`'s bases
@@ -350,6 +363,11 @@ _BUILTIN_BASES = (list, dict, set, frozenset, tuple, str, bytes, int, float)
 _IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
 _HEAPTYPE = 1 << 9
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
+# Module globals whose contents cannot change in place (a pattern, a table of strings as a
+# tuple or frozenset): `ModuleState` compares them by identity only, not by their contents at
+# every call (boltons' `urlutils` holds dozens).
+_UNCHANGING_TYPES = frozenset(_SCALARS + (tuple, frozenset, range, type(Ellipsis)))
+_UNCHANGING = ("unchanging",)
 
 
 # A mock's record of the calls made to it, which a program may read but not write, and the
@@ -532,6 +550,26 @@ def _list_delta(was, now):
     return start, len(was) - tail, parts
 
 
+def _replace_slice(seq, start, end, parts):
+    """`seq[start:end] = parts` for a list or a deque (which has no slices: what changed at
+    either end is popped and pushed there, as the sender's deque was)."""
+    if type(seq) is list:
+        seq[start:end] = parts
+    elif seq.maxlen is None and start == 0:
+        for _ in range(end):
+            seq.popleft()
+        seq.extendleft(reversed(parts))
+    elif seq.maxlen is None and end == len(seq):
+        for _ in range(end - start):
+            seq.pop()
+        seq.extend(parts)
+    else:
+        items = list(seq)
+        items[start:end] = parts
+        seq.clear()
+        seq.extend(items)
+
+
 def _builtin_base(cls):
     for base in cls.__mro__[1:]:
         if base in _BUILTIN_BASES:
@@ -628,8 +666,11 @@ class Encoder:
             return [tag, gid]
         self.updated.append((v, now))
         t = type(v)
-        delta = _dict_delta(was, now) if t in _DELTA_DICTS else _list_delta(was, now) if t is list else None
+        delta = _dict_delta(was, now) if t in _DELTA_DICTS else _list_delta(was, now) if t in _DELTA_LISTS else None
         if delta is None:
+            # Its contents, never its name: an object made by a call may be a project global
+            # by the time it changes (`toolz.curried`'s curries, named as they are imported).
+            self.unnamed.add(id(v))
             return [tag, gid, self.fresh(v, t, depth)]
         # Only what changed is copied (a cache's table, one entry added at every call).
         self.look(now, set(map(id, delta[-1])), depth)
@@ -645,9 +686,12 @@ class Encoder:
         receiver reads too. Counted with the copies (`RUN_COPY_LIMIT`): what bounds a run's
         time is the calls times what each looks at (a hot function handed a large structure at
         every call), even where nothing changed."""
-        self.values += len(parts)
         if set(map(type, parts)) <= _SCALAR_SET:
+            # Only compared, by identity and in C (`_same`, the deltas): a cache's table of
+            # numbers looked at after every call costs a fraction of copying it.
+            self.values += len(parts) // SCALARS_PER_COPY
             return
+        self.values += len(parts)
         for part in parts:
             if type(part) not in _SCALARS and part is not _SEP and id(part) not in changed:
                 self.ref(part, depth)
@@ -704,7 +748,14 @@ class Encoder:
                 # instances here too.
                 return ["h", peer.handle(v), "obj"]
             if not known or "<" in v.__qualname__:
-                raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
+                lend = peer.policy.lendable(v) if peer.policy.strict else None
+                if lend is None:
+                    raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
+                hid = peer.handle(v)
+                peer.lent[hid] = lend
+                # Its calls carry what changed, as a lent object's method calls do.
+                peer.lent_methods.add(hid)
+                return self.lent(hid, t, depth)
             return ["cls", module, v.__qualname__]
         if t is types.BuiltinFunctionType:
             owner = getattr(v, "__self__", None)
@@ -756,6 +807,7 @@ class Encoder:
             # The tests' process lends it: the program uses it through a handle (`serve_lent`).
             hid = peer.handle(v)
             peer.lent[hid] = lend
+            peer.keeps_alive(v)
             return self.lent(hid, t, depth)
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
 
@@ -768,7 +820,9 @@ class Encoder:
             said = obj.__class__
             t = said if isinstance(said, type) else t
         base = self.peer.policy.project_base(t) if kind == "lent" else None
-        if kind == "lent" and callable(obj):
+        if kind == "lent" and isinstance(obj, type):
+            kind = "lentk"
+        elif kind == "lent" and callable(obj):
             # Only what can be called says it can (`callable(m)`: toolz asks it of all it is handed).
             kind = "lentc"
         return ["h", hid, kind, None if base is None else self.ref(base, depth)]
@@ -886,6 +940,9 @@ _SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
 _DEFERRABLE = frozenset(("l", "d", "S", "o", "back", "m"))
 # The dicts whose changes cross as such (`_dict_delta`): their `_children` are their items.
 _DELTA_DICTS = (dict, collections.OrderedDict)
+# The sequences whose changes cross as one slice replaced (`_list_delta`): a deque a peekable
+# iterator pops from the left at every call.
+_DELTA_LISTS = (list, collections.deque)
 _PLAIN_DICTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
 _DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 _SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
@@ -1057,11 +1114,11 @@ class Decoder:
             for key in [self.get(r) for r in n[1]]:
                 obj.pop(key, None)
             obj.update([(self.get(key), self.get(value)) for key, value in n[2]])
-        elif k == "ls" and t is list and len(n) == 4:
+        elif k == "ls" and t in _DELTA_LISTS and len(n) == 4:
             start, end = n[1], n[2]
             if type(start) is not int or type(end) is not int or not 0 <= start <= end <= len(obj):
                 raise Refused("a change to a list out of its bounds")
-            obj[start:end] = [self.get(r) for r in n[3]]
+            _replace_slice(obj, start, end, [self.get(r) for r in n[3]])
         elif k == "ba" and t is bytearray:
             obj[:] = base64.b64decode(n[1])
         elif k == "std" and n[1] in ("OrderedDict", "Counter", "defaultdict") and t.__qualname__ == n[1] and t.__module__ == "collections":
@@ -1476,6 +1533,7 @@ class Peer:
         self.received = []  # shared objects a message of this outermost call named: written back
         self.last_values = 0  # how many values the last message this side encoded copied
         self.lock = threading.RLock()  # one conversation at a time (tests that call from threads)
+        self.serving = 0  # requests of the other side this side is running (a callback of the tests')
         self.handles = {}  # hid -> callable or iterator kept here
         self.handle_ids = {}  # id(object) -> hid
         # The tests' side: what it lends the program (hid -> "lent" or "opaque", `serve_lent`),
@@ -1494,12 +1552,20 @@ class Peer:
         # identity: they cross as their place in that list.
         self.target_defaults = []
         self.defaults = {}
+        # The tests' side: the objects of theirs the channel keeps alive for the run (sent,
+        # lent, copies of the program's) that can be weakly referenced (`_check_lifetimes`).
+        self.kept_alive = []
 
     # identities
     def note_received(self, gid, value):
         self.came_from[id(value)] = (gid, value)
         self.copies[gid] = value
         self.received.append(value)
+        self.keeps_alive(value)
+
+    def keeps_alive(self, value):
+        if self.policy.strict and type(value).__weakrefoffset__ and not isinstance(value, type):
+            self.kept_alive.append(value)
 
     def sent_object(self, gid):
         try:
@@ -1597,6 +1663,7 @@ class Peer:
                 self.sent_ids[id(v)] = base + i
                 self.snaps[id(v)] = _children(v)
                 self.sent_now.append(v)
+                self.keeps_alive(v)
             elif node[0] in ("back", "m"):
                 self.sent_now.append(v)
         for v, now in enc.updated:
@@ -1688,9 +1755,14 @@ class Peer:
     def request(self, message):
         """Sends a request and serves the other side's requests until its answer comes. One
         thread at a time: the stream carries one conversation."""
-        with self.lock:
+        with self.turn():
             if self.dead:
                 raise Gone(self.dead)
+            if self.depth == 0 and self.kept_alive and any(map(weakref.getweakrefcount, self.kept_alive)):
+                # In one process such an object dies with its last strong reference, and a weak
+                # mapping holding it (cachetools' tests cache in a `WeakValueDictionary`) lets
+                # it go; here the channel keeps it for the run, which a test could tell.
+                _refuse(getattr(self, "qualname", "the target"), "the tests hold a weak reference to an object the processes share, which lives for the whole run here")
             self.send(message)
             self.depth += 1
             try:
@@ -1699,9 +1771,28 @@ class Peer:
                     op = m.get("op")
                     if op in ("ok", "err"):
                         return m
-                    self.serve(m)
+                    self.serving += 1
+                    try:
+                        self.serve(m)
+                    finally:
+                        self.serving -= 1
             finally:
                 self.depth -= 1
+
+    @contextlib.contextmanager
+    def turn(self):
+        """The conversation, for this thread. Tests that call from several threads take turns;
+        on the tests' side, a thread kept waiting while the thread that has the turn runs the
+        tests' own code for the program (a callback waiting at a `Barrier` for the others, as
+        cachetools' threading tests do) would wait for ever or time out where in one process
+        the threads run together: the run is judged in-process instead."""
+        while not self.lock.acquire(timeout=0.5):
+            if self.policy.strict and self.serving:
+                _refuse(getattr(self, "qualname", "the target"), "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)")
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     def answer(self, fn, along=False, printed=False):
         """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
@@ -1763,7 +1854,7 @@ class Peer:
 
             self.answer(pull, along, printed)
         elif op == "get" and m.get("name") == "__signature__":
-            self.answer(lambda: _signature_of(self.local_handle(m.get("h"))))
+            self.answer(lambda: self.signature_of(self.local_handle(m.get("h"))))
         elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif self.policy.strict and m.get("h") in self.lent and op in ("get", "set", "del", "op"):
@@ -1781,6 +1872,18 @@ class Peer:
             self.touch(m, getattr)
         else:
             self.serve_other(m)
+
+    def signature_of(self, fn):
+        """`_signature_of` what this side keeps; of a test's class that has a `__signature__` of
+        its own that is no signature (a property, which `inspect` refuses but toolz looks for),
+        the run is judged in-process: that attribute cannot cross."""
+        import inspect
+
+        if self.policy.strict and isinstance(fn, type):
+            own = getattr(fn, "__signature__", None)
+            if own is not None and not isinstance(own, inspect.Signature):
+                _refuse(getattr(self, "qualname", "the target"), "the program asked for the signature of a test's class whose __signature__ is a %s" % type(own).__name__)
+        return _signature_of(fn)
 
     def touch(self, m, read, check=None):
         """Answers a request to get (with `read(obj, name)`), set or delete an attribute of an
@@ -1826,7 +1929,10 @@ class Peer:
             self.answer(operate)
             return
         special = isinstance(name, str) and name[:2] == "__" and name[-2:] == "__"
-        if self.lent[hid] != "lent" or not isinstance(name, str) or (special and (op != "get" or name not in _LENT_PROTOCOL)):
+        # A name that is only text may be set too (toolz's `curry.__init__` sets `self.__doc__`
+        # on a test's subclass of it, as `functools.update_wrapper` does).
+        allowed = name in _LENT_PROTOCOL if op == "get" else op == "set" and name in _OPEN_NAMES
+        if self.lent[hid] != "lent" or not isinstance(name, str) or (special and not allowed):
             self.send(self.failure(AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,))))
             return
         if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
@@ -2013,6 +2119,15 @@ class _Remote:
     def __hash__(self):
         return id(self)
 
+    def __reduce_ex__(self, protocol):
+        # A copy or a pickle of what stays in the other process (toolz's tests pickle a curried
+        # function the program made) cannot be made here: on the tests' side the run is judged
+        # in-process instead; the program is told it cannot.
+        peer = object.__getattribute__(self, "_peer")
+        if peer.policy.strict:
+            _refuse(getattr(peer, "qualname", "the target"), "the tests copied or pickled something the program's process keeps")
+        _cannot(peer, "copy what the tests' process keeps")
+
 
 def _call_other_side(self, /, *args, **kwargs):
     """Calls the object a handle stands for, in the process that holds it."""
@@ -2121,11 +2236,12 @@ class LentObject(_Remote):
 
     __slots__ = ("_cls",)
 
-    def __new__(cls, *args):
-        if not args:
-            # `type(self).__new__(type(self))` in the program (a `__copy__`): an object of the
-            # tests' class cannot be made here.
-            _cannot(_serving[0], "make a copy of an object the tests lent")
+    def __new__(cls, *args, **kwargs):
+        if kwargs or len(args) != 2 or type(args[0]) is not Server or type(args[1]) is not int:
+            # `type(self)(...)` or `type(self).__new__(type(self))` in the program (a `__copy__`,
+            # toolz's `bind` of a test's `curry` subclass): an object of the tests' class
+            # cannot be made here, and `type()` of a handle does not say which class that is.
+            _cannot(_serving[0], "make an object of the class of an object the tests lent")
         return object.__new__(cls)
 
     @property
@@ -2178,6 +2294,23 @@ class LentCallable(LentObject):
     __call__ = _call_other_side
 
 
+class LentClass(LentObject):
+    """A class the tests lent (`Policy.lendable`): calling it makes an instance in the tests'
+    process, lent in turn; `isinstance` and `issubclass` against it are asked there of what the
+    tests lent (nothing the program made is an instance of a tests' class)."""
+
+    __slots__ = ()
+
+    def __call__(self, /, *args, **kwargs):
+        return LentMethod.__call__(self, *args, **kwargs)
+
+    def __instancecheck__(self, obj):
+        return type(obj) in _LENT_TYPES and bool(LentObject._op(self, "isinstance", obj))
+
+    def __subclasscheck__(self, cls):
+        return type(cls) is LentClass and bool(LentObject._op(self, "issubclass", cls))
+
+
 class LentMethod(RemoteFunction):
     """A method of a lent object: its call carries the shared objects this call named, where
     they changed, and its answer brings back what the method changed in them (a test's cache
@@ -2205,11 +2338,12 @@ def _cannot(peer, what):
     raise TypeError("the program cannot %s" % what)
 
 
-_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentObject, LentCallable, LentMethod))
+_LENT_TYPES = frozenset((LentObject, LentCallable, LentClass))
+_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentMethod)) | _LENT_TYPES
 # A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
 # side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
 _PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject, "lm": RemoteFunction}
-_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, opaque=LentObject, lm=LentMethod)
+_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, lentk=LentClass, opaque=LentObject, lm=LentMethod)
 # What the program may ask of a lent object beyond its plain names: the protocols it uses.
 _LENT_PROTOCOL = frozenset(
     ("__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__",
@@ -2218,11 +2352,12 @@ _LENT_PROTOCOL = frozenset(
 _LENT_OPERATORS = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
     "contains": operator.contains, "hash": hash,
+    "isinstance": lambda cls, obj: isinstance(obj, cls), "issubclass": lambda cls, sub: issubclass(sub, cls),
 }
 
 
 # A handle's `__doc__` is the other side's (the property above), not its class's docstring.
-for _handle_class in (RemoteObject, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentMethod):
+for _handle_class in (RemoteObject, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentClass, LentMethod):
     _handle_class.__doc__ = _Remote.__dict__["__doc__"]
 del _handle_class
 
@@ -2266,14 +2401,22 @@ class ModuleState:
     def _record(value):
         # What it holds one level down (`_children`, as shared objects are compared); none for
         # code, and for a thread-local or lock (each process's own: not module state).
-        return (value, None if _behaviour(value) or type(value) in _BY_NAME else _children(value))
+        t = type(value)
+        if t in _UNCHANGING_TYPES or (t.__module__ == "re" and t.__qualname__ == "Pattern"):
+            return (value, _UNCHANGING)
+        return (value, None if _behaviour(value) or t in _BY_NAME else _children(value))
 
     def _space(self, key, ns):
         seen = {attr: self._record(v) for attr, v in self._names(ns)}
         for attr, (value, shallow) in seen.items():
             if shallow is None:
                 self.original.setdefault(key + (attr,), value)
-        self.spaces[key] = [ns, len(ns), seen, tuple(map(id, ns.values())), [a for a, r in seen.items() if r[1] is not None]]
+        self.spaces[key] = [ns, len(ns), seen, tuple(map(id, ns.values())), self._data(seen)]
+
+    @staticmethod
+    def _data(seen):
+        """The names whose contents are looked at by every call: those holding mutable data."""
+        return [a for a, r in seen.items() if r[1] is not None and r[1] is not _UNCHANGING]
 
     def _spaces_now(self):
         """Every project namespace, those not seen before recorded as they are (they start agreed)."""
@@ -2304,7 +2447,7 @@ class ModuleState:
             changed = False
             for attr, value in names:
                 was = seen.get(attr)
-                if was is not None and was[0] is value and (was[1] is None or _same(was[1], _children(value))):
+                if was is not None and was[0] is value and (was[1] is None or was[1] is _UNCHANGING or _same(was[1], _children(value))):
                     continue
                 changed = True
                 seen[attr] = self._record(value)
@@ -2331,7 +2474,7 @@ class ModuleState:
         ns, seen = space[0], space[2]
         space[1] = len(ns)
         space[3] = tuple(map(id, ns.values()))
-        space[4] = [a for a, r in seen.items() if r[1] is not None]
+        space[4] = ModuleState._data(seen)
 
     def agree(self):
         """What is there now is what both sides hold."""
@@ -2743,13 +2886,14 @@ def call(qualname, args, kwargs):
     """The stub's body: the target's call, made in the program's process (one thread's call at
     a time, as the stream carries one conversation)."""
     peer = _connect()
-    with peer.lock:
+    with peer.turn():
         return _call(peer, qualname, args, kwargs)
 
 
 def _call(peer, qualname, args, kwargs):
     outermost = peer.depth == 0
     if outermost:
+        peer.qualname = qualname
         peer.target_defaults = _stub_defaults(qualname, sys._getframe(1))
         peer.defaults = {id(d): i for i, d in enumerate(peer.target_defaults) if type(d) not in _SCALARS}
     try:

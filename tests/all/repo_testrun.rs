@@ -753,7 +753,35 @@ fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
 fn copying_a_lent_object_is_judged_in_process_not_failed() {
     let module = "class Box:\n    def __init__(self):\n        self.items = {}\n\n    def __copy__(self):\n        cls = type(self)\n        new = cls.__new__(cls)\n        new.__dict__.update(self.__dict__)\n        new.items = dict(self.items)\n        return new\n";
     let tests = "import copy\n\nfrom pkg.m import Box\n\n\nclass Mine(Box):\n    pass\n\n\ndef test_copy():\n    b = Mine()\n    b.items['a'] = 1\n    b.tag = 't'\n    c = copy.copy(b)\n    assert type(c) is Mine and c.tag == 't' and c.items == {'a': 1} and c.items is not b.items\n";
-    passes_in_process_because(module, tests, "Box.__copy__", "cannot make a copy");
+    passes_in_process_because(module, tests, "Box.__copy__", "cannot make an object of the class");
+}
+
+/// A program's function the tests copy (or pickle) cannot be copied in the tests' process: the
+/// run is judged in-process and says why, not failed.
+#[test]
+fn copying_what_the_program_keeps_is_judged_in_process_not_failed() {
+    let module = "def adder(n):\n    def add(x):\n        return x + n\n\n    return add\n";
+    let tests = "import copy\n\nfrom pkg.m import adder\n\n\ndef test_copy():\n    f = adder(2)\n    assert copy.copy(f)(1) == 3\n";
+    passes_in_process_because(module, tests, "adder", "copied or pickled");
+}
+
+/// A class the tests define, handed to the program, is lent: the program calls it (the object
+/// is made, and stays, in the tests' process), asks `isinstance` against it, reads its name,
+/// its signature and its attributes; a classmethod's `cls` is one too.
+#[test]
+fn a_class_the_tests_define_is_lent_to_be_called_and_compared_against() {
+    let module = "import inspect\n\n\ndef build(factory, *args):\n    obj = factory(*args)\n    return (isinstance(obj, factory), isinstance(3, factory), len(inspect.signature(factory).parameters), factory.__name__, factory.SCALE, obj.total())\n\n\nclass Base:\n    @classmethod\n    def make(cls, *args):\n        return build(cls, *args)\n";
+    let tests = "from pkg.m import Base, build\n\n\nclass Point:\n    SCALE = 10\n\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n    def total(self):\n        return (self.x + self.y) * self.SCALE\n\n\nclass Sub(Base, Point):\n    pass\n\n\ndef test_build():\n    assert build(Point, 2, 3) == (True, False, 2, 'Point', 10, 50)\n    assert Sub.make(1, 1) == (True, False, 2, 'Sub', 10, 20)\n";
+    passes_isolated_as_in_one_process(module, tests, "build", 1);
+}
+
+/// A deque popped from the left at every call (an iterator's look-ahead buffer) crosses as what
+/// changed, so thousands of calls on one stay isolated and agree with one process.
+#[test]
+fn a_buffer_popped_at_every_call_stays_isolated() {
+    let module = "import collections\n\n\nclass Peek:\n    def __init__(self, it):\n        self.it = iter(it)\n        self.cache = collections.deque()\n\n    def prepend(self, *items):\n        self.cache.extendleft(reversed(items))\n\n    def __next__(self):\n        if self.cache:\n            return self.cache.popleft()\n        return next(self.it)\n";
+    let tests = "from pkg.m import Peek\n\n\ndef test_many():\n    p = Peek(range(5))\n    p.prepend(*range(100, 3100))\n    got = [next(p) for _ in range(1500)]\n    p.prepend('a', 'b')\n    got += [next(p) for _ in range(1507)]\n    assert got == list(range(100, 1600)) + ['a', 'b'] + list(range(1600, 3100)) + list(range(5))\n";
+    passes_isolated_as_in_one_process(module, tests, "Peek.__next__", 1);
 }
 
 /// A table grown one entry a call (the state of `self` written back after each) crosses as what
@@ -787,4 +815,17 @@ fn a_protocol_method_called_by_name_on_a_tests_subclass_is_the_subclass_s() {
     let module = "class Box:\n    def __init__(self):\n        self.data = {}\n\n    def get(self, key):\n        try:\n            return self.data[key]\n        except KeyError:\n            return self.__missing__(key)\n\n    def __missing__(self, key):\n        raise KeyError(key)\n";
     let tests = "import pytest\n\nfrom pkg.m import Box\n\n\nclass Default(Box):\n    def __missing__(self, key):\n        self.data[key] = key * 2\n        return key * 2\n\n\ndef test_missing():\n    b = Default()\n    assert b.get(3) == 6 and b.data == {3: 6} and b.get(3) == 6\n    with pytest.raises(KeyError):\n        Box().get(1)\n";
     passes_isolated_as_in_one_process(module, tests, "Box.get", 1);
+}
+
+/// What a test could tell apart from one process is judged in-process, said, never failed: an
+/// object the processes share that the tests hold a weak reference to (the channel keeps it
+/// alive for the run), and calls from several threads while one of them runs the tests' own
+/// code and waits for the others (the processes take one call at a time).
+#[test]
+fn weak_references_and_threads_waiting_on_each_other_are_judged_in_process() {
+    let module = "def peek(box):\n    return box.value\n\n\ndef run(fn):\n    return fn()\n";
+    let weak = "import gc\nimport weakref\n\nfrom pkg.m import peek\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    assert peek(b) == 3\n    del b\n    gc.collect()\n    assert 'b' not in cache\n";
+    passes_in_process_because(module, weak, "peek", "weak reference");
+    let threads = "import threading\n\nfrom pkg.m import run\n\n\ndef test_threads():\n    barrier = threading.Barrier(3, timeout=3)\n    out = []\n\n    def work():\n        out.append(run(lambda: barrier.wait() is not None))\n\n    threads = [threading.Thread(target=work) for _ in range(3)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert out == [True] * 3\n";
+    passes_in_process_because(module, threads, "run", "several threads");
 }
