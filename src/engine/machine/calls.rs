@@ -6,12 +6,13 @@ use crate::agents::{PromptError, PromptTestResult, Purpose, TurnContext};
 use crate::llm::{CallParams, Message};
 use crate::record::{Event, TaskStatus};
 
-use super::{Effect, Phase, Step, TaskMachine, Transition, describe_problem};
+use super::shared::{Prompted, Shared, describe_problem};
+use super::{Effect, Phase, Step, Transition};
 
-impl TaskMachine {
+impl Shared {
     /// Calls the agent `purpose` names with its prompt rendered from the current context.
-    pub(super) fn call(&mut self, events: Vec<Event>, purpose: Purpose) -> Transition {
-        let (ctx, prompts) = (self.context(), self.prompts.clone());
+    pub(super) fn call(&mut self, method: &dyn Prompted, events: Vec<Event>, purpose: Purpose) -> Transition {
+        let (ctx, prompts) = (self.context(method), self.prompts.clone());
         self.send(events, purpose, |params, context| match context {
             Some(context) => budget::fit(&prompts, purpose, &ctx, params, context),
             None => Ok(unfitted(prompts.render(purpose, &ctx)?, params)),
@@ -31,8 +32,8 @@ impl TaskMachine {
     /// The next user turn of a conversation (self-debug's feedback, LDB's verdict and fix
     /// requests): rendered from `purpose`'s prompt, added to the conversation, and the whole
     /// conversation sent. `new_iteration`: the answer will be a new program.
-    pub(super) fn converse(&mut self, mut events: Vec<Event>, purpose: Purpose, new_iteration: bool) -> Transition {
-        let turn = match self.prompts.render(purpose, &self.context()) {
+    pub(super) fn converse(&mut self, method: &dyn Prompted, mut events: Vec<Event>, purpose: Purpose, new_iteration: bool) -> Transition {
+        let turn = match self.prompts.render(purpose, &self.context(method)) {
             Ok(mut rendered) => rendered.pop().map(|m| m.content).unwrap_or_default(),
             Err(e) => return self.finish(events, TaskStatus::Error, Some(e.to_string())),
         };
@@ -118,8 +119,9 @@ impl TaskMachine {
         }
     }
 
-    /// Everything the prompts may use: only the agent view of the task and visible results.
-    pub(super) fn context(&self) -> TurnContext {
+    /// Everything the prompts may use: only the agent view of the task and visible results, and
+    /// what the method adds of its own (`Prompted::fill`).
+    pub(super) fn context(&self, method: &dyn Prompted) -> TurnContext {
         let view = self.task.agent_view();
         let mut ctx = TurnContext::for_task(&view);
         ctx.guidance = self.guidance.clone();
@@ -137,17 +139,7 @@ impl TaskMachine {
         ctx.trace_test = self.trace_shown.test.clone();
         ctx.trace_outcome = self.trace_shown.outcome.clone();
         ctx.trace = self.trace_shown.text.clone();
-        if let Some((own, report)) = self.reflexion.results() {
-            // Reflexion sees its own tests' results, never the visible tests'.
-            ctx.results = PromptTestResult::from_report(own, report);
-            ctx.passed = report.passed();
-        }
-        ctx.max_self_tests = super::reflexion::MAX_SELF_TESTS;
-        ctx.recall_k = self.config.mapcoder.k;
-        (ctx.example_problem, ctx.example_plan, ctx.algorithm) = self.mapcoder.example();
-        ctx.simulation = self.codesim.simulation().to_string();
-        self.lpw.fill(&mut ctx, &self.task.visible);
-        self.mgdebugger.fill(&mut ctx, self.config.mgdebugger.real_trace());
+        method.fill(&mut ctx, self);
         ctx
     }
 }

@@ -10,10 +10,12 @@
 //! no steps or a simulation that ends in no verdict is asked again once; then the task is coded
 //! from the task alone, or the plan is coded as it is.
 
-use crate::agents::Purpose;
+use crate::agents::{Purpose, TurnContext};
 use crate::record::{Event, TaskStatus};
 
-use super::{TaskMachine, Transition};
+use super::method::{Advanced, Method};
+use super::shared::{Prompted, Shared};
+use super::{Outcome, Phase, Transition};
 
 /// What CodeSIM keeps besides the shared state.
 #[derive(Debug, Default)]
@@ -24,12 +26,6 @@ pub(super) struct CodeSim {
     rounds: u32,
     /// The simulation that found the plan wrong, for its revision.
     simulation: String,
-}
-
-impl CodeSim {
-    pub(super) fn simulation(&self) -> &str {
-        &self.simulation
-    }
 }
 
 /// What a simulation concluded: its last verdict line.
@@ -60,71 +56,93 @@ fn plan_of(answer: &str) -> String {
     body.trim().to_string()
 }
 
-impl TaskMachine {
+impl Prompted for CodeSim {
+    fn fill(&self, ctx: &mut TurnContext, _m: &Shared) {
+        ctx.simulation = self.simulation.clone();
+    }
+}
+
+impl Method for CodeSim {
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::SimPlan)
+    }
+
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            (Phase::SimPlan, Outcome::Agent(Ok(resp))) => self.planned(m, &resp.text),
+            (Phase::Simulate, Outcome::Agent(Ok(resp))) => self.simulated(m, &resp.text),
+            (Phase::SimRefine, Outcome::Agent(Ok(resp))) => self.refined(m, &resp.text),
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
+    }
+
+    /// The visible tests failed (or the answer held no code): a debug round, a new plan, or the end.
+    fn next_round(&mut self, m: &mut Shared, mut events: Vec<Event>) -> Transition {
+        let (p, d) = (m.config.codesim.p, m.config.codesim.d);
+        let purpose = if self.rounds < d {
+            self.rounds += 1;
+            Purpose::SimDebug
+        } else if self.more_plans + 1 < p {
+            self.more_plans += 1;
+            self.rounds = 0;
+            self.simulation.clear();
+            Purpose::SimPlan
+        } else {
+            return m.finish(events, TaskStatus::Failed, None);
+        };
+        m.iteration += 1;
+        events.push(m.iteration_started());
+        m.call(self, events, purpose)
+    }
+}
+
+impl CodeSim {
     /// The planning agent's answer: its plan is simulated next.
-    pub(super) fn codesim_planned(&mut self, answer: &str) -> Transition {
+    fn planned(&mut self, m: &mut Shared, answer: &str) -> Transition {
         let plan = plan_of(answer);
         if plan.is_empty() {
-            return self.codesim_unreadable(Purpose::SimPlan, "the answer holds no plan", "the task is coded without a plan");
+            return self.unreadable(m, Purpose::SimPlan, "the answer holds no plan", "the task is coded without a plan");
         }
-        self.plan = plan;
-        self.call(vec![], Purpose::Simulate)
+        m.plan = plan;
+        m.call(self, vec![], Purpose::Simulate)
     }
 
     /// The simulation's verdict: code from the plan, or revise it first.
-    pub(super) fn codesim_simulated(&mut self, answer: &str) -> Transition {
+    fn simulated(&mut self, m: &mut Shared, answer: &str) -> Transition {
         match verdict(answer) {
-            None => self.codesim_unreadable(
+            None => self.unreadable(
+                m,
                 Purpose::Simulate,
                 "the simulation ends in neither 'Plan Modification Needed' nor 'No Plan Modification Needed'",
                 "the plan is coded as it is",
             ),
-            Some(Verdict::Keep) => self.call(vec![], Purpose::SimCode),
+            Some(Verdict::Keep) => m.call(self, vec![], Purpose::SimCode),
             Some(Verdict::Change) => {
-                self.codesim.simulation = answer.trim().to_string();
-                self.call(vec![], Purpose::SimRefine)
+                self.simulation = answer.trim().to_string();
+                m.call(self, vec![], Purpose::SimRefine)
             }
         }
     }
 
     /// The revised plan is coded (the paper does not simulate it again).
-    pub(super) fn codesim_refined(&mut self, answer: &str) -> Transition {
+    fn refined(&mut self, m: &mut Shared, answer: &str) -> Transition {
         let plan = plan_of(answer);
         let mut events = Vec::new();
         if plan.is_empty() {
-            events.push(self.malformed(Purpose::SimRefine, "the answer holds no plan".into(), "the plan is kept as it was"));
+            events.push(m.malformed(Purpose::SimRefine, "the answer holds no plan".into(), "the plan is kept as it was"));
         } else {
-            self.plan = plan;
+            m.plan = plan;
         }
-        self.call(events, Purpose::SimCode)
+        m.call(self, events, Purpose::SimCode)
     }
 
     /// An answer that could not be read: asked once more, then `fallback`.
-    fn codesim_unreadable(&mut self, purpose: Purpose, error: &str, fallback: &str) -> Transition {
-        if let Some(repeat) = self.ask_again(purpose, error) {
+    fn unreadable(&mut self, m: &mut Shared, purpose: Purpose, error: &str, fallback: &str) -> Transition {
+        if let Some(repeat) = m.ask_again(self, purpose, error) {
             return repeat;
         }
-        let event = self.malformed(purpose, error.into(), fallback);
-        self.call(vec![event], Purpose::SimCode)
-    }
-
-    /// The visible tests failed (or the answer held no code): a debug round, a new plan, or the end.
-    pub(super) fn codesim_next(&mut self, mut events: Vec<Event>) -> Transition {
-        let (p, d) = (self.config.codesim.p, self.config.codesim.d);
-        let purpose = if self.codesim.rounds < d {
-            self.codesim.rounds += 1;
-            Purpose::SimDebug
-        } else if self.codesim.more_plans + 1 < p {
-            self.codesim.more_plans += 1;
-            self.codesim.rounds = 0;
-            self.codesim.simulation.clear();
-            Purpose::SimPlan
-        } else {
-            return self.finish(events, TaskStatus::Failed, None);
-        };
-        self.iteration += 1;
-        events.push(self.iteration_started());
-        self.call(events, purpose)
+        let event = m.malformed(purpose, error.into(), fallback);
+        m.call(self, vec![event], Purpose::SimCode)
     }
 }
 

@@ -3,134 +3,61 @@
 //! same test) runs traced in the sandbox; the model sees at most 10 of its basic blocks (the
 //! first 5 and the last 5) with the variables before and after each, judges every block, and then
 //! fixes the program, all in one conversation. A program that raises is traced up to the raise.
-//! Only visible tests are ever traced or shown; the hidden tests decide, as for every strategy.
-
-use sha2::{Digest, Sha256};
+//! Only visible tests are ever traced or shown; the hidden tests decide, as for every method.
 
 use crate::agents::Purpose;
-use crate::dataset::TestCase;
-use crate::record::Event;
-use crate::sandbox::{TestStatus, Trace, TraceMode, render_trace_window};
+use crate::record::{Event, TaskStatus};
+use crate::sandbox::TraceMode;
 
-use super::{Effect, Phase, Step, TaskMachine, Transition};
+use super::method::{Advanced, Method};
+use super::shared::{Prompted, Shared};
+use super::{Outcome, Phase, Transition};
 
-/// Blocks shown from each end of a trace.
-const SHOWN: usize = 5;
-/// The trace's text in a prompt, at most.
-const TRACE_CHARS: usize = 6_000;
+pub(super) struct Ldb;
 
-impl TaskMachine {
+impl Prompted for Ldb {}
+
+impl Method for Ldb {
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::LdbSeed)
+    }
+
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            // The traced run is shown and judged block by block.
+            (Phase::Trace, Outcome::Traced(traced)) => {
+                m.keep_trace(traced);
+                m.converse(self, vec![], Purpose::LdbVerdict, false)
+            }
+            // The verdicts join the conversation; the model is asked for the fix.
+            (Phase::Verdict, Outcome::Agent(Ok(resp))) => {
+                m.remember_answer(&resp.text);
+                m.converse(self, vec![], Purpose::LdbFix, true)
+            }
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
+    }
+
     /// After a failed round: run one failing visible test traced (block trace), or (no code, or a
     /// test that is not a call) go to the verdict turn without a trace.
-    pub(super) fn ldb_trace(&mut self, events: Vec<Event>) -> Transition {
-        match self.trace_failing(events, TraceMode::Block) {
+    fn next_round(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        if m.out_of_rounds() {
+            return m.finish(events, TaskStatus::Failed, None);
+        }
+        match m.trace_failing(events, TraceMode::Block) {
             Ok(transition) => transition,
             Err((events, why)) => {
-                self.trace_shown.text = format!("(no trace: {why})");
-                self.converse(events, Purpose::LdbVerdict, false)
+                m.trace_shown.text = format!("(no trace: {why})");
+                m.converse(self, events, Purpose::LdbVerdict, false)
             }
         }
     }
 
-    /// Runs one failing visible test traced (a seeded choice among them), or says why none can be.
-    pub(super) fn trace_failing(&mut self, events: Vec<Event>, mode: TraceMode) -> Result<Transition, (Vec<Event>, &'static str)> {
-        self.trace_shown = Default::default();
-        let failing: Vec<&TestCase> = match (&self.visible, &self.code, &self.problem) {
-            (Some(report), Some(_), None) => report
-                .tests
-                .iter()
-                .filter(|t| t.status != TestStatus::Passed)
-                .filter_map(|t| self.task.visible.get(t.index))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let traceable: Vec<(String, String)> = failing
-            .iter()
-            .filter_map(|t| match t {
-                TestCase::Assert { src } => Some((t.label(), src.clone())),
-                TestCase::Check { src } => Some((t.label(), format!("{src}\ncheck({})", self.task.entry_point))),
-                // A project's test is traced by its node id (the project executor runs it).
-                TestCase::Pytest { node, .. } => Some((t.label(), node.clone())),
-                TestCase::Io { .. } | TestCase::Run { .. } | TestCase::Value { .. } => None,
-            })
-            .collect();
-        let Some(code) = self.code.clone().filter(|_| !traceable.is_empty()) else {
-            let why = if self.code.is_none() || self.problem.is_some() {
-                "there is no program to trace"
-            } else if failing.is_empty() {
-                "no visible test failed"
-            } else {
-                "this task's tests run the whole program on standard input: there is no call to trace"
-            };
-            return Err((events, why));
-        };
-        let pick = seeded_pick(&self.task.id, self.iteration, traceable.len());
-        let (label, test) = traceable[pick].clone();
-        self.trace_shown.test = label;
-        self.phase = Phase::Trace;
-        Ok(Transition {
-            events,
-            step: Step::Run(Effect::TraceTest { code, test, mode }),
-        })
+    fn takes_seed(&self) -> bool {
+        true
     }
 
-    /// Keeps the traced run as the model will read it (how it ended, and a window of its records).
-    pub(super) fn keep_trace(&mut self, traced: Result<Trace, String>) {
-        let (outcome, text) = match traced {
-            Ok(trace) => (trace_outcome(&trace), clip(render_trace_window(&trace, SHOWN, SHOWN))),
-            Err(e) => (String::new(), format!("(no trace: the sandbox failed: {e})")),
-        };
-        self.trace_shown.outcome = outcome;
-        self.trace_shown.text = text;
-    }
-
-    /// The traced run is shown and judged block by block.
-    pub(super) fn ldb_verdict(&mut self, traced: Result<Trace, String>) -> Transition {
-        self.keep_trace(traced);
-        self.converse(vec![], Purpose::LdbVerdict, false)
-    }
-
-    /// The verdicts join the conversation; the model is asked for the fix.
-    pub(super) fn ldb_fix(&mut self, verdicts: &str) -> Transition {
-        self.remember_answer(verdicts);
-        self.converse(vec![], Purpose::LdbFix, true)
-    }
-}
-
-/// Which of `n` failing tests to trace: the same for the same task and round in every run.
-fn seeded_pick(task_id: &str, iteration: u32, n: usize) -> usize {
-    let digest = Sha256::digest(format!("{task_id}\0{iteration}").as_bytes());
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&digest[..8]);
-    (u64::from_le_bytes(word) % n.max(1) as u64) as usize
-}
-
-fn trace_outcome(trace: &Trace) -> String {
-    match (&trace.end, &trace.stopped) {
-        (Some(end), _) => match (&end.exception, &end.result) {
-            (Some(e), _) => {
-                let line = e.line.map(|l| format!(" at line {l}")).unwrap_or_default();
-                format!("it raised {}{line}: {}", e.kind, e.message)
-            }
-            (None, Some(v)) if v != "None" => format!("its call returned {v}"),
-            _ => String::new(),
-        },
-        (None, Some(why)) => format!("it was stopped: {why}"),
-        (None, None) => String::new(),
-    }
-}
-
-fn clip(text: String) -> String {
-    crate::text::clip(&text, TRACE_CHARS, TRACE_CHARS - 40, "\n... (the rest of the trace is cut)\n")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_pick_is_stable_and_in_range() {
-        let a = super::seeded_pick("HumanEval/1", 2, 3);
-        assert_eq!(a, super::seeded_pick("HumanEval/1", 2, 3));
-        assert!(a < 3);
-        assert_eq!(super::seeded_pick("x", 1, 1), 0);
+    fn seed_opening(&self) -> Option<Purpose> {
+        Some(Purpose::LdbSeed)
     }
 }

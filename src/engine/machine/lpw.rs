@@ -18,7 +18,9 @@ use crate::dataset::{TaskKind, TestCase};
 use crate::record::{Event, TaskStatus};
 use crate::sandbox::{RunReport, TestStatus};
 
-use super::{Effect, Phase, Step, TaskMachine, Transition};
+use super::method::{Advanced, Method};
+use super::shared::{Prompted, Shared};
+use super::{Effect, Outcome, Phase, Step, Transition};
 
 /// Earlier failed programs shown to the rewrite, at most (the most recent).
 const HISTORY: usize = 3;
@@ -40,8 +42,9 @@ pub(super) struct Lpw {
     history: Vec<String>,
 }
 
-impl Lpw {
-    pub(super) fn fill(&self, ctx: &mut crate::agents::TurnContext, visible: &[TestCase]) {
+impl Prompted for Lpw {
+    fn fill(&self, ctx: &mut crate::agents::TurnContext, m: &Shared) {
+        let visible = &m.task.visible;
         ctx.verification = self.sections.join("\n\n");
         if let Some(i) = self.failing {
             ctx.failing_test = visible.get(i).map(TestCase::label).unwrap_or_default();
@@ -51,6 +54,57 @@ impl Lpw {
         ctx.printed_output = self.printed_output.clone();
         ctx.explanation = self.explanation.clone();
         ctx.history = self.history.clone();
+    }
+}
+
+impl Method for Lpw {
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::LpwPlan)
+    }
+
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            (Phase::LpwPlan, Outcome::Agent(Ok(resp))) => self.planned(m, &resp.text),
+            (Phase::LpwVerify, Outcome::Agent(Ok(resp))) => self.verified(m, &resp.text),
+            (Phase::LpwCheck, Outcome::Agent(Ok(resp))) => self.checked(m, &resp.text),
+            (Phase::LpwPrint, Outcome::Agent(Ok(resp))) => self.printed(m, &resp.text),
+            (Phase::Printed, Outcome::Tests(report)) => self.ran_printed(m, report),
+            (Phase::LpwExplain, Outcome::Agent(Ok(resp))) => {
+                self.explanation = resp.text.trim().to_string();
+                m.call(self, vec![], Purpose::LpwAnalyse)
+            }
+            (Phase::LpwAnalyse, Outcome::Agent(Ok(resp))) => {
+                m.analysis = resp.text.trim().to_string();
+                m.call(self, vec![], Purpose::LpwFix)
+            }
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
+    }
+
+    /// The visible tests failed (or the answer held no code): a refinement round, or the end.
+    fn next_round(&mut self, m: &mut Shared, mut events: Vec<Event>) -> Transition {
+        if self.refine_rounds >= m.config.lpw.refine_rounds {
+            return m.finish(events, TaskStatus::Failed, None);
+        }
+        self.refine_rounds += 1;
+        m.iteration += 1;
+        events.push(m.iteration_started());
+        let (Some(code), Some(report)) = (m.code.clone(), m.visible.as_ref().filter(|_| m.problem.is_none())) else {
+            // No program to refine: coded again from the plan.
+            return m.call(self, events, Purpose::LpwCode);
+        };
+        self.failing = report.tests.iter().find(|t| t.status != TestStatus::Passed).map(|t| t.index);
+        self.history.push(code);
+        if self.history.len() > HISTORY {
+            self.history.remove(0);
+        }
+        self.printed_code.clear();
+        if m.task.kind == TaskKind::Stdio {
+            // Its prints would be its output: the analysis works from the test results alone.
+            self.printed_output = "(none: this program's output is its answer, so it was not run with prints)".into();
+            return m.call(self, events, Purpose::LpwExplain);
+        }
+        m.call(self, events, Purpose::LpwPrint)
     }
 }
 
@@ -145,133 +199,107 @@ fn parse_check(answer: &str, tests: usize) -> Result<(), String> {
     }
 }
 
-impl TaskMachine {
+impl Lpw {
     /// A plan was answered: verify it, or ask again once when it holds no step.
-    pub(super) fn lpw_planned(&mut self, answer: &str) -> Transition {
+    fn planned(&mut self, m: &mut Shared, answer: &str) -> Transition {
         let plan = plan_of(answer);
         if plan.is_empty() {
-            if let Some(repeat) = self.ask_again(Purpose::LpwPlan, "the answer holds no plan") {
+            if let Some(repeat) = m.ask_again(self, Purpose::LpwPlan, "the answer holds no plan") {
                 return repeat;
             }
-            let event = self.malformed(
+            let event = m.malformed(
                 Purpose::LpwPlan,
                 "the answer holds no plan".into(),
                 "LPW codes only from a verified plan",
             );
-            return self.lpw_unverified(vec![event]);
+            return self.unverified(m, vec![event]);
         }
-        self.plan = plan;
-        self.call(vec![], Purpose::LpwVerify)
+        m.plan = plan;
+        m.call(self, vec![], Purpose::LpwVerify)
     }
 
     /// A verification was answered: check it, verify the revised plan, or verify again.
-    pub(super) fn lpw_verified(&mut self, answer: &str) -> Transition {
-        match parse_verification(answer, self.task.visible.len()) {
+    fn verified(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        match parse_verification(answer, m.task.visible.len()) {
             Verification::Holds(sections) => {
-                self.lpw.sections = sections;
-                self.call(vec![], Purpose::LpwCheck)
+                self.sections = sections;
+                m.call(self, vec![], Purpose::LpwCheck)
             }
             Verification::Revised(plan) => {
-                self.plan = plan;
-                let note = self.note("the verification found the plan wrong on a visible test and revised it".into());
-                self.lpw_verify_again(vec![note])
+                m.plan = plan;
+                let note = m.note("the verification found the plan wrong on a visible test and revised it".into());
+                self.verify_again(m, vec![note])
             }
             Verification::Unreadable(why) => {
-                let event = self.malformed(Purpose::LpwVerify, why, "the plan is verified again");
-                self.lpw_verify_again(vec![event])
+                let event = m.malformed(Purpose::LpwVerify, why, "the plan is verified again");
+                self.verify_again(m, vec![event])
             }
         }
     }
 
     /// The check of a verification was answered: code from the verified plan, or verify again.
-    pub(super) fn lpw_checked(&mut self, answer: &str) -> Transition {
-        match parse_check(answer, self.task.visible.len()) {
+    fn checked(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        match parse_check(answer, m.task.visible.len()) {
             Ok(()) => {
-                let note = self.note(format!(
+                let note = m.note(format!(
                     "the plan is verified on {} visible test(s) and the verification checked",
-                    self.task.visible.len()
+                    m.task.visible.len()
                 ));
-                self.call(vec![note], Purpose::LpwCode)
+                m.call(self, vec![note], Purpose::LpwCode)
             }
             Err(why) => {
-                let event = self.malformed(Purpose::LpwCheck, why, "the plan is verified again");
-                self.lpw_verify_again(vec![event])
+                let event = m.malformed(Purpose::LpwCheck, why, "the plan is verified again");
+                self.verify_again(m, vec![event])
             }
         }
     }
 
-    fn lpw_verify_again(&mut self, events: Vec<Event>) -> Transition {
-        self.lpw.verify_rounds += 1;
-        if self.lpw.verify_rounds >= self.config.lpw.verify_rounds {
-            return self.lpw_unverified(events);
+    fn verify_again(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        self.verify_rounds += 1;
+        if self.verify_rounds >= m.config.lpw.verify_rounds {
+            return self.unverified(m, events);
         }
-        self.lpw.sections.clear();
-        self.call(events, Purpose::LpwVerify)
+        self.sections.clear();
+        m.call(self, events, Purpose::LpwVerify)
     }
 
     /// No plan was verified: as the authors' code, no program is written.
-    fn lpw_unverified(&mut self, mut events: Vec<Event>) -> Transition {
-        events.push(self.note(format!(
+    fn unverified(&mut self, m: &mut Shared, mut events: Vec<Event>) -> Transition {
+        events.push(m.note(format!(
             "no plan was verified in {} round(s): LPW writes code only from a verified plan, so the task ends without a program",
-            self.config.lpw.verify_rounds
+            m.config.lpw.verify_rounds
         )));
-        self.finish(events, TaskStatus::Failed, None)
-    }
-
-    /// The visible tests failed (or the answer held no code): a refinement round, or the end.
-    pub(super) fn lpw_next(&mut self, mut events: Vec<Event>) -> Transition {
-        if self.lpw.refine_rounds >= self.config.lpw.refine_rounds {
-            return self.finish(events, TaskStatus::Failed, None);
-        }
-        self.lpw.refine_rounds += 1;
-        self.iteration += 1;
-        events.push(self.iteration_started());
-        let (Some(code), Some(report)) = (self.code.clone(), self.visible.as_ref().filter(|_| self.problem.is_none())) else {
-            // No program to refine: coded again from the plan.
-            return self.call(events, Purpose::LpwCode);
-        };
-        self.lpw.failing = report.tests.iter().find(|t| t.status != TestStatus::Passed).map(|t| t.index);
-        self.lpw.history.push(code);
-        if self.lpw.history.len() > HISTORY {
-            self.lpw.history.remove(0);
-        }
-        self.lpw.printed_code.clear();
-        if self.task.kind == TaskKind::Stdio {
-            // Its prints would be its output: the analysis works from the test results alone.
-            self.lpw.printed_output = "(none: this program's output is its answer, so it was not run with prints)".into();
-            return self.call(events, Purpose::LpwExplain);
-        }
-        self.call(events, Purpose::LpwPrint)
+        m.finish(events, TaskStatus::Failed, None)
     }
 
     /// The code with prints was answered: run it on the visible tests for what it prints.
-    pub(super) fn lpw_printed(&mut self, answer: &str) -> Transition {
-        let extracted = crate::code::extract_code(answer, &self.task.entry_point);
+    fn printed(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let extracted = crate::code::extract_code(answer, &m.task.entry_point);
         match extracted.code.filter(|_| extracted.problem.is_none()) {
             Some(code) => {
-                let code = super::with_prompt_imports(&self.task.prompt, &code);
-                self.lpw.printed_code = code.clone();
-                self.phase = Phase::Printed;
+                let code = super::shared::with_prompt_imports(&m.task.prompt, &code);
+                self.printed_code = code.clone();
+                m.phase = Phase::Printed;
                 Transition {
                     events: vec![],
                     step: Step::Run(Effect::RunPrinted { code }),
                 }
             }
             None => {
-                self.lpw.printed_output = "(none: the answer held no program with print statements)".into();
-                let event = self.malformed(
+                self.printed_output = "(none: the answer held no program with print statements)".into();
+                let event = m.malformed(
                     Purpose::LpwPrint,
                     "the answer holds no program with print statements".into(),
                     "explained without a printed run",
                 );
-                self.call(vec![event], Purpose::LpwExplain)
+                m.call(self, vec![event], Purpose::LpwExplain)
             }
         }
     }
 
     /// The printed run: what the first failing test printed goes to the analysis.
-    pub(super) fn lpw_ran_printed(&mut self, report: Result<RunReport, String>) -> Transition {
-        self.lpw.printed_output = match (report, self.lpw.failing) {
+    fn ran_printed(&mut self, m: &mut Shared, report: Result<RunReport, String>) -> Transition {
+        self.printed_output = match (report, self.failing) {
             (Ok(report), Some(i)) => match report.tests.iter().find(|t| t.index == i) {
                 Some(t) => {
                     let mut shown = clip(t.stdout.clone().unwrap_or_default());
@@ -291,17 +319,7 @@ impl TaskMachine {
             (Ok(_), None) => "(no visible test failed)".into(),
             (Err(e), _) => format!("(the printed run failed: {e})"),
         };
-        self.call(vec![], Purpose::LpwExplain)
-    }
-
-    pub(super) fn lpw_explained(&mut self, answer: &str) -> Transition {
-        self.lpw.explanation = answer.trim().to_string();
-        self.call(vec![], Purpose::LpwAnalyse)
-    }
-
-    pub(super) fn lpw_analysed(&mut self, answer: &str) -> Transition {
-        self.analysis = answer.trim().to_string();
-        self.call(vec![], Purpose::LpwFix)
+        m.call(self, vec![], Purpose::LpwExplain)
     }
 }
 

@@ -10,10 +10,12 @@
 //! that cannot be read leaves one plan made from the task alone; a confidence that cannot be read
 //! counts as 0.
 
-use crate::agents::{Purpose, Recall, parse_confidence, parse_recall};
+use crate::agents::{Purpose, Recall, TurnContext, parse_confidence, parse_recall};
 use crate::record::{Event, TaskStatus};
 
-use super::{TaskMachine, Transition};
+use super::method::{Advanced, Method};
+use super::shared::{Prompted, Shared};
+use super::{Outcome, Phase, Transition};
 
 /// What MapCoder keeps besides the shared state.
 #[derive(Debug, Default)]
@@ -32,7 +34,7 @@ pub(super) struct MapCoder {
 impl MapCoder {
     /// The recalled problem the plan in the making starts from (description, plan), and the
     /// algorithm's tutorial.
-    pub(super) fn example(&self) -> (String, String, String) {
+    fn example(&self) -> (String, String, String) {
         let (problem, plan) = match self.recall.problems.get(self.plans.len()) {
             Some(p) if self.order.is_empty() => {
                 let code = if p.code.is_empty() {
@@ -53,74 +55,95 @@ impl MapCoder {
     }
 }
 
-impl TaskMachine {
-    /// The retrieval agent's answer: the recalled problems, or (unreadable) none.
-    pub(super) fn mapcoder_recalled(&mut self, answer: &str) -> Transition {
-        let mut events = Vec::new();
-        match parse_recall(answer) {
-            Ok(mut recall) => {
-                recall.problems.truncate(self.config.mapcoder.k as usize);
-                self.mapcoder.recall = recall;
-            }
-            Err(error) => events.push(self.malformed(Purpose::Recall, error, "one plan is made from the task alone")),
-        }
-        self.call(events, Purpose::MapPlan)
+impl Prompted for MapCoder {
+    fn fill(&self, ctx: &mut TurnContext, m: &Shared) {
+        ctx.recall_k = m.config.mapcoder.k;
+        (ctx.example_problem, ctx.example_plan, ctx.algorithm) = self.example();
+    }
+}
+
+impl Method for MapCoder {
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::Recall)
     }
 
-    /// A plan is written; its confidence is asked next.
-    pub(super) fn mapcoder_planned(&mut self, plan: &str) -> Transition {
-        self.plan = plan.trim().to_string();
-        self.call(vec![], Purpose::Confidence)
-    }
-
-    /// The plan's confidence; then the next plan, or, all made, coding from the most confident.
-    pub(super) fn mapcoder_scored(&mut self, answer: &str) -> Transition {
-        let mut events = Vec::new();
-        let confidence = parse_confidence(answer).unwrap_or_else(|error| {
-            events.push(self.malformed(Purpose::Confidence, error, "the plan's confidence counts as 0"));
-            0
-        });
-        self.mapcoder.plans.push((self.plan.clone(), confidence));
-        if self.mapcoder.plans.len() < self.mapcoder.wanted() {
-            return self.call(events, Purpose::MapPlan);
-        }
-        let mut order: Vec<usize> = (0..self.mapcoder.plans.len()).collect();
-        order.sort_by_key(|i| std::cmp::Reverse(self.mapcoder.plans[*i].1));
-        events.push(Event::PlansRanked {
-            task_id: self.task.id.clone(),
-            iteration: self.iteration,
-            plans: order.iter().map(|i| (i + 1, self.mapcoder.plans[*i].1)).collect(),
-        });
-        self.mapcoder.order = order;
-        self.mapcoder_code(events)
-    }
-
-    /// The coding agent writes code from the current plan.
-    fn mapcoder_code(&mut self, events: Vec<Event>) -> Transition {
-        let place = self.mapcoder.order[self.mapcoder.current];
-        self.plan = self.mapcoder.plans[place].0.clone();
-        self.call(events, Purpose::MapCode)
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            (Phase::Recall, Outcome::Agent(Ok(resp))) => self.recalled(m, &resp.text),
+            (Phase::MapPlan, Outcome::Agent(Ok(resp))) => self.planned(m, &resp.text),
+            (Phase::Confidence, Outcome::Agent(Ok(resp))) => self.scored(m, &resp.text),
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
     }
 
     /// The visible tests failed (or the answer held no code): a debug round, the next plan, or
     /// the end.
-    pub(super) fn mapcoder_next(&mut self, mut events: Vec<Event>) -> Transition {
-        let m = &mut self.mapcoder;
-        let purpose = if m.rounds < self.config.mapcoder.t {
-            m.rounds += 1;
+    fn next_round(&mut self, m: &mut Shared, mut events: Vec<Event>) -> Transition {
+        let purpose = if self.rounds < m.config.mapcoder.t {
+            self.rounds += 1;
             Purpose::MapDebug
-        } else if m.current + 1 < m.order.len() {
-            m.current += 1;
-            m.rounds = 0;
+        } else if self.current + 1 < self.order.len() {
+            self.current += 1;
+            self.rounds = 0;
             Purpose::MapCode
         } else {
-            return self.finish(events, TaskStatus::Failed, None);
+            return m.finish(events, TaskStatus::Failed, None);
         };
-        self.iteration += 1;
-        events.push(self.iteration_started());
+        m.iteration += 1;
+        events.push(m.iteration_started());
         match purpose {
-            Purpose::MapCode => self.mapcoder_code(events),
-            _ => self.call(events, purpose),
+            Purpose::MapCode => self.code(m, events),
+            _ => m.call(self, events, purpose),
         }
+    }
+}
+
+impl MapCoder {
+    /// The retrieval agent's answer: the recalled problems, or (unreadable) none.
+    fn recalled(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let mut events = Vec::new();
+        match parse_recall(answer) {
+            Ok(mut recall) => {
+                recall.problems.truncate(m.config.mapcoder.k as usize);
+                self.recall = recall;
+            }
+            Err(error) => events.push(m.malformed(Purpose::Recall, error, "one plan is made from the task alone")),
+        }
+        m.call(self, events, Purpose::MapPlan)
+    }
+
+    /// A plan is written; its confidence is asked next.
+    fn planned(&mut self, m: &mut Shared, plan: &str) -> Transition {
+        m.plan = plan.trim().to_string();
+        m.call(self, vec![], Purpose::Confidence)
+    }
+
+    /// The plan's confidence; then the next plan, or, all made, coding from the most confident.
+    fn scored(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let mut events = Vec::new();
+        let confidence = parse_confidence(answer).unwrap_or_else(|error| {
+            events.push(m.malformed(Purpose::Confidence, error, "the plan's confidence counts as 0"));
+            0
+        });
+        self.plans.push((m.plan.clone(), confidence));
+        if self.plans.len() < self.wanted() {
+            return m.call(self, events, Purpose::MapPlan);
+        }
+        let mut order: Vec<usize> = (0..self.plans.len()).collect();
+        order.sort_by_key(|i| std::cmp::Reverse(self.plans[*i].1));
+        events.push(Event::PlansRanked {
+            task_id: m.task.id.clone(),
+            iteration: m.iteration,
+            plans: order.iter().map(|i| (i + 1, self.plans[*i].1)).collect(),
+        });
+        self.order = order;
+        self.code(m, events)
+    }
+
+    /// The coding agent writes code from the current plan.
+    fn code(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        let place = self.order[self.current];
+        m.plan = self.plans[place].0.clone();
+        m.call(self, events, Purpose::MapCode)
     }
 }

@@ -16,7 +16,9 @@ use crate::dataset::TestCase;
 use crate::record::{Event, TaskStatus};
 use crate::sandbox::{RunReport, TestStatus, TraceMode};
 
-use super::{Effect, Phase, Step, TaskMachine, Transition};
+use super::method::{Advanced, Method, program_answered};
+use super::shared::{Prompted, Shared};
+use super::{Effect, Outcome, Phase, Step, Transition};
 
 /// What MGDebugger keeps besides the shared state.
 #[derive(Debug, Default)]
@@ -41,7 +43,7 @@ impl MgDebugger {
         self.order.get(self.at).cloned().unwrap_or_default()
     }
 
-    pub(super) fn fill(&self, ctx: &mut crate::agents::TurnContext, real_trace: bool) {
+    fn fill_context(&self, ctx: &mut crate::agents::TurnContext, real_trace: bool) {
         if !self.program.is_empty() {
             ctx.code = self.program.clone();
         }
@@ -135,170 +137,196 @@ fn is_identifier(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
-impl TaskMachine {
+impl Prompted for MgDebugger {
+    fn fill(&self, ctx: &mut crate::agents::TurnContext, m: &Shared) {
+        self.fill_context(ctx, m.config.mgdebugger.real_trace());
+    }
+}
+
+impl Method for MgDebugger {
+    /// The seed: Direct's first program, recorded as iteration 1.
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::Direct)
+    }
+
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            (Phase::MgDecompose, Outcome::Agent(Ok(resp))) => self.decomposed(m, &resp.text),
+            (Phase::MgTests, Outcome::Agent(Ok(resp))) => self.tests_written(m, &resp.text),
+            (Phase::MgUnitTests, Outcome::Tests(report)) => self.tested(m, report),
+            (Phase::MgTrace, Outcome::Traced(traced)) => {
+                m.keep_trace(traced);
+                m.call(self, vec![], Purpose::MgDebug)
+            }
+            (Phase::MgDebug, Outcome::Agent(Ok(resp))) => self.repaired(m, &resp.text),
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
+    }
+
     /// The visible tests failed (or the answer held no code): the next pass, or the end. The
     /// first time, the program that failed is the seed (iteration 1's), which every pass starts
     /// from.
-    pub(super) fn mg_next(&mut self, mut events: Vec<Event>) -> Transition {
-        if self.mgdebugger.seed.is_none() {
-            self.mgdebugger.seed = self.code.clone();
+    fn next_round(&mut self, m: &mut Shared, mut events: Vec<Event>) -> Transition {
+        if self.seed.is_none() {
+            self.seed = m.code.clone();
         }
-        let Some(seed) = self.mgdebugger.seed.clone() else {
-            events.push(self.note("the seed answer held no program: MGDebugger has nothing to debug".into()));
-            return self.finish(events, TaskStatus::Failed, None);
+        let Some(seed) = self.seed.clone() else {
+            events.push(m.note("the seed answer held no program: MGDebugger has nothing to debug".into()));
+            return m.finish(events, TaskStatus::Failed, None);
         };
-        if self.mgdebugger.passes >= self.config.mgdebugger.retries {
-            return self.finish(events, TaskStatus::Failed, None);
+        if self.passes >= m.config.mgdebugger.retries {
+            return m.finish(events, TaskStatus::Failed, None);
         }
-        self.mgdebugger.passes += 1;
-        self.iteration += 1;
-        events.push(self.iteration_started());
-        self.mgdebugger.program = seed;
-        self.call(events, Purpose::MgDecompose)
+        self.passes += 1;
+        m.iteration += 1;
+        events.push(m.iteration_started());
+        self.program = seed;
+        m.call(self, events, Purpose::MgDecompose)
     }
 
+    fn visible_passed(&self, m: &Shared) -> Option<String> {
+        (m.iteration == 1).then(|| "the seed program passes the visible tests: MGDebugger has nothing to debug".into())
+    }
+
+    fn takes_seed(&self) -> bool {
+        true
+    }
+}
+
+impl MgDebugger {
     /// The tree of subfunctions was answered: debug it bottom up, or (unreadable twice) the seed
     /// as it is written.
-    pub(super) fn mg_decomposed(&mut self, answer: &str) -> Transition {
-        let entry = self.task.entry_point.clone();
+    fn decomposed(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let entry = m.task.entry_point.clone();
         let extracted = extract_code(answer, &entry);
         let mut events = Vec::new();
         match (extracted.code, extracted.problem) {
-            (Some(code), None) => self.mgdebugger.program = super::with_prompt_imports(&self.task.prompt, &code),
+            (Some(code), None) => self.program = super::shared::with_prompt_imports(&m.task.prompt, &code),
             (_, problem) => {
                 let why = match problem {
                     Some(crate::code::ExtractProblem::EntryPointMissing) => format!("the decomposition drops the entry point `{entry}`"),
                     Some(crate::code::ExtractProblem::SyntaxError { line }) => format!("the decomposition does not parse (line {line})"),
                     _ => "the answer holds no code".into(),
                 };
-                if let Some(repeat) = self.ask_again(Purpose::MgDecompose, &why) {
+                if let Some(repeat) = m.ask_again(self, Purpose::MgDecompose, &why) {
                     return repeat;
                 }
-                events.push(self.malformed(Purpose::MgDecompose, why, "the seed's own functions are debugged as they are"));
+                events.push(m.malformed(Purpose::MgDecompose, why, "the seed's own functions are debugged as they are"));
             }
         }
-        let functions = top_functions(&self.mgdebugger.program);
-        self.mgdebugger.order = bottom_up(&functions, &entry);
-        self.mgdebugger.at = 0;
-        events.push(self.note(match self.mgdebugger.order.len() {
+        let functions = top_functions(&self.program);
+        self.order = bottom_up(&functions, &entry);
+        self.at = 0;
+        events.push(m.note(match self.order.len() {
             0 => format!("the program does not define `{entry}`: no function to debug"),
-            n => format!("{n} function(s), debugged bottom up: {}", self.mgdebugger.order.join(" → ")),
+            n => format!("{n} function(s), debugged bottom up: {}", self.order.join(" → ")),
         }));
-        self.mg_function(events)
+        self.function(m, events)
     }
 
     /// The function at hand gets its unit tests, or (all done) the tree is the next program.
-    fn mg_function(&mut self, events: Vec<Event>) -> Transition {
-        self.mgdebugger.tests.clear();
-        self.mgdebugger.results = None;
-        self.mgdebugger.repairs = 0;
-        if self.mgdebugger.at >= self.mgdebugger.order.len() {
-            let program = self.mgdebugger.program.clone();
-            let mut next = self.on_code(&format!("```python\n{program}\n```"));
-            let mut all = events;
-            all.append(&mut next.events);
-            next.events = all;
-            return next;
+    fn function(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        self.tests.clear();
+        self.results = None;
+        self.repairs = 0;
+        if self.at >= self.order.len() {
+            let program = self.program.clone();
+            return program_answered(self, m, events, &format!("```python\n{program}\n```"));
         }
-        self.call(events, Purpose::MgTests)
+        m.call(self, events, Purpose::MgTests)
     }
 
     /// The unit tests were answered: run them, or (unreadable twice) go on to the next function.
-    pub(super) fn mg_tests_written(&mut self, answer: &str) -> Transition {
-        let name = self.mgdebugger.current();
-        let keep = self.task.visible.len().max(1);
+    fn tests_written(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let name = self.current();
+        let keep = m.task.visible.len().max(1);
         match unit_tests(answer, &name, keep) {
             Ok(tests) => {
                 let event = Event::SelfTests {
-                    task_id: self.task.id.clone(),
-                    iteration: self.iteration,
+                    task_id: m.task.id.clone(),
+                    iteration: m.iteration,
                     kept: tests.iter().map(TestCase::prompt_text).collect(),
                     dropped: Vec::new(),
                 };
-                self.mgdebugger.tests = tests;
-                self.mg_run_tests(vec![event])
+                self.tests = tests;
+                self.run_tests(m, vec![event])
             }
             Err(why) => {
-                if let Some(repeat) = self.ask_again(Purpose::MgTests, &why) {
+                if let Some(repeat) = m.ask_again(self, Purpose::MgTests, &why) {
                     return repeat;
                 }
-                let event = self.malformed(Purpose::MgTests, why, &format!("`{name}` is kept as it is"));
-                self.mgdebugger.at += 1;
-                self.mg_function(vec![event])
+                let event = m.malformed(Purpose::MgTests, why, &format!("`{name}` is kept as it is"));
+                self.at += 1;
+                self.function(m, vec![event])
             }
         }
     }
 
-    fn mg_run_tests(&mut self, events: Vec<Event>) -> Transition {
-        self.phase = Phase::MgUnitTests;
+    fn run_tests(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.phase = Phase::MgUnitTests;
         Transition {
             events,
             step: Step::Run(Effect::RunOwnTests {
-                code: self.mgdebugger.program.clone(),
-                tests: self.mgdebugger.tests.clone(),
+                code: self.program.clone(),
+                tests: self.tests.clone(),
             }),
         }
     }
 
     /// The unit tests ran: the next function when they pass or the repairs are spent, else a
     /// repair (after a real trace of the failing test with `--trace real`).
-    pub(super) fn mg_tested(&mut self, report: Result<RunReport, String>) -> Transition {
+    fn tested(&mut self, m: &mut Shared, report: Result<RunReport, String>) -> Transition {
         let report = match report {
             Ok(report) => report,
-            Err(e) => return self.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}"))),
+            Err(e) => return m.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}"))),
         };
         let failing = report
             .tests
             .iter()
             .find(|t| t.status != TestStatus::Passed)
-            .and_then(|t| self.mgdebugger.tests.get(t.index))
+            .and_then(|t| self.tests.get(t.index))
             .cloned();
-        self.mgdebugger.results = Some(report);
-        let Some(failing) = failing.filter(|_| self.mgdebugger.repairs < self.config.mgdebugger.repairs) else {
-            self.mgdebugger.at += 1;
-            return self.mg_function(vec![]);
+        self.results = Some(report);
+        let Some(failing) = failing.filter(|_| self.repairs < m.config.mgdebugger.repairs) else {
+            self.at += 1;
+            return self.function(m, vec![]);
         };
-        self.mgdebugger.repairs += 1;
-        if self.config.mgdebugger.real_trace() {
-            self.trace_shown = Default::default();
-            self.trace_shown.test = failing.label();
-            self.phase = Phase::MgTrace;
+        self.repairs += 1;
+        if m.config.mgdebugger.real_trace() {
+            m.trace_shown = Default::default();
+            m.trace_shown.test = failing.label();
+            m.phase = Phase::MgTrace;
             return Transition {
                 events: vec![],
                 step: Step::Run(Effect::TraceTest {
-                    code: self.mgdebugger.program.clone(),
+                    code: self.program.clone(),
                     test: failing.prompt_text(),
                     mode: TraceMode::Block,
                 }),
             };
         }
-        self.call(vec![], Purpose::MgDebug)
-    }
-
-    pub(super) fn mg_traced(&mut self, traced: Result<crate::sandbox::Trace, String>) -> Transition {
-        self.keep_trace(traced);
-        self.call(vec![], Purpose::MgDebug)
+        m.call(self, vec![], Purpose::MgDebug)
     }
 
     /// The repair was answered: the function replaced and its tests run again; an answer
     /// without it is asked again once, then the function is kept.
-    pub(super) fn mg_repaired(&mut self, answer: &str) -> Transition {
-        let name = self.mgdebugger.current();
+    fn repaired(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let name = self.current();
         let extracted = extract_code(answer, &name);
         match extracted.code.filter(|_| extracted.problem.is_none()) {
             Some(code) => {
-                self.mgdebugger.program = splice(&self.mgdebugger.program, &name, &code);
-                let note = self.note(format!("`{name}` repaired"));
-                self.mg_run_tests(vec![note])
+                self.program = splice(&self.program, &name, &code);
+                let note = m.note(format!("`{name}` repaired"));
+                self.run_tests(m, vec![note])
             }
             None => {
                 let why = format!("the answer holds no `{name}`");
-                if let Some(repeat) = self.ask_again(Purpose::MgDebug, &why) {
+                if let Some(repeat) = m.ask_again(self, Purpose::MgDebug, &why) {
                     return repeat;
                 }
-                let event = self.malformed(Purpose::MgDebug, why, &format!("`{name}` is kept as it is"));
-                self.mgdebugger.at += 1;
-                self.mg_function(vec![event])
+                let event = m.malformed(Purpose::MgDebug, why, &format!("`{name}` is kept as it is"));
+                self.at += 1;
+                self.function(m, vec![event])
             }
         }
     }

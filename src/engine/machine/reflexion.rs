@@ -8,12 +8,14 @@
 //! Tasks read from standard input have no function to assert on: there, Reflexion writes no
 //! tests and implements once.
 
-use crate::agents::{Purpose, parse_self_tests};
+use crate::agents::{PromptTestResult, Purpose, TurnContext, parse_self_tests};
 use crate::dataset::TestCase;
-use crate::record::{Event, Suite, TaskStatus};
+use crate::record::{Event, TaskStatus};
 use crate::sandbox::RunReport;
 
-use super::{Effect, Phase, Step, TaskMachine, Transition};
+use super::method::{Advanced, Method};
+use super::shared::{Prompted, Shared};
+use super::{Effect, Outcome, Phase, Step, Transition};
 
 /// Reflexion keeps at most this many of the model's tests (its `max_num_tests`).
 pub(super) const MAX_SELF_TESTS: usize = 5;
@@ -27,95 +29,103 @@ pub(super) struct Reflexion {
     report: Option<RunReport>,
 }
 
-impl Reflexion {
-    /// The own tests and their last results, for the prompts.
-    pub(super) fn results(&self) -> Option<(&[TestCase], &RunReport)> {
-        self.report.as_ref().map(|r| (self.own.as_slice(), r))
+impl Prompted for Reflexion {
+    /// Reflexion sees its own tests' results, never the visible tests'.
+    fn fill(&self, ctx: &mut TurnContext, _m: &Shared) {
+        if let Some(report) = &self.report {
+            ctx.results = PromptTestResult::from_report(&self.own, report);
+            ctx.passed = report.passed();
+        }
+        ctx.max_self_tests = MAX_SELF_TESTS;
     }
 }
 
-impl TaskMachine {
+impl Method for Reflexion {
     /// The first call asks for tests; without a function to call, the first implementation.
-    pub(super) fn reflexion_start(&mut self, events: Vec<Event>) -> Transition {
-        if self.task.entry_point.is_empty() {
-            self.call(events, Purpose::ReflexionImplement)
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        if m.task.entry_point.is_empty() {
+            m.call(self, events, Purpose::ReflexionImplement)
         } else {
-            self.call(events, Purpose::SelfTests)
+            m.call(self, events, Purpose::SelfTests)
         }
     }
 
-    /// The tests the model wrote, parsed; then the first implementation.
-    pub(super) fn reflexion_tests_written(&mut self, answer: &str) -> Transition {
-        let parsed = parse_self_tests(answer, &self.task.entry_point, MAX_SELF_TESTS);
-        self.reflexion.own = parsed.kept.iter().map(|src| TestCase::Assert { src: src.clone() }).collect();
-        let event = Event::SelfTests {
-            task_id: self.task.id.clone(),
-            iteration: self.iteration,
-            kept: parsed.kept,
-            dropped: parsed.dropped,
-        };
-        self.call(vec![event], Purpose::ReflexionImplement)
+    fn advance(&mut self, m: &mut Shared, phase: Phase, outcome: Outcome) -> Advanced {
+        Ok(match (phase, outcome) {
+            (Phase::SelfTests, Outcome::Agent(Ok(resp))) => self.tests_written(m, &resp.text),
+            (Phase::OwnTests, Outcome::Tests(Ok(report))) => self.tested(m, report),
+            (Phase::Reflect, Outcome::Agent(Ok(resp))) => self.reflected(m, &resp.text),
+            (_, outcome) => return Err(Box::new(outcome)),
+        })
     }
 
     /// A new program runs the model's own tests; with none, it goes to judgement at once.
-    pub(super) fn reflexion_test(&mut self, events: Vec<Event>, code: String) -> Transition {
-        if self.reflexion.own.is_empty() {
-            return self.judge(events, code);
+    fn code_ready(&mut self, m: &mut Shared, events: Vec<Event>, code: String) -> Transition {
+        if self.own.is_empty() {
+            return m.run_visible(events, code);
         }
-        self.phase = Phase::OwnTests;
+        m.phase = Phase::OwnTests;
         Transition {
             events,
             step: Step::Run(Effect::RunOwnTests {
                 code,
-                tests: self.reflexion.own.clone(),
+                tests: self.own.clone(),
             }),
-        }
-    }
-
-    /// Own tests passed: judgement. Failed: reflect, unless the iterations are spent.
-    pub(super) fn reflexion_tested(&mut self, report: RunReport) -> Transition {
-        let passed = report.all_passed();
-        self.reflexion.report = Some(report);
-        match (passed, self.code.clone()) {
-            (true, Some(code)) => self.judge(vec![], code),
-            _ => self.reflexion_next(vec![]),
         }
     }
 
     /// After a failed round (own tests failed, or no usable code): reflect and try again, or, with
     /// the iterations spent, the last program is judged as it is (the model's tests may be the
     /// ones that are wrong).
-    pub(super) fn reflexion_next(&mut self, events: Vec<Event>) -> Transition {
-        if self.iteration >= self.config.max_iters || self.task.entry_point.is_empty() {
-            return match self.code.clone().filter(|_| self.problem.is_none()) {
-                Some(code) => self.judge(events, code),
-                None => self.finish(events, TaskStatus::Failed, None),
+    fn next_round(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        if m.out_of_rounds() || m.task.entry_point.is_empty() {
+            return match m.code.clone().filter(|_| m.problem.is_none()) {
+                Some(code) => m.run_visible(events, code),
+                None => m.finish(events, TaskStatus::Failed, None),
             };
         }
-        if self.problem.is_some() {
+        if m.problem.is_some() {
             // An answer without usable code: its results are not this program's.
-            self.reflexion.report = None;
+            self.report = None;
         }
-        self.call(events, Purpose::Reflect)
+        m.call(self, events, Purpose::Reflect)
+    }
+
+    /// The last program was judged: the visible tests never steer Reflexion.
+    fn visible_failed(&mut self, m: &mut Shared) -> Transition {
+        m.finish(vec![], TaskStatus::Failed, None)
+    }
+}
+
+impl Reflexion {
+    /// The tests the model wrote, parsed; then the first implementation.
+    fn tests_written(&mut self, m: &mut Shared, answer: &str) -> Transition {
+        let parsed = parse_self_tests(answer, &m.task.entry_point, MAX_SELF_TESTS);
+        self.own = parsed.kept.iter().map(|src| TestCase::Assert { src: src.clone() }).collect();
+        let event = Event::SelfTests {
+            task_id: m.task.id.clone(),
+            iteration: m.iteration,
+            kept: parsed.kept,
+            dropped: parsed.dropped,
+        };
+        m.call(self, vec![event], Purpose::ReflexionImplement)
+    }
+
+    /// Own tests passed: judgement. Failed: reflect, unless the iterations are spent.
+    fn tested(&mut self, m: &mut Shared, report: RunReport) -> Transition {
+        let passed = report.all_passed();
+        self.report = Some(report);
+        match (passed, m.code.clone()) {
+            (true, Some(code)) => m.run_visible(vec![], code),
+            _ => self.next_round(m, vec![]),
+        }
     }
 
     /// The reflection is kept; the next implementation starts a new iteration.
-    pub(super) fn reflexion_reflected(&mut self, reflection: &str) -> Transition {
-        self.analysis = reflection.trim().to_string();
-        self.iteration += 1;
-        let events = vec![self.iteration_started()];
-        self.call(events, Purpose::ReflexionFix)
-    }
-
-    /// The final program meets the task's tests: visible, then hidden; the model hears of neither.
-    fn judge(&mut self, events: Vec<Event>, code: String) -> Transition {
-        self.phase = Phase::Visible;
-        Transition {
-            events,
-            step: Step::Run(Effect::RunTests {
-                suite: Suite::Visible,
-                code,
-            }),
-        }
+    fn reflected(&mut self, m: &mut Shared, reflection: &str) -> Transition {
+        m.analysis = reflection.trim().to_string();
+        m.iteration += 1;
+        let events = vec![m.iteration_started()];
+        m.call(self, events, Purpose::ReflexionFix)
     }
 }

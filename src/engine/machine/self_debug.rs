@@ -4,10 +4,11 @@
 //! the visible tests pass; the hidden tests then decide, and are never fed back.
 
 use crate::agents::Purpose;
-use crate::llm::Message;
-use crate::record::Event;
+use crate::record::{Event, TaskStatus};
 
-use super::{TaskMachine, Transition};
+use super::Transition;
+use super::method::Method;
+use super::shared::{Prompted, Shared};
 
 /// What each feedback turn tells the model (the paper's feedback formats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -42,19 +43,28 @@ impl SelfDebugFeedback {
     }
 }
 
-impl TaskMachine {
-    /// A self-debug answer joins the conversation (the seed's prompt opened it).
-    pub(super) fn remember_answer(&mut self, answer: &str) {
-        if matches!(
-            self.last_purpose,
-            Some(Purpose::SelfDebugSeed | Purpose::SelfDebugFix | Purpose::LdbSeed | Purpose::LdbVerdict | Purpose::LdbFix)
-        ) {
-            self.conversation.push(Message::assistant(answer.to_string()));
-        }
+pub(super) struct SelfDebug;
+
+impl Prompted for SelfDebug {}
+
+impl Method for SelfDebug {
+    fn start(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        m.call(self, events, Purpose::SelfDebugSeed)
     }
 
     /// The next turn: feedback on this round's visible tests, then the model fixes its program.
-    pub(super) fn self_debug_turn(&mut self, events: Vec<Event>) -> Transition {
-        self.converse(events, Purpose::SelfDebugFix, true)
+    fn next_round(&mut self, m: &mut Shared, events: Vec<Event>) -> Transition {
+        if m.out_of_rounds() {
+            return m.finish(events, TaskStatus::Failed, None);
+        }
+        m.converse(self, events, Purpose::SelfDebugFix, true)
+    }
+
+    fn takes_seed(&self) -> bool {
+        true
+    }
+
+    fn seed_opening(&self) -> Option<Purpose> {
+        Some(Purpose::SelfDebugSeed)
     }
 }

@@ -1,0 +1,162 @@
+//! The words the machines and their runner share: what a machine asks for (`Effect`), what comes
+//! back (`Outcome`), each step's result (`Transition`, `Step`), and where a task stands (`Phase`).
+//! No method's logic lives here.
+
+use crate::agents::{Purpose, Retrieved};
+use crate::dataset::TestCase;
+use crate::llm::{CallParams, ChatResponse, LlmError, Message};
+use crate::record::{Event, Suite, TaskResult};
+use crate::sandbox::RunReport;
+
+#[derive(Debug, Clone)]
+pub enum Effect {
+    CallAgent {
+        purpose: Purpose,
+        messages: Vec<Message>,
+        params: CallParams,
+    },
+    RunTests {
+        suite: Suite,
+        code: String,
+    },
+    /// Run tests the model wrote itself (Reflexion's; reported as `Suite::Own`).
+    RunOwnTests {
+        code: String,
+        tests: Vec<TestCase>,
+    },
+    /// Run the visible tests on the program with the model's print statements (LPW; reported as
+    /// `Suite::Printed`): for what it prints, never for a verdict.
+    RunPrinted {
+        code: String,
+    },
+    QueryMemory {
+        query: String,
+    },
+    /// Remember a solved task (only after it passed visible and hidden tests).
+    StoreMemory {
+        record: MemoryRecord,
+    },
+    /// Run one visible test traced (LDB): `test` is its source (an `assert`, or a `check`
+    /// function and its call).
+    TraceTest {
+        code: String,
+        test: String,
+        mode: crate::sandbox::TraceMode,
+    },
+}
+
+/// What the memory pool keeps of a solved task: Q, G, K and the code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryRecord {
+    pub task_id: String,
+    pub entry_point: String,
+    pub question: String,
+    pub guidance: String,
+    /// From the Keywords agent (empty if it failed); the pool adds identifiers from the code.
+    pub keywords: Vec<String>,
+    pub code: String,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Agent(Result<ChatResponse, LlmError>),
+    Tests(Result<RunReport, String>),
+    Memory(Option<Retrieved>),
+    /// The stored entry's id, or why storing failed (the task is solved either way).
+    Stored(Result<String, String>),
+    Traced(Result<crate::sandbox::Trace, String>),
+}
+
+#[derive(Debug)]
+pub enum Step {
+    Run(Effect),
+    /// The task is over; the runner adds wall time to the result.
+    Finished(TaskResult),
+}
+
+#[derive(Debug)]
+pub struct Transition {
+    pub events: Vec<Event>,
+    pub step: Step,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    Plan,
+    /// Reflexion: the model writes its tests; they run; it reflects.
+    SelfTests,
+    OwnTests,
+    Reflect,
+    /// MapCoder: recall, a plan, its confidence.
+    Recall,
+    MapPlan,
+    Confidence,
+    /// CodeSIM: a plan, its simulation, its revision.
+    SimPlan,
+    Simulate,
+    SimRefine,
+    /// LPW: a plan, its verification on the visible tests, the check of that verification.
+    LpwPlan,
+    LpwVerify,
+    LpwCheck,
+    /// LPW: the code with prints, its run, its explanation, the analysis of the failing test.
+    LpwPrint,
+    Printed,
+    LpwExplain,
+    LpwAnalyse,
+    /// MGDebugger: the tree of subfunctions, one function's unit tests, their run, a real trace
+    /// (`--trace real`), a repair.
+    MgDecompose,
+    MgTests,
+    MgUnitTests,
+    MgTrace,
+    MgDebug,
+    /// LDB: a failing visible test runs traced.
+    Trace,
+    /// LDB: the model judges each block.
+    Verdict,
+    GuideInit,
+    Debug,
+    Visible,
+    Hidden,
+    Feedback,
+    Memory,
+    Refine,
+    /// Solved and remembering: the Guide extracts keywords, then the entry is stored.
+    Keywords,
+    Store,
+    Done,
+}
+
+impl Phase {
+    /// Whether this phase waits for an agent's answer (a call is in flight; RGD's Keywords call,
+    /// whose failure costs nothing, is its own method's to handle).
+    pub(super) fn awaits_answer(self) -> bool {
+        matches!(
+            self,
+            Phase::Plan
+                | Phase::GuideInit
+                | Phase::Refine
+                | Phase::Debug
+                | Phase::Feedback
+                | Phase::Verdict
+                | Phase::SelfTests
+                | Phase::Reflect
+                | Phase::Recall
+                | Phase::MapPlan
+                | Phase::Confidence
+                | Phase::SimPlan
+                | Phase::Simulate
+                | Phase::SimRefine
+                | Phase::LpwPlan
+                | Phase::LpwVerify
+                | Phase::LpwCheck
+                | Phase::LpwPrint
+                | Phase::LpwExplain
+                | Phase::LpwAnalyse
+                | Phase::MgDecompose
+                | Phase::MgTests
+                | Phase::MgDebug
+        )
+    }
+}
