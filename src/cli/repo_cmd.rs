@@ -240,9 +240,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
 /// `rgd bench verdicts`: one table row per project and half, then every false alarm and every
 /// test that did not pass, with why.
 fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
-    let set = project_set(held_out);
-    let cache = home.root.join("bench").join("repo");
+    let (set, runner, cache) = project_runs(home, held_out, &[], python)?;
     let projects = crate::repo::verdict_bench::run(&cache, set, &runner, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
@@ -298,9 +296,7 @@ fn bench_isolation(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::repo::isolation_bench::median;
-    let set = chosen_projects(held_out, only)?;
-    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
-    let cache = home.root.join("bench").join("repo");
+    let (set, runner, cache) = project_runs(home, held_out, only, python)?;
     let projects = crate::repo::isolation_bench::run(&cache, set, only, &runner, functions, &stderr_line)?;
     let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
     let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
@@ -360,9 +356,7 @@ fn bench_locate(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use crate::repo::locate_bench::{Located, top};
-    let set = chosen_projects(held_out, only)?;
-    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
-    let cache = home.root.join("bench").join("repo");
+    let (set, runner, cache) = project_runs(home, held_out, only, python)?;
     let projects = crate::repo::locate_bench::run(&cache, set, only, &runner, per_project, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
@@ -404,6 +398,24 @@ fn bench_locate(
 }
 
 /// The set `--held-out` picks, once every `--project NAME` is checked to be one of it.
+/// Where the benches keep the projects' sources (fetched once).
+fn bench_cache(home: &Home) -> PathBuf {
+    home.root.join("bench").join("repo")
+}
+
+/// What a bench that runs the projects' suites needs: the projects chosen, the test runner with
+/// the interpreter asked for, and where their sources are kept.
+fn project_runs(
+    home: &Home,
+    held_out: bool,
+    only: &[String],
+    python: Option<PathBuf>,
+) -> anyhow::Result<(&'static [crate::repo::bench::Project], crate::repo::testrun::ProjectTests, PathBuf)> {
+    let set = chosen_projects(held_out, only)?;
+    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
+    Ok((set, runner, bench_cache(home)))
+}
+
 fn chosen_projects(held_out: bool, only: &[String]) -> anyhow::Result<&'static [crate::repo::bench::Project]> {
     let set = project_set(held_out);
     if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
@@ -454,7 +466,7 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
     };
     let from = ModelFrom { config, llm: &llm };
     let embedder = crate::repo::embedder(&stderr_line)?;
-    let cache = home.root.join("bench").join("repo");
+    let cache = bench_cache(home);
     if with_model {
         let (model, params, prompts) = guide_model(home, &from)?;
         let stages = crate::repo::bench::ModelStages {

@@ -97,6 +97,23 @@ pub const HELD_OUT: [Project; 4] = [
     },
 ];
 
+/// The projects of `set` a suite bench measures: fetched (`fetch`), only those named in `only`
+/// when it names any, each with the name it is reported by ("toolz 1.2.0") and its folder.
+pub fn chosen(cache: &Path, set: &'static [Project], only: &[String], report: &dyn Fn(&str)) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    Ok(fetch(cache, set, report)?
+        .into_iter()
+        .filter(|(project, _)| only.is_empty() || only.iter().any(|n| n == project.name))
+        .map(|(project, dir)| (format!("{} {}", project.name, project.version), dir))
+        .collect())
+}
+
+/// Whether a project's source distribution ships its tests (a `test*` file among its test files).
+pub fn ships_tests(dir: &Path) -> anyhow::Result<bool> {
+    Ok(super::index::python_files(dir)?
+        .iter()
+        .any(|f| super::chunks::is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test"))))
+}
+
 /// The unpacked source of every project of `set`, fetched once into `cache` (pip, hash-checked).
 pub fn fetch(cache: &Path, set: &'static [Project], report: &dyn Fn(&str)) -> anyhow::Result<Vec<(&'static Project, PathBuf)>> {
     let sdists = cache.join("sdists");

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::bench::{Project, fetch};
+use super::bench::{Project, chosen};
 use super::chunks::is_test_file;
 use super::testrun::{ProjectTests, RunSpec, TestLimits, TestRun};
 
@@ -131,11 +131,7 @@ pub fn run(
     report: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<ProjectParity>> {
     let mut out = Vec::new();
-    for (project, dir) in fetch(cache, set, report)? {
-        if !only.is_empty() && !only.iter().any(|n| n == project.name) {
-            continue;
-        }
-        let name = format!("{} {}", project.name, project.version);
+    for (name, dir) in chosen(cache, set, only, report)? {
         let ids = match runner.collect(&dir, &[]) {
             Ok(ids) => ids,
             Err(e) => {

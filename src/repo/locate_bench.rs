@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::bench::{Project, fetch};
+use super::bench::{Project, chosen, ships_tests};
 use super::chunks::is_test_file;
 use super::locate::{Signals, rank_with};
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
@@ -97,19 +97,12 @@ pub fn run(
 ) -> anyhow::Result<Vec<ProjectLocated>> {
     let limits = TestLimits::default();
     let mut out = Vec::new();
-    for (project, dir) in fetch(cache, set, report)? {
-        if !only.is_empty() && !only.iter().any(|n| n == project.name) {
-            continue;
-        }
-        let name = format!("{} {}", project.name, project.version);
-        let files = super::index::python_files(&dir)?;
-        if !files
-            .iter()
-            .any(|f| is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")))
-        {
+    for (name, dir) in chosen(cache, set, only, report)? {
+        if !ships_tests(&dir)? {
             report(&format!("{name}: its source distribution ships no tests"));
             continue;
         }
+        let files = super::index::python_files(&dir)?;
         let all = runner.collect(&dir, &[])?;
         let baseline = runner.run(
             &dir,

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::bench::{Project, fetch};
+use super::bench::{Project, chosen, ships_tests};
 use super::chunks::is_test_file;
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
 
@@ -108,12 +108,8 @@ fn half(runner: &ProjectTests, root: &Path, target: (&str, &str), ids: &[String]
 /// Runs every project of `set` (fetched into `cache`) as described above.
 pub fn run(cache: &Path, set: &'static [Project], runner: &ProjectTests, report: &dyn Fn(&str)) -> anyhow::Result<Vec<ProjectVerdicts>> {
     let mut out = Vec::new();
-    for (project, dir) in fetch(cache, set, report)? {
-        let name = format!("{} {}", project.name, project.version);
-        let has_tests = super::index::python_files(&dir)?
-            .iter()
-            .any(|f| is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")));
-        if !has_tests {
+    for (name, dir) in chosen(cache, set, &[], report)? {
+        if !ships_tests(&dir)? {
             report(&format!("{name}: its source distribution ships no tests"));
             out.push(ProjectVerdicts {
                 name,
@@ -128,9 +124,7 @@ pub fn run(cache: &Path, set: &'static [Project], runner: &ProjectTests, report:
         let ids = runner.collect(&dir, &[])?;
         let (visible, hidden) = split(&ids);
         report(&format!(
-            "{} {}: {} tests ({} visible, {} hidden), the program {}::{}",
-            project.name,
-            project.version,
+            "{name}: {} tests ({} visible, {} hidden), the program {}::{}",
             ids.len(),
             visible.len(),
             hidden.len(),
