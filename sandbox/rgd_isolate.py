@@ -1935,6 +1935,15 @@ class Peer:
         if self.lent[hid] != "lent" or not isinstance(name, str) or (special and not allowed):
             self.send(self.failure(AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,))))
             return
+        if op in ("set", "del") and isinstance(obj, type):
+            # A class the tests lent is theirs to judge with (an expected value kept as its
+            # attribute): the program may call it and read it, and a change to it makes the run
+            # in-process (labelled), as in one process the program could make it.
+            why = "the program changed %s of a class the tests lent" % (name,)
+            if on_refusal is not None:
+                on_refusal(why)
+            self.send(self.failure(RuntimeError(why)))
+            return
         if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
             # What a mock recorded is the test's evidence: the program makes calls, it does not
             # write, reset or replace the record, nor the assertions that read it.

@@ -773,6 +773,11 @@ fn a_class_the_tests_define_is_lent_to_be_called_and_compared_against() {
     let module = "import inspect\n\n\ndef build(factory, *args):\n    obj = factory(*args)\n    return (isinstance(obj, factory), isinstance(3, factory), len(inspect.signature(factory).parameters), factory.__name__, factory.SCALE, obj.total())\n\n\nclass Base:\n    @classmethod\n    def make(cls, *args):\n        return build(cls, *args)\n";
     let tests = "from pkg.m import Base, build\n\n\nclass Point:\n    SCALE = 10\n\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n    def total(self):\n        return (self.x + self.y) * self.SCALE\n\n\nclass Sub(Base, Point):\n    pass\n\n\ndef test_build():\n    assert build(Point, 2, 3) == (True, False, 2, 'Point', 10, 50)\n    assert Sub.make(1, 1) == (True, False, 2, 'Sub', 10, 20)\n";
     passes_isolated_as_in_one_process(module, tests, "build", 1);
+    // A change to the class itself (where a test may keep what it expects) is not the program's
+    // to make isolated: the run is in-process, and says why.
+    let module = "def tag(cls):\n    cls.TAG = 'x'\n    return cls.TAG\n";
+    let tests = "from pkg.m import tag\n\n\nclass A:\n    pass\n\n\ndef test_tag():\n    assert tag(A) == 'x' and A.TAG == 'x'\n";
+    passes_in_process_because(module, tests, "tag", "changed TAG of a class the tests lent");
 }
 
 /// A deque popped from the left at every call (an iterator's look-ahead buffer) crosses as what
