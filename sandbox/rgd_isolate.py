@@ -43,6 +43,7 @@ import itertools
 import json
 import operator
 import os
+import re
 import select
 import socket
 import struct
@@ -366,7 +367,7 @@ _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
 # Module globals whose contents cannot change in place (a pattern, a table of strings as a
 # tuple or frozenset): `ModuleState` compares them by identity only, not by their contents at
 # every call (boltons' `urlutils` holds dozens).
-_UNCHANGING_TYPES = frozenset(_SCALARS + (tuple, frozenset, range, type(Ellipsis)))
+_UNCHANGING_TYPES = frozenset(_SCALARS + (tuple, frozenset, range, type(Ellipsis), re.Pattern))
 _UNCHANGING = ("unchanging",)
 
 
@@ -751,11 +752,7 @@ class Encoder:
                 lend = peer.policy.lendable(v) if peer.policy.strict else None
                 if lend is None:
                     raise Refused("the class %s.%s, which the project does not define" % (module, v.__qualname__))
-                hid = peer.handle(v)
-                peer.lent[hid] = lend
-                # Its calls carry what changed, as a lent object's method calls do.
-                peer.lent_methods.add(hid)
-                return self.lent(hid, t, depth)
+                return self.lend(v, lend, t, depth)
             return ["cls", module, v.__qualname__]
         if t is types.BuiltinFunctionType:
             owner = getattr(v, "__self__", None)
@@ -804,12 +801,20 @@ class Encoder:
             return ["h", peer.handle(v), "obj"]
         lend = peer.policy.lendable(v)
         if lend is not None:
-            # The tests' process lends it: the program uses it through a handle (`serve_lent`).
-            hid = peer.handle(v)
-            peer.lent[hid] = lend
-            peer.keeps_alive(v)
-            return self.lent(hid, t, depth)
+            return self.lend(v, lend, t, depth)
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
+
+    def lend(self, v, kind, t, depth):
+        """The tests' process lends `v` (`Policy.lendable`): the program uses it through a
+        handle (`serve_lent`), and the channel keeps it alive for the run. A lent class's calls
+        carry what changed, as a lent object's method calls do."""
+        peer = self.peer
+        hid = peer.handle(v)
+        peer.lent[hid] = kind
+        peer.keeps_alive(v)
+        if isinstance(v, type):
+            peer.lent_methods.add(hid)
+        return self.lent(hid, t, depth)
 
     def lent(self, hid, t, depth):
         """The handle of an object the tests lend, of type `t`, with the class it says it is
@@ -1553,8 +1558,10 @@ class Peer:
         self.target_defaults = []
         self.defaults = {}
         # The tests' side: the objects of theirs the channel keeps alive for the run (sent,
-        # lent, copies of the program's) that can be weakly referenced (`_check_lifetimes`).
+        # lent, copies of the program's) that can be weakly referenced (checked by `request`).
         self.kept_alive = []
+        # The target of the outermost call (`_call`), which a refusal names.
+        self.qualname = "the target"
 
     # identities
     def note_received(self, gid, value):
@@ -1762,7 +1769,7 @@ class Peer:
                 # In one process such an object dies with its last strong reference, and a weak
                 # mapping holding it (cachetools' tests cache in a `WeakValueDictionary`) lets
                 # it go; here the channel keeps it for the run, which a test could tell.
-                _refuse(getattr(self, "qualname", "the target"), "the tests hold a weak reference to an object the processes share, which lives for the whole run here")
+                _refuse(self.qualname, "the tests hold a weak reference to an object the processes share, which lives for the whole run here")
             self.send(message)
             self.depth += 1
             try:
@@ -1788,7 +1795,7 @@ class Peer:
         the threads run together: the run is judged in-process instead."""
         while not self.lock.acquire(timeout=0.5):
             if self.policy.strict and self.serving:
-                _refuse(getattr(self, "qualname", "the target"), "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)")
+                _refuse(self.qualname, "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)")
         try:
             yield
         finally:
@@ -1861,10 +1868,7 @@ class Peer:
             self.serve_lent(m)
         elif op == "cannot" and self.policy.strict:
             why = m.get("why")
-            why = "the program cannot %s" % (why[:200] if isinstance(why, str) else "use what the tests lent as in one process")
-            if on_refusal is not None:
-                on_refusal(why)
-            self.send(self.failure(RuntimeError(why)))
+            self.refuse_request("the program cannot %s" % (why[:200] if isinstance(why, str) else "use what the tests lent as in one process"))
         elif op in ("get", "set", "del") and not self.policy.strict:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
@@ -1872,6 +1876,13 @@ class Peer:
             self.touch(m, getattr)
         else:
             self.serve_other(m)
+
+    def refuse_request(self, why):
+        """The tests' side, at a request of the program's that cannot be answered as in one
+        process: the run is judged in-process (`on_refusal`), and the program gets an error."""
+        if on_refusal is not None:
+            on_refusal(why)
+        self.send(self.failure(RuntimeError(why)))
 
     def signature_of(self, fn):
         """`_signature_of` what this side keeps; of a test's class that has a `__signature__` of
@@ -1882,7 +1893,7 @@ class Peer:
         if self.policy.strict and isinstance(fn, type):
             own = getattr(fn, "__signature__", None)
             if own is not None and not isinstance(own, inspect.Signature):
-                _refuse(getattr(self, "qualname", "the target"), "the program asked for the signature of a test's class whose __signature__ is a %s" % type(own).__name__)
+                _refuse(self.qualname, "the program asked for the signature of a test's class whose __signature__ is a %s" % type(own).__name__)
         return _signature_of(fn)
 
     def touch(self, m, read, check=None):
@@ -1939,10 +1950,7 @@ class Peer:
             # A class the tests lent is theirs to judge with (an expected value kept as its
             # attribute): the program may call it and read it, and a change to it makes the run
             # in-process (labelled), as in one process the program could make it.
-            why = "the program changed %s of a class the tests lent" % (name,)
-            if on_refusal is not None:
-                on_refusal(why)
-            self.send(self.failure(RuntimeError(why)))
+            self.refuse_request("the program changed %s of a class the tests lent" % (name,))
             return
         if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
             # What a mock recorded is the test's evidence: the program makes calls, it does not
@@ -2134,7 +2142,7 @@ class _Remote:
         # in-process instead; the program is told it cannot.
         peer = object.__getattribute__(self, "_peer")
         if peer.policy.strict:
-            _refuse(getattr(peer, "qualname", "the target"), "the tests copied or pickled something the program's process keeps")
+            _refuse(peer.qualname, "the tests copied or pickled something the program's process keeps")
         _cannot(peer, "copy what the tests' process keeps")
 
 
@@ -2411,7 +2419,7 @@ class ModuleState:
         # What it holds one level down (`_children`, as shared objects are compared); none for
         # code, and for a thread-local or lock (each process's own: not module state).
         t = type(value)
-        if t in _UNCHANGING_TYPES or (t.__module__ == "re" and t.__qualname__ == "Pattern"):
+        if t in _UNCHANGING_TYPES:
             return (value, _UNCHANGING)
         return (value, None if _behaviour(value) or t in _BY_NAME else _children(value))
 
