@@ -52,33 +52,7 @@ impl Shared {
         purpose: Purpose,
         build: impl FnOnce(&CallParams, Option<u32>) -> Result<Fitted, PromptError>,
     ) -> Transition {
-        self.phase = match purpose {
-            Purpose::GuideInit => Phase::GuideInit,
-            Purpose::GuideRefine => Phase::Refine,
-            Purpose::Feedback => Phase::Feedback,
-            Purpose::Keywords => Phase::Keywords,
-            Purpose::Plan => Phase::Plan,
-            Purpose::LdbVerdict => Phase::Verdict,
-            Purpose::SelfTests => Phase::SelfTests,
-            Purpose::Reflect => Phase::Reflect,
-            Purpose::Recall => Phase::Recall,
-            Purpose::MapPlan => Phase::MapPlan,
-            Purpose::Confidence => Phase::Confidence,
-            Purpose::SimPlan => Phase::SimPlan,
-            Purpose::Simulate => Phase::Simulate,
-            Purpose::SimRefine => Phase::SimRefine,
-            Purpose::LpwPlan => Phase::LpwPlan,
-            Purpose::LpwVerify => Phase::LpwVerify,
-            Purpose::LpwCheck => Phase::LpwCheck,
-            Purpose::LpwPrint => Phase::LpwPrint,
-            Purpose::LpwExplain => Phase::LpwExplain,
-            Purpose::LpwAnalyse => Phase::LpwAnalyse,
-            Purpose::MgDecompose => Phase::MgDecompose,
-            Purpose::MgTests => Phase::MgTests,
-            Purpose::MgDebug => Phase::MgDebug,
-            // Every other purpose is the Debug agent's: its answer holds code.
-            _ => Phase::Debug,
-        };
+        self.phase = Phase::of_call(purpose);
         let Some(params) = self.config.params.get(&purpose.agent()).cloned() else {
             let missing = format!("no model parameters for the {} agent", purpose.agent().name());
             return self.finish(events, TaskStatus::Error, Some(missing));

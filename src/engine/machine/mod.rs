@@ -170,7 +170,9 @@ impl TaskMachine {
         };
         let m = &mut self.core;
         match (phase, outcome) {
-            (phase, Outcome::Agent(Err(e))) if phase.awaits_answer() => {
+            // A failed call: the task still waits in the phase of the call in flight (RGD's
+            // Keywords call, whose failure costs nothing, is its own method's to handle).
+            (phase, Outcome::Agent(Err(e))) if m.last_purpose.map(Phase::of_call) == Some(phase) => {
                 // The call in flight (`send` records it with every call).
                 let purpose = m.last_purpose.unwrap_or(crate::agents::Purpose::Feedback);
                 // Refused for what this task asked (400, 413, 422): the task's own end. Anything

@@ -118,9 +118,9 @@ impl Shared {
         (event, code)
     }
 
-    /// The program meets the visible tests (then, if they pass, the hidden ones).
+    /// The program (the task's code already) meets the visible tests (then, if they pass, the
+    /// hidden ones).
     pub(super) fn run_visible(&mut self, events: Vec<Event>, code: String) -> Transition {
-        self.code = Some(code.clone());
         self.phase = Phase::Visible;
         Transition {
             events,

@@ -129,34 +129,34 @@ pub(super) enum Phase {
 }
 
 impl Phase {
-    /// Whether this phase waits for an agent's answer (a call is in flight; RGD's Keywords call,
-    /// whose failure costs nothing, is its own method's to handle).
-    pub(super) fn awaits_answer(self) -> bool {
-        matches!(
-            self,
-            Phase::Plan
-                | Phase::GuideInit
-                | Phase::Refine
-                | Phase::Debug
-                | Phase::Feedback
-                | Phase::Verdict
-                | Phase::SelfTests
-                | Phase::Reflect
-                | Phase::Recall
-                | Phase::MapPlan
-                | Phase::Confidence
-                | Phase::SimPlan
-                | Phase::Simulate
-                | Phase::SimRefine
-                | Phase::LpwPlan
-                | Phase::LpwVerify
-                | Phase::LpwCheck
-                | Phase::LpwPrint
-                | Phase::LpwExplain
-                | Phase::LpwAnalyse
-                | Phase::MgDecompose
-                | Phase::MgTests
-                | Phase::MgDebug
-        )
+    /// The phase a call of `purpose` waits in, for its answer.
+    pub(super) fn of_call(purpose: Purpose) -> Phase {
+        match purpose {
+            Purpose::GuideInit => Phase::GuideInit,
+            Purpose::GuideRefine => Phase::Refine,
+            Purpose::Feedback => Phase::Feedback,
+            Purpose::Keywords => Phase::Keywords,
+            Purpose::Plan => Phase::Plan,
+            Purpose::LdbVerdict => Phase::Verdict,
+            Purpose::SelfTests => Phase::SelfTests,
+            Purpose::Reflect => Phase::Reflect,
+            Purpose::Recall => Phase::Recall,
+            Purpose::MapPlan => Phase::MapPlan,
+            Purpose::Confidence => Phase::Confidence,
+            Purpose::SimPlan => Phase::SimPlan,
+            Purpose::Simulate => Phase::Simulate,
+            Purpose::SimRefine => Phase::SimRefine,
+            Purpose::LpwPlan => Phase::LpwPlan,
+            Purpose::LpwVerify => Phase::LpwVerify,
+            Purpose::LpwCheck => Phase::LpwCheck,
+            Purpose::LpwPrint => Phase::LpwPrint,
+            Purpose::LpwExplain => Phase::LpwExplain,
+            Purpose::LpwAnalyse => Phase::LpwAnalyse,
+            Purpose::MgDecompose => Phase::MgDecompose,
+            Purpose::MgTests => Phase::MgTests,
+            Purpose::MgDebug => Phase::MgDebug,
+            // Every other purpose is the Debug agent's: its answer holds code.
+            _ => Phase::Debug,
+        }
     }
 }
