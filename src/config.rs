@@ -14,7 +14,7 @@ use crate::sandbox::Limits;
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
 /// `rgd.toml`. Every field is optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     pub llm: Option<LlmSection>,
@@ -25,7 +25,7 @@ pub struct FileConfig {
     pub run: RunSection,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmSection {
     pub base_url: Option<String>,
@@ -48,7 +48,7 @@ pub struct LlmSection {
     pub price_output_per_mtok: Option<f64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LocalSection {
     /// A built-in model (smollm2-135m, gemma3-270m), a .gguf path, or a Hugging Face repo id.
@@ -66,7 +66,7 @@ pub struct AgentSection {
     pub max_tokens: Option<u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxSection {
     pub per_test_timeout_secs: Option<f64>,
@@ -77,7 +77,7 @@ pub struct SandboxSection {
     pub data_dir: Option<std::path::PathBuf>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunSection {
     pub max_iters: Option<u32>,
@@ -163,6 +163,28 @@ impl FileConfig {
             }
         }
         Ok((FileConfig::default(), None))
+    }
+}
+
+/// The configuration a command found (`FileConfig::load`) with its LLM flags, read once: every
+/// setting the command resolves, for a run or for the Guide's model, comes from this one reading.
+#[derive(Debug, Clone)]
+pub struct Configured<'a> {
+    pub file: FileConfig,
+    pub path: Option<PathBuf>,
+    pub llm: &'a LlmArgs,
+}
+
+impl<'a> Configured<'a> {
+    /// `--config FILE`, else `./rgd.toml`, else `HOME/rgd.toml` (`FileConfig::load`).
+    pub fn load(explicit: Option<&Path>, home: &Path, llm: &'a LlmArgs) -> anyhow::Result<Self> {
+        let (file, path) = FileConfig::load(explicit, home)?;
+        Ok(Configured { file, path, llm })
+    }
+
+    /// The settings with these overrides (`Settings::resolve`).
+    pub fn settings(&self, concurrency: Option<usize>, max_iters: Option<u32>) -> Settings {
+        Settings::resolve(self.file.clone(), self.path.clone(), self.llm, concurrency, max_iters)
     }
 }
 

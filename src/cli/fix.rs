@@ -120,7 +120,7 @@ impl Reporter<'_> {
 /// Everything the attempts share.
 struct Ctx<'a> {
     home: &'a Home,
-    from: &'a crate::launch::project::ModelFrom<'a>,
+    from: &'a crate::config::Configured<'a>,
     args: &'a FixArgs,
     runner: &'a ProjectTests,
     index: &'a crate::repo::RepoIndex,
@@ -151,9 +151,9 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
-    let from = crate::launch::project::ModelFrom { config, llm };
+    let from = crate::config::Configured::load(config, &home.root, llm)?;
     let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
-    let found = suspects(home, &from, &runner, &root, &args.failure, test_seconds).await?;
+    let found = suspects(&from, &runner, &root, &args.failure, test_seconds).await?;
     let (visible, hidden) = split_tests(&found);
     eprintln!(
         "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}; {}",
@@ -383,7 +383,7 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         context: None,
     };
     let say = |line: &str| cx.report.note(line.to_string());
-    let task = target_task(cx.home, cx.from, cx.index, &cx.args.repo_args, &spec, &say).await?;
+    let task = target_task(cx.from, cx.index, &cx.args.repo_args, &spec, &say).await?;
     let watch = |run_id: &str, task_id: &str| {
         cx.report.send(FixEvent::Running {
             run_id: run_id.into(),
@@ -391,10 +391,9 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         })
     };
     let watcher: Option<Watcher<'_>> = cx.args.common.tui.then_some(&watch);
-    let (config, llm) = (cx.from.config, cx.from.llm);
     let mut common = cx.args.common.clone();
     common.allow_in_process = cx.args.repo_args.allow_in_process;
-    let attempt = run_agents(cx.home, config, llm, common.attempt(), cx.args.quiet, &task, watcher).await?;
+    let attempt = run_agents(cx.home, cx.from, common.attempt(), cx.args.quiet, &task, watcher).await?;
     let mut repair = Repair {
         target: target.clone(),
         file: c.file.clone(),

@@ -31,10 +31,10 @@ pub struct LocateArgs {
     pub llm: crate::config::LlmArgs,
 }
 
-pub async fn execute(home: &crate::store::Home, from: crate::launch::project::ModelFrom<'_>, args: LocateArgs) -> anyhow::Result<ExitCode> {
+pub async fn execute(from: crate::config::Configured<'_>, args: LocateArgs) -> anyhow::Result<ExitCode> {
     let root = crate::launch::project::project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.python.as_deref())?;
-    let found = suspects(home, &from, &runner, &root, &args.failure, args.test_timeout).await?;
+    let found = suspects(&from, &runner, &root, &args.failure, args.test_timeout).await?;
     let ranked = &found.ranked;
     if args.json {
         println!("{}", serde_json::to_string(&ranked[..ranked.len().min(args.k)])?);

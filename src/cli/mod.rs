@@ -33,7 +33,6 @@ use clap::{Parser, Subcommand};
 
 use crate::config::LlmArgs;
 use crate::front::exit;
-use crate::launch::project;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -288,27 +287,18 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Slurm(cmd) => slurm_cmd::execute(&home, cmd),
         Command::Index(args) => {
             let llm = args.llm.clone();
-            let from = project::ModelFrom {
-                config: cli.config.as_deref(),
-                llm: &llm,
-            };
+            let from = crate::config::Configured::load(cli.config.as_deref(), &home.root, &llm)?;
             repo_cmd::index(&home, args, from).await
         }
         Command::Context(args) => {
             let llm = args.llm.clone();
-            let from = project::ModelFrom {
-                config: cli.config.as_deref(),
-                llm: &llm,
-            };
+            let from = crate::config::Configured::load(cli.config.as_deref(), &home.root, &llm)?;
             repo_cmd::context(&home, args, from).await
         }
         Command::Locate(args) => {
             let llm = args.llm.clone();
-            let from = project::ModelFrom {
-                config: cli.config.as_deref(),
-                llm: &llm,
-            };
-            locate::execute(&home, from, args).await
+            let from = crate::config::Configured::load(cli.config.as_deref(), &home.root, &llm)?;
+            locate::execute(from, args).await
         }
         Command::Fix(args) => {
             let llm = args.llm.clone();

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::stderr_line;
-use crate::launch::project::{ModelFrom, Progress, RetrievalArgs, Wanted, guide_model, open, print_report, retrieve};
+use crate::config::Configured;
+use crate::launch::project::{Progress, RetrievalArgs, Wanted, guide_model, open, print_report, retrieve};
 use crate::repo::index::Embed;
 use crate::store::Home;
 
@@ -130,10 +131,10 @@ pub enum BenchCommand {
     },
 }
 
-pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+pub async fn index(home: &Home, args: IndexArgs, from: Configured<'_>) -> anyhow::Result<ExitCode> {
     let (mut index, mut report) = open(home, &args.dir, Embed::All)?;
     if args.describe {
-        let (model, params, prompts) = guide_model(home, &from)?;
+        let (model, params, prompts) = guide_model(&from)?;
         let todo = crate::repo::index::undescribed(&index)?;
         let progress = Progress::new();
         let (written, failed) = crate::repo::llm::describe(model.as_ref(), &params, &prompts, &index, &todo, &|done, total| {
@@ -160,7 +161,7 @@ pub async fn index(home: &Home, args: IndexArgs, from: ModelFrom<'_>) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> anyhow::Result<ExitCode> {
+pub async fn context(home: &Home, args: ContextArgs, from: Configured<'_>) -> anyhow::Result<ExitCode> {
     // A class is a target here too; whether it is one of the file's, the index says.
     crate::launch::project::check_target(&crate::launch::project::project_root(&args.repo)?, &args.target, false)?;
     let (mut index, report) = open(home, &args.repo, Embed::Ready)?;
@@ -176,7 +177,7 @@ pub async fn context(home: &Home, args: ContextArgs, from: ModelFrom<'_>) -> any
         tests: args.include_tests,
     };
     let ready = crate::launch::project::prepare(&mut index, &want, &args.retrieval)?;
-    let pieces = retrieve(home, &index, want, &args.retrieval, &from, &|_| false).await?;
+    let pieces = retrieve(&index, want, &args.retrieval, &from, &|_| false).await?;
     if !args.json {
         eprintln!("retrieved with {}", ready.describe());
         eprintln!(
@@ -464,11 +465,11 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             llm,
         } => (warm, json, with_model, held_out, sample, llm),
     };
-    let from = ModelFrom { config, llm: &llm };
+    let from = Configured::load(config, &home.root, &llm)?;
     let embedder = crate::repo::embedder(&stderr_line)?;
     let cache = bench_cache(home);
     if with_model {
-        let (model, params, prompts) = guide_model(home, &from)?;
+        let (model, params, prompts) = guide_model(&from)?;
         let stages = crate::repo::bench::ModelStages {
             model: model.as_ref(),
             params: &params,

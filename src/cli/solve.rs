@@ -29,5 +29,6 @@ pub async fn execute_solve(home: &Home, config: Option<&Path>, llm: &LlmArgs, ar
         quiet: args.quiet,
         write: args.write,
     };
-    solve_task(home, config, llm, how, task, &file, None).await
+    let from = crate::config::Configured::load(config, &home.root, llm)?;
+    solve_task(home, &from, how, task, &file, None).await
 }

@@ -27,6 +27,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
     let root = project_root(&repo)?;
     // Everything that can be refused without the index is, before it: a cold index takes a while.
     check_target(&root, &target, true)?;
+    let from = crate::config::Configured::load(config, &home.root, llm)?;
     let (file, name) = target.split_once("::").context("--target: no ::")?;
     if is_test_file(file) {
         bail!("{target}: a test file's function is not a target (its tests are what judge the target)");
@@ -100,8 +101,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         hidden: &hidden,
         context: None,
     };
-    let from = crate::launch::project::ModelFrom { config, llm };
-    let task = target_task(home, &from, &index, &args.repo_args, &spec, &super::stderr_line).await?;
+    let task = target_task(&from, &index, &args.repo_args, &spec, &super::stderr_line).await?;
     let path = root.join(file);
     let all: Vec<String> = visible.iter().chain(&hidden).cloned().collect();
     let verify = verifier(&runner, &root, file, name, &all, args.repo_args.allow_in_process);
@@ -112,5 +112,5 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         quiet: args.quiet,
         write: args.write,
     };
-    solve_task(home, config, llm, how, task, &path, Some(&verify)).await
+    solve_task(home, &from, how, task, &path, Some(&verify)).await
 }

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::print::PrinterMode;
 use super::{Front, execute};
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::Configured;
 use crate::dataset::UserTask;
 use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::store::{Home, RunStore};
@@ -50,8 +50,7 @@ pub struct Attempt {
 /// iteration's program.
 pub async fn run_agents(
     home: &Home,
-    config: Option<&Path>,
-    llm: &LlmArgs,
+    configured: &Configured<'_>,
     mut common: AttemptSettings,
     quiet: bool,
     task: &UserTask,
@@ -85,8 +84,7 @@ pub async fn run_agents(
     }
     let dataset = load_dataset_named(&dataset_path.display().to_string(), None, common.split_seed, say)?;
     let tasks = select_tasks(&dataset, std::slice::from_ref(&task.task_id), None, false)?.tasks;
-    let (file_config, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file_config, file_path, llm, Some(1), common.max_iters);
+    let settings = configured.settings(Some(1), common.max_iters);
     let prepared = new_run(home, &settings, &common.plan, dataset, tasks, say).await?;
     let run_id = prepared.store.run_id.clone();
     let mode = match (watcher.is_some(), common.json, quiet) {
@@ -136,14 +134,13 @@ pub struct How {
 /// keeping the old file as FILE.orig.
 pub async fn solve_task(
     home: &Home,
-    config: Option<&Path>,
-    llm: &LlmArgs,
+    configured: &Configured<'_>,
     how: How,
     task: UserTask,
     file: &Path,
     verify: Option<Verify<'_>>,
 ) -> anyhow::Result<ExitCode> {
-    let Attempt { code, result, mode, .. } = run_agents(home, config, llm, how.common, how.quiet, &task, None).await?;
+    let Attempt { code, result, mode, .. } = run_agents(home, configured, how.common, how.quiet, &task, None).await?;
     let Some(result) = result else {
         return Ok(code);
     };

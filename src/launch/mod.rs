@@ -6,7 +6,6 @@
 
 mod parts;
 pub mod project;
-mod seeds;
 mod tasks;
 
 pub use parts::{chat_model, missing_models};
@@ -21,6 +20,7 @@ use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
 use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, SelfDebugFeedback, Strategy, Sweep, TaskRunner};
 use crate::sandbox::{SandboxKind, TraceMode};
+use crate::store::recall::{Recalled, describe_seeds};
 use crate::store::{Home, RunStore};
 
 /// How commands report progress on the terminal (never on stdout, which is for results).
@@ -216,7 +216,7 @@ pub async fn new_run(
         feedback: (plan.strategy == Strategy::SelfDebug).then(|| plan.self_debug.name().to_string()),
         trace: plan.trace.filter(|_| rgd && plan.feedback).map(|m| m.name().to_string()),
         seed_from: match &plan.seed_from {
-            Some(from) => Some(seeds::describe(home, from)?),
+            Some(from) => Some(describe_seeds(home, from)?),
             None => None,
         },
         mapcoder: (plan.strategy == Strategy::MapCoder).then_some(plan.mapcoder),
@@ -238,7 +238,8 @@ pub async fn new_run(
         });
     }
     let store = Arc::new(RunStore::create(home, &manifest)?);
-    prepare(home, store, parts, settings, tasks, false, plan)
+    let recalled = Recalled::read(home, &manifest)?;
+    prepare(store, parts, recalled, settings, tasks, false, plan)
 }
 
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its
@@ -286,7 +287,8 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
         ));
     }
     report(&format!("resuming run {run_id}"));
-    prepare(home, store, parts, &settings, tasks, true, plan)
+    let recalled = Recalled::read(home, &manifest)?;
+    prepare(store, parts, recalled, &settings, tasks, true, plan)
 }
 
 /// The dataset a run used, checked by hash: `doing` it with a changed file would mix task versions.
@@ -428,9 +430,9 @@ fn plan_of(manifest: &Manifest) -> anyhow::Result<RunPlan> {
 }
 
 fn prepare(
-    home: &Home,
     store: Arc<RunStore>,
     parts: parts::Parts,
+    recalled: Recalled,
     settings: &Settings,
     tasks: Vec<Task>,
     resumed: bool,
@@ -448,10 +450,7 @@ fn prepare(
         memory: recorded.memory,
         self_debug: recorded.self_debug,
         trace: recorded.trace,
-        seeds: match &manifest.seed_from {
-            Some(from) => Some(Arc::new(seeds::load(home, from)?)),
-            None => None,
-        },
+        seeds: recalled.seeds,
         guide: recorded.guide,
         feedback: recorded.feedback,
         context_size: manifest
@@ -477,10 +476,7 @@ fn prepare(
             next_seq,
         )
         .with_control(plan.control.clone())
-        .with_replay(match &manifest.fork {
-            Some(fork) => Some(replay_of(home, fork)?),
-            None => None,
-        }),
+        .with_replay(recalled.replay),
     );
     let sweep = Sweep {
         record: store.clone(),
@@ -496,11 +492,4 @@ fn prepare(
         sweep,
         resumed,
     })
-}
-
-/// A fork's prefix, from its parent's record.
-fn replay_of(home: &Home, fork: &crate::engine::ForkPoint) -> anyhow::Result<crate::engine::Replay> {
-    let parent = RunStore::open(home, &fork.parent_run)?;
-    let events: Vec<crate::engine::Event> = parent.events().map(|e| e.map(|e| e.event)).collect::<Result<_, _>>()?;
-    crate::engine::Replay::from_events(&fork.task_id, fork.at_iteration, &events).map_err(|e| anyhow::anyhow!(e))
 }

@@ -10,6 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::stderr_line;
+use crate::config::Configured;
 use crate::repo::chunks::is_test_file;
 use crate::repo::index::Embed;
 use crate::repo::localise::localise;
@@ -211,9 +212,8 @@ pub type GuideModel = (
 );
 
 /// The Guide agent's model and parameters, and the built-in prompts.
-pub fn guide_model(home: &Home, from: &ModelFrom<'_>) -> anyhow::Result<GuideModel> {
-    let (file, path) = crate::config::FileConfig::load(from.config, &home.root)?;
-    let settings = crate::config::Settings::resolve(file, path, from.llm, Some(1), None);
+pub fn guide_model(from: &Configured<'_>) -> anyhow::Result<GuideModel> {
+    let settings = from.settings(Some(1), None);
     let params = settings
         .agents
         .get(&crate::agents::Agent::Guide)
@@ -224,12 +224,6 @@ pub fn guide_model(home: &Home, from: &ModelFrom<'_>) -> anyhow::Result<GuideMod
         params,
         crate::agents::Prompts::builtin(),
     ))
-}
-
-/// Where `rgd index` and `rgd context` find a model when they ask one.
-pub struct ModelFrom<'a> {
-    pub config: Option<&'a Path>,
-    pub llm: &'a crate::config::LlmArgs,
 }
 
 /// What is retrieved: for which chunk, whether its body counts as blank, how many pieces.
@@ -266,17 +260,16 @@ pub fn prepare(index: &mut RepoIndex, want: &Wanted, args: &RetrievalArgs) -> an
 /// first, leaving out the chunks `exclude` refuses (a solve's test files: hidden tests must never
 /// reach a prompt).
 pub async fn retrieve(
-    home: &Home,
     index: &RepoIndex,
     want: Wanted,
     args: &RetrievalArgs,
-    from: &ModelFrom<'_>,
+    from: &Configured<'_>,
     exclude: &dyn Fn(&crate::repo::Chunk) -> bool,
 ) -> anyhow::Result<Vec<crate::repo::Piece>> {
     let target = want.target;
     // The Guide's model, when a stage asks one.
     let model = if args.augment || args.rerank.is_some() {
-        Some(guide_model(home, from)?)
+        Some(guide_model(from)?)
     } else {
         None
     };
@@ -334,8 +327,7 @@ pub fn prepare_targets(index: &mut RepoIndex, root: &Path, targets: &[String], r
 /// function from `index`, leaving out every test file and every file of a hidden test); what the
 /// context holds is told to `say`.
 pub async fn target_task(
-    home: &Home,
-    from: &ModelFrom<'_>,
+    from: &Configured<'_>,
     index: &crate::repo::RepoIndex,
     repo_args: &RepoSolveArgs,
     spec: &RepoTaskSpec<'_>,
@@ -351,7 +343,7 @@ pub async fn target_task(
         let k = repo_args.context_k;
         let r = &repo_args.retrieval;
         let want = target_wanted(index, spec.root, spec.target, k)?;
-        let pieces = retrieve(home, index, want, r, from, &exclude).await?;
+        let pieces = retrieve(index, want, r, from, &exclude).await?;
         let (text, used) = render_context(index, chunk, &pieces[..pieces.len().min(k)], r.budget);
         let names: Vec<&str> = used.iter().map(|&i| index.graph.chunks[i].id.as_str()).collect();
         say(&format!(
@@ -426,8 +418,7 @@ pub struct FailureArgs {
 /// The failure's suspects: located (each test stopped after `test_seconds`), then (with
 /// `--rerank`) reordered by the Guide's model.
 pub async fn suspects(
-    home: &crate::store::Home,
-    from: &ModelFrom<'_>,
+    from: &Configured<'_>,
     runner: &ProjectTests,
     root: &std::path::Path,
     args: &FailureArgs,
@@ -436,7 +427,7 @@ pub async fn suspects(
     let per_test = std::time::Duration::from_secs_f64(test_seconds);
     let mut found = localise(runner, root, &args.failing, args.tests.as_deref(), per_test)?;
     if let Some(top) = args.rerank_suspects {
-        let (model, params, prompts) = guide_model(home, from)?;
+        let (model, params, prompts) = guide_model(from)?;
         let ranked = std::mem::take(&mut found.ranked);
         found.ranked = crate::repo::llm::rerank_suspects(model.as_ref(), &params, &prompts, root, &found.failures, ranked, top).await?;
         let named = found.ranked.iter().filter(|c| c.model_rank.is_some()).count();

@@ -7,6 +7,7 @@
 mod experiments;
 mod export;
 mod journal;
+pub mod recall;
 mod search;
 mod status;
 

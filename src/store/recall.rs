@@ -1,17 +1,22 @@
-//! `--seed-from`: programs from another run (its id, or a prefix) or from a `samples.jsonl` file
-//! (`{"task_id", "completion"}` lines, as rgd and evalplus write them), by task id. The manifest
-//! records where they came from ("run:ID", or "file:PATH sha256:HASH"), so a resume takes the same.
+//! What a run takes from other runs, as its manifest names them, read before the run is prepared
+//! (so preparing reads nothing outside the run):
+//! - `--seed-from`: programs from another run (its id, or a prefix) or from a `samples.jsonl` file
+//!   (`{"task_id", "completion"}` lines, as rgd and evalplus write them), by task id. The manifest
+//!   records where they came from ("run:ID", or "file:PATH sha256:HASH"), so a resume takes the same.
+//! - a fork's prefix: the parent's events up to the iteration the fork starts live at.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
 
-use crate::store::{Home, RunStore};
+use super::{Home, RunStore};
+use crate::record::Manifest;
 
 /// Where the seeds come from, resolved and written as the manifest records it.
-pub fn describe(home: &Home, from: &str) -> anyhow::Result<String> {
+pub fn describe_seeds(home: &Home, from: &str) -> anyhow::Result<String> {
     let path = Path::new(from);
     if path.is_file() {
         let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
@@ -26,7 +31,7 @@ pub fn describe(home: &Home, from: &str) -> anyhow::Result<String> {
 }
 
 /// The seeds a description names.
-pub fn load(home: &Home, described: &str) -> anyhow::Result<HashMap<String, String>> {
+pub fn load_seeds(home: &Home, described: &str) -> anyhow::Result<HashMap<String, String>> {
     if let Some(run_id) = described.strip_prefix("run:") {
         let store = RunStore::open(home, run_id).with_context(|| format!("seeds from run {run_id}"))?;
         return Ok(store
@@ -54,4 +59,28 @@ pub fn load(home: &Home, described: &str) -> anyhow::Result<HashMap<String, Stri
         seeds.insert(id.to_string(), code.to_string());
     }
     Ok(seeds)
+}
+
+/// What `manifest` takes from other runs.
+pub struct Recalled {
+    pub seeds: Option<Arc<HashMap<String, String>>>,
+    pub replay: Option<crate::engine::Replay>,
+}
+
+impl Recalled {
+    pub fn read(home: &Home, manifest: &Manifest) -> anyhow::Result<Recalled> {
+        let seeds = match &manifest.seed_from {
+            Some(from) => Some(Arc::new(load_seeds(home, from)?)),
+            None => None,
+        };
+        let replay = match &manifest.fork {
+            Some(fork) => {
+                let parent = RunStore::open(home, &fork.parent_run)?;
+                let events: Vec<crate::engine::Event> = parent.events().map(|e| e.map(|e| e.event)).collect::<Result<_, _>>()?;
+                Some(crate::engine::Replay::from_events(&fork.task_id, fork.at_iteration, &events).map_err(|e| anyhow::anyhow!(e))?)
+            }
+            None => None,
+        };
+        Ok(Recalled { seeds, replay })
+    }
 }
