@@ -22,8 +22,6 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 use super::{Entry, MemoryError};
 
 const MARKER: &str = "pool-state";
-/// The writer's indexing heap (tantivy's minimum is 15 MB per thread).
-const WRITER_HEAP: usize = 16 << 20;
 
 pub struct Bm25 {
     index: Index,
@@ -67,21 +65,14 @@ impl Bm25 {
     /// was built from another pool state (`state` is the pool's content hash).
     pub fn open<'a>(dir: &Path, state: &str, entries: impl Fn() -> Box<dyn Iterator<Item = &'a Entry> + 'a>) -> Result<Bm25, MemoryError> {
         let current = std::fs::read_to_string(dir.join(MARKER)).ok();
-        if current.as_deref() == Some(state)
-            && let Ok(index) = Index::open_in_dir(dir)
-        {
-            return Bm25::from_index(index, dir);
-        }
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(err)?;
-        }
-        std::fs::create_dir_all(dir).map_err(err)?;
         let (schema, ..) = schema();
-        let index = Index::create_in_dir(dir, schema).map_err(err)?;
-        let mut bm25 = Bm25::from_index(index, dir)?;
-        bm25.add(entries())?;
-        bm25.mark(state)?;
-        bm25.commit()?;
+        let opened = crate::retrieval::disk::open_or_recreate(dir, schema, current.as_deref() == Some(state)).map_err(err)?;
+        let mut bm25 = Bm25::from_index(opened.index, dir)?;
+        if opened.fresh {
+            bm25.add(entries())?;
+            bm25.mark(state)?;
+            bm25.commit()?;
+        }
         Ok(bm25)
     }
 
@@ -128,7 +119,7 @@ impl Bm25 {
     pub fn commit(&self) -> Result<(), MemoryError> {
         let mut pending = self.pending();
         if !pending.changes.is_empty() {
-            let mut writer: IndexWriter = self.index.writer_with_num_threads(1, WRITER_HEAP).map_err(err)?;
+            let mut writer: IndexWriter = crate::retrieval::disk::writer(&self.index).map_err(err)?;
             for change in &pending.changes {
                 match change {
                     Change::Add { id, keywords, question } => {

@@ -1,10 +1,12 @@
 //! Search, one room: the sentence embedder (SBERT all-MiniLM-L6-v2, int8, through fastembed and
 //! ONNX Runtime, its files from PyPI wheels) and the in-memory BM25 (tantivy) that the memory pool,
-//! a repository's index and `rgd locate` use. The memory pool's persistent BM25 and the run
-//! search keep their own tantivy indexes (on disk, each with its own schema), built the same way.
+//! a repository's index and `rgd locate` use; and the opening, rebuilding and writing of the
+//! tantivy indexes kept on disk (`disk.rs`: the memory pool's BM25 and the run search, each with
+//! its own schema).
 
 pub mod assets;
 pub mod bm25;
+pub mod disk;
 pub mod embed;
 pub mod int8_graph;
 

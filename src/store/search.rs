@@ -61,16 +61,11 @@ impl RunIndex {
     /// `$RGD_HOME/runs-index`, created (or recreated, when unreadable) as needed.
     pub fn open(home: &Home) -> Result<RunIndex, StoreError> {
         let dir = home.root.join("runs-index");
-        let index = match Index::open_in_dir(&dir) {
-            Ok(index) => index,
-            Err(_) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                std::fs::create_dir_all(&dir).map_err(err)?;
-                Index::create_in_dir(&dir, schema().0).map_err(err)?
-            }
-        };
+        // Made again when unreadable or of another schema (with it goes `indexed.json`, in the
+        // same folder, so every run is indexed again).
+        let opened = crate::retrieval::disk::open_or_recreate(&dir, schema().0, true).map_err(err)?;
         Ok(RunIndex {
-            index,
+            index: opened.index,
             fields: schema().1,
             dir,
         })
@@ -96,7 +91,7 @@ impl RunIndex {
             }
             let w = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(self.index.writer_with_num_threads(1, 16 << 20).map_err(err)?),
+                None => writer.insert(crate::retrieval::disk::writer(&self.index).map_err(err)?),
             };
             w.delete_term(Term::from_field_text(self.fields.run, &id));
             self.add_run(w, &store, &id)?;
