@@ -11,7 +11,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::stderr_line;
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::{Configured, LlmArgs};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::engine::{Event, Strategy};
 use crate::front::print::PrinterMode;
@@ -42,8 +42,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let started = Instant::now();
     let tui = !args.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     let say = |line: &str| eprintln!("{line}");
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file, file_path, llm, None, args.max_iters);
+    let settings = Configured::load(config, &home.root, llm)?.settings(None, args.max_iters);
     let embedded = settings.local.is_some();
 
     say("rgd demo: getting every part ready (each is fetched or built once, then cached)");
@@ -84,8 +83,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let run_id = ulid::Ulid::generate().to_string();
     // A small local model rarely gains from ten rounds; three show the loop at work.
     let max_iters = args.max_iters.or(embedded.then_some(3));
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file, file_path, llm, None, max_iters);
+    let settings = Configured::load(config, &home.root, llm)?.settings(None, max_iters);
     let dataset = load_dataset_named(&args.dataset, data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
     let selected = select_tasks(&dataset, &[], args.limit, false)?;
     let plan = RunPlan {

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 
 use super::stderr_line;
 use crate::analysis::RunData;
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::{Configured, LlmArgs};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::engine::Strategy;
 use crate::front::print::PrinterMode;
@@ -277,8 +277,8 @@ fn llm_for(cx: &Where<'_>, cell: &Cell) -> LlmArgs {
 async fn start_cell(cx: &Where<'_>, spec: &ExperimentSpec, cell: &Cell, run_id: &str) -> anyhow::Result<ExitCode> {
     let dataset = load_dataset_named(&cell.dataset, cx.data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
     let selected = select_tasks(&dataset, &[], spec.limit, spec.exclude_broken)?;
-    let (file, file_path) = FileConfig::load(cx.config, &cx.home.root)?;
-    let settings = Settings::resolve(file, file_path, &llm_for(cx, cell), spec.concurrency, spec.max_iters);
+    let llm = llm_for(cx, cell);
+    let settings = Configured::load(cx.config, &cx.home.root, &llm)?.settings(spec.concurrency, spec.max_iters);
     let plan = RunPlan {
         excluded_broken: selected.excluded_broken,
         ..plan_for(cell, run_id)?
@@ -288,12 +288,9 @@ async fn start_cell(cx: &Where<'_>, spec: &ExperimentSpec, cell: &Cell, run_id: 
 }
 
 async fn resume_cell(cx: &Where<'_>, cell: &Cell, run_id: &str) -> anyhow::Result<ExitCode> {
-    let (file, file_path) = FileConfig::load(cx.config, &cx.home.root)?;
     let llm = llm_for(cx, cell);
     let from = ResumeFrom {
-        config: file,
-        config_path: file_path,
-        llm: &llm,
+        configured: Configured::load(cx.config, &cx.home.root, &llm)?,
         concurrency: None,
     };
     let prepared = resume(cx.home, from, &plan_for(cell, run_id)?, run_id, &stderr_line).await?;

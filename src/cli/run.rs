@@ -10,7 +10,7 @@ use clap::Args;
 use super::args::{CommonArgs, ControlChannel, SweepArgs, debugger, parse_breakpoints};
 
 use super::stderr_line;
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::{Configured, LlmArgs};
 use crate::front::print::PrinterMode;
 use crate::front::{Front, execute};
 
@@ -57,11 +57,8 @@ pub struct ForkArgs {
 }
 
 pub async fn fork(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: ForkArgs) -> anyhow::Result<ExitCode> {
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
     let from = ResumeFrom {
-        config: file,
-        config_path: file_path,
-        llm,
+        configured: Configured::load(config, &home.root, llm)?,
         concurrency: Some(1),
     };
     let spec = crate::launch::ForkSpec {
@@ -133,8 +130,7 @@ pub async fn run_one(
     } else {
         PrinterMode::Detailed
     };
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file, file_path, llm, Some(1), args.common.max_iters);
+    let settings = Configured::load(config, &home.root, llm)?.settings(Some(1), args.common.max_iters);
     let prepared = new_run(home, &settings, &args.common.plan(), dataset, vec![task], &stderr_line).await?;
     execute(prepared, mode, &front_of(&args.common)).await
 }
@@ -151,7 +147,7 @@ pub async fn sweep(
     } else {
         PrinterMode::Progress
     };
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
+    let configured = Configured::load(config, &home.root, llm)?;
     // A run id that exists already is resumed: a requeued or restarted cluster job goes on.
     let resume_id = args
         .resume
@@ -159,9 +155,7 @@ pub async fn sweep(
         .or_else(|| args.common.run_id.clone().filter(|id| home.has_run(id)));
     if let Some(prefix) = &resume_id {
         let from = ResumeFrom {
-            config: file,
-            config_path: file_path,
-            llm,
+            configured,
             concurrency: args.concurrency,
         };
         let prepared = resume(home, from, &args.common.plan(), prefix, &stderr_line).await?;
@@ -173,7 +167,7 @@ pub async fn sweep(
         .ok_or_else(|| anyhow::anyhow!("--dataset NAME is required (or --resume RUN_ID)"))?;
     let dataset = load_dataset_named(name, data_dir, args.common.split_seed, &stderr_line)?;
     let selected = select_tasks(&dataset, &args.tasks, args.limit, args.exclude_broken)?;
-    let settings = Settings::resolve(file, file_path, llm, args.concurrency, args.common.max_iters);
+    let settings = configured.settings(args.concurrency, args.common.max_iters);
     let plan = RunPlan {
         excluded_broken: selected.excluded_broken,
         shard: args.shard,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::{Configured, LlmArgs};
 use crate::dataset::DEFAULT_SPLIT_SEED;
 use crate::launch::{RunPlan, load_dataset_named, new_run, select_tasks};
 use crate::store::Home;
@@ -22,8 +22,8 @@ pub async fn replay(home: &Home, run_id: &str, follow: bool, config: Option<&Pat
 }
 
 pub async fn home(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, llm: &LlmArgs) -> anyhow::Result<ExitCode> {
-    let (file, file_path) = FileConfig::load(config, &home.root)?;
-    let settings = Settings::resolve(file, file_path.clone(), llm, None, None);
+    let configured = Configured::load(config, &home.root, llm)?;
+    let (settings, file_path) = (configured.settings(None, None), configured.path);
     let model = settings.agents.values().next().map(|p| p.model.clone()).unwrap_or_default();
     let info = vec![
         (
@@ -83,8 +83,7 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
         }
         llm.threads = request.threads.or(llm.threads);
         llm.contexts = request.contexts.or(llm.contexts);
-        let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
-        let settings = Settings::resolve(file, file_path, &llm, Some(request.concurrency), Some(request.max_iters));
+        let settings = Configured::load(config.as_deref(), &home.root, &llm)?.settings(Some(request.concurrency), Some(request.max_iters));
         let plan = RunPlan {
             sandbox: request.sandbox,
             memory: request.memory,
@@ -99,11 +98,8 @@ fn launcher(home: Home, data_dir: Option<PathBuf>, config: Option<PathBuf>, llm:
 /// Turns `f` in a replay into a prepared fork, the same way `rgd fork` does, with the debugger on.
 fn forker(home: Home, config: Option<PathBuf>, llm: LlmArgs) -> Forker {
     Arc::new(move |request: ForkRequest| {
-        let (file, file_path) = FileConfig::load(config.as_deref(), &home.root)?;
         let from = crate::launch::ResumeFrom {
-            config: file,
-            config_path: file_path,
-            llm: &llm,
+            configured: Configured::load(config.as_deref(), &home.root, &llm)?,
             concurrency: Some(1),
         };
         let spec = crate::launch::ForkSpec {

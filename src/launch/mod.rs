@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use crate::config::{FileConfig, LlmArgs, Settings};
+use crate::config::{Configured, Settings};
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, Task, load_dataset};
 use crate::engine::{DatasetInfo, EventBus, LoopConfig, Manifest, Recorder, SelfDebugFeedback, Strategy, Sweep, TaskRunner};
 use crate::sandbox::{SandboxKind, TraceMode};
@@ -245,9 +245,7 @@ pub async fn new_run(
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its
 /// key, which are never recorded) and the run's manifest (for everything the result depends on).
 pub struct ResumeFrom<'a> {
-    pub config: FileConfig,
-    pub config_path: Option<PathBuf>,
-    pub llm: &'a LlmArgs,
+    pub configured: Configured<'a>,
     /// Tasks at once; the run's own concurrency when `None`.
     pub concurrency: Option<usize>,
 }
@@ -262,13 +260,9 @@ pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &
     let tasks = select_tasks(&dataset, &manifest.dataset.selected, None, false)
         .map(|s| s.tasks)
         .with_context(|| format!("resuming run {run_id}"))?;
-    let mut settings = Settings::resolve(
-        from.config,
-        from.config_path,
-        from.llm,
-        from.concurrency.or(Some(manifest.concurrency)),
-        Some(manifest.max_iters),
-    );
+    let mut settings = from
+        .configured
+        .settings(from.concurrency.or(Some(manifest.concurrency)), Some(manifest.max_iters));
     settings.agents = agents_of(&manifest);
     settings.limits = manifest.limits.clone();
     let mut parts = parts::Parts::build(&settings, plan, &tasks, report)?;
@@ -353,24 +347,21 @@ pub async fn fork(
     // Opened again to read its events: a sled store is opened once at a time.
     drop(store);
     let recorded = plan_of(&manifest)?;
-    let mut settings = Settings::resolve(
-        from.config,
-        from.config_path,
-        from.llm,
-        Some(1),
-        Some(changes.max_iters.unwrap_or(manifest.max_iters)),
-    );
+    let mut settings = from
+        .configured
+        .settings(Some(1), Some(changes.max_iters.unwrap_or(manifest.max_iters)));
+    let llm = from.configured.llm;
     // The parent's agents, but for what the fork's flags change.
     for agent in crate::agents::Agent::ALL {
         let Some(mut params) = manifest.agents.get(agent.name()).cloned() else {
             continue;
         };
         let model = match agent {
-            crate::agents::Agent::Guide => from.llm.guide_model.as_ref(),
-            crate::agents::Agent::Debug => from.llm.debug_model.as_ref(),
-            crate::agents::Agent::Feedback => from.llm.feedback_model.as_ref(),
+            crate::agents::Agent::Guide => llm.guide_model.as_ref(),
+            crate::agents::Agent::Debug => llm.debug_model.as_ref(),
+            crate::agents::Agent::Feedback => llm.feedback_model.as_ref(),
         };
-        if let Some(model) = model.or(from.llm.model.as_ref()) {
+        if let Some(model) = model.or(llm.model.as_ref()) {
             params.model = model.clone();
         }
         if let Some(t) = changes.temperature {
