@@ -145,7 +145,7 @@ impl MemoryPool {
                     Method::Hybrid => match options.fusion {
                         Fusion::Weighted { sbert, bm25: w } => sbert * sims[&i] + w * b.unwrap_or(0.0) / bm25_scale,
                         Fusion::Rrf { k } => {
-                            let r = |rank: Option<&usize>| rank.map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0));
+                            let r = |rank: Option<&usize>| rank.map_or(0.0, |&r| crate::retrieval::fusion::reciprocal_rank(1.0, k, r));
                             r(sbert_rank.get(&i)) + r(bm25_rank.get(&i))
                         }
                     },

@@ -324,7 +324,7 @@ pub fn fuse(lists: &[(Stream, f32, Ranked)]) -> Vec<Piece> {
                 score: 0.0,
                 found_by: Vec::new(),
             });
-            p.score += weight / (K + rank as f32 + 1.0);
+            p.score += crate::retrieval::fusion::reciprocal_rank(*weight, K, rank);
             p.found_by.push(Found {
                 stream: *stream,
                 rank: rank + 1,

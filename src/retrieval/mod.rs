@@ -2,12 +2,14 @@
 //! ONNX Runtime, its files from PyPI wheels) and the in-memory BM25 (tantivy) that the memory pool,
 //! a repository's index and `rgd locate` use; and the opening, rebuilding and writing of the
 //! tantivy indexes kept on disk (`disk.rs`: the memory pool's BM25 and the run search, each with
-//! its own schema).
+//! its own schema); and reciprocal rank fusion (`fusion.rs`), which the memory pool and a
+//! repository's retrieval both rank with.
 
 pub mod assets;
 pub mod bm25;
 pub mod disk;
 pub mod embed;
+pub mod fusion;
 pub mod int8_graph;
 
 pub use bm25::Bm25;
