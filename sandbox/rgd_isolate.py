@@ -44,7 +44,6 @@ import json
 import operator
 import os
 import re
-import select
 import socket
 import struct
 import sys
@@ -437,6 +436,18 @@ _PATTERN_METHODS = frozenset(("match", "fullmatch", "search", "findall", "findit
 
 
 def _slots_of(cls):
+    """A class's slot names, through its bases (fixed once the class is made: kept per class, by
+    identity, as a metaclass may hash its classes as it likes)."""
+    kept = _SLOTS.get(id(cls))
+    if kept is None or kept[0] is not cls:
+        kept = _SLOTS[id(cls)] = (cls, _find_slots(cls))
+    return kept[1]
+
+
+_SLOTS = {}  # id(class) -> (the class, its slot names)
+
+
+def _find_slots(cls):
     names = []
     for klass in cls.__mro__:
         slots = klass.__dict__.get("__slots__", ())
@@ -576,6 +587,27 @@ def _builtin_base(cls):
         if base in _BUILTIN_BASES:
             return base
     return None
+
+
+# A message's own containers, which cross as tuples (`Peer.encode`).
+_ENVELOPES = frozenset(("wb", "state", "patch", "outside", "env"))
+
+
+def _envelope(name, value):
+    if name == "k" and type(value) is dict:
+        return tuple(value.items())
+    if name in _ENVELOPES and type(value) is list:
+        return tuple(value)
+    return value
+
+
+def _keywords(pairs):
+    """A call's keyword arguments, from the pairs they crossed as."""
+    if pairs is None:
+        return {}
+    if not isinstance(pairs, tuple) or not all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+        raise Refused("malformed keyword arguments")
+    return dict(pairs)
 
 
 class Encoder:
@@ -1526,6 +1558,12 @@ class Peer:
         self.other = other
         self.policy = policy
         self.timeout = timeout
+        self.inbox = bytearray()  # what was read and not yet taken (a message's head and body come in one read)
+        if timeout is not None:
+            # The kernel ends a read that waits longer (`BlockingIOError`): a wait per read with
+            # no `select` before it, which cost a third of a round trip.
+            whole = int(timeout)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("@ll", whole, int((timeout - whole) * 1e6)))
         # Identities last the whole run, on both sides: what this side sent (gid -> object, and
         # id -> gid), the copies of what the other side sent (id -> (its gid, copy), and gid ->
         # copy), and for the mutable ones the contents both sides last agreed on (id -> parts).
@@ -1651,10 +1689,14 @@ class Peer:
 
     # messages
     def encode(self, values):
-        """A message body holding `values` (a dict of name -> value) as one table."""
+        """A message body holding `values` (a dict of name -> value) as one table. The message's
+        own containers (keyword arguments, what is written back, module state, patches) cross
+        as tuples: no code of either side holds them, so they are not shared objects to track,
+        keep alive and write back at every later call."""
+        values = {name: _envelope(name, v) for name, v in values.items()}
         enc = Encoder(self)
         state = values.get("state")
-        if isinstance(state, list):
+        if isinstance(state, tuple):
             enc.unnamed = {id(v) for _, v in state}
         try:
             with _stack_for(MAX_DEPTH):
@@ -1741,23 +1783,22 @@ class Peer:
         return message
 
     def _read(self, n):
-        chunks = []
-        while n:
-            if self.timeout is not None:
-                ready, _, _ = select.select([self.sock], [], [], self.timeout)
-                if not ready:
-                    self.dead = "%s did not answer within %g s" % (self.other, self.timeout)
-                    raise Gone(self.dead)
+        inbox = self.inbox
+        while len(inbox) < n:
             try:
-                b = self.sock.recv(min(n, 1 << 20))
-            except OSError as e:
+                b = self.sock.recv(min(max(n - len(inbox), 1 << 16), 1 << 20))
+            except BlockingIOError:
+                self.dead = "%s did not answer within %g s" % (self.other, self.timeout)
+                raise Gone(self.dead)
+            except OSError:
                 b = b""
             if not b:
                 self.dead = "%s ended" % self.other
                 raise Gone(self.dead)
-            chunks.append(b)
-            n -= len(b)
-        return b"".join(chunks)
+            inbox += b
+        data = bytes(inbox[:n])
+        del inbox[:n]
+        return data
 
     def request(self, message):
         """Sends a request and serves the other side's requests until its answer comes. One
@@ -1851,7 +1892,7 @@ class Peer:
             def run():
                 args = self.decode(m)
                 fn = self.local_handle(m.get("h"))
-                return fn(*args["a"], **args["k"])
+                return fn(*args["a"], **_keywords(args.get("k")))
 
             self.answer(run, along or (self.policy.strict and m.get("h") in self.lent_methods and m.get("along") is True), printed)
         elif op == "next":
@@ -2389,6 +2430,34 @@ def _behaviour(v):
     )
 
 
+class _KeptDict:
+    """A module-level dict's keys and values as last agreed, kept apart so that the check at
+    every call walks the dict in C without building a tuple of its items (boltons' urlutils holds
+    five tables of 512 entries)."""
+
+    __slots__ = ("keys", "values")
+
+    def __init__(self, d):
+        self.keys = tuple(d)
+        self.values = tuple(d.values())
+
+    def holds(self, d):
+        return len(d) == len(self.keys) and all(map(operator.is_, d, self.keys)) and all(map(operator.is_, d.values(), self.values))
+
+
+def _stateless(value):
+    """An object with nothing in it that can change: no `__dict__`, no slots, no builtin
+    container it extends (`_children` is empty now and always will be)."""
+    t = type(value)
+    return (
+        not isinstance(getattr(value, "__dict__", None), dict)
+        and not _slots_of(t)
+        and t.__module__ != "collections"
+        and _builtin_base(t) not in (list, set, dict)
+        and not isinstance(value, (list, set, dict, bytearray))
+    )
+
+
 class ModuleState:
     """The project's module globals and class attributes as last agreed between the processes:
     what changed since is sent to the other side (state), or is a patch (behaviour). Called at
@@ -2399,7 +2468,8 @@ class ModuleState:
         self.policy = policy
         self.modules_seen = -1
         self.modules = []  # (name, module)
-        self.spaces = {}  # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}]
+        # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}, its values, the data names]
+        self.spaces = {}
         self.original = {}  # (module, holder, attr) -> the code first seen there (before any patch)
 
     def _project_modules(self):
@@ -2421,14 +2491,29 @@ class ModuleState:
         t = type(value)
         if t in _UNCHANGING_TYPES:
             return (value, _UNCHANGING)
-        return (value, None if _behaviour(value) or t in _BY_NAME else _children(value))
+        if _behaviour(value) or t in _BY_NAME:
+            return (value, None)
+        if t is dict:
+            return (value, _KeptDict(value))
+        children = _children(value)
+        if not children and _stateless(value):
+            # An `object()` sentinel, a descriptor: nothing in it can change.
+            return (value, _UNCHANGING)
+        return (value, children)
+
+    @staticmethod
+    def _unchanged(value, kept):
+        """Whether a data name's contents are still the parts `kept` of them, by identity."""
+        if type(kept) is _KeptDict:
+            return kept.holds(value)
+        return _same(kept, _children(value))
 
     def _space(self, key, ns):
         seen = {attr: self._record(v) for attr, v in self._names(ns)}
         for attr, (value, shallow) in seen.items():
             if shallow is None:
                 self.original.setdefault(key + (attr,), value)
-        self.spaces[key] = [ns, len(ns), seen, tuple(map(id, ns.values())), self._data(seen)]
+        self.spaces[key] = [ns, len(ns), seen, tuple(ns.values()), self._data(seen)]
 
     @staticmethod
     def _data(seen):
@@ -2453,9 +2538,12 @@ class ModuleState:
         self._spaces_now()
         state, behaviour = [], []
         for (module, holder), space in self.spaces.items():
-            ns, size, seen, ids, data = space
-            if len(ns) == size and tuple(map(id, ns.values())) == ids:
-                # No name rebound (compared in C): only the data names' contents can have changed.
+            ns, size, seen, values, data = space
+            if len(ns) == size and all(map(operator.is_, ns.values(), values)):
+                # No name rebound (compared in C, by identity): only the data names' contents
+                # can have changed.
+                if not data:
+                    continue
                 names = [(a, ns.get(a, _MISSING)) for a in data]
             elif len(ns) == size:
                 names = [(a, ns.get(a, _MISSING)) for a in list(seen)]
@@ -2464,7 +2552,7 @@ class ModuleState:
             changed = False
             for attr, value in names:
                 was = seen.get(attr)
-                if was is not None and was[0] is value and (was[1] is None or was[1] is _UNCHANGING or _same(was[1], _children(value))):
+                if was is not None and was[0] is value and (was[1] is None or was[1] is _UNCHANGING or self._unchanged(value, was[1])):
                     continue
                 changed = True
                 seen[attr] = self._record(value)
@@ -2490,7 +2578,7 @@ class ModuleState:
     def _refresh(space):
         ns, seen = space[0], space[2]
         space[1] = len(ns)
-        space[3] = tuple(map(id, ns.values()))
+        space[3] = tuple(ns.values())
         space[4] = ModuleState._data(seen)
 
     def agree(self):
@@ -2943,17 +3031,18 @@ def _call(peer, qualname, args, kwargs):
             _refuse(qualname, "the tests passed the path of their own file %s" % given)
         env = _environment()
         try:
-            body = peer.encode(
-                {
-                    "a": args,
-                    "k": kwargs,
-                    "state": state,
-                    "patch": patches,
-                    "outside": outside,
-                    "env": _env_diff(peer.env, env) if env != peer.env else None,
-                    "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
-                }
-            )
+            # What is empty or unchanged (most calls: no state, patch or environment change) is
+            # left out of the message.
+            message = {
+                "a": args,
+                "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
+            }
+            for name, value in (("k", kwargs), ("state", state), ("patch", patches), ("outside", outside)):
+                if value:
+                    message[name] = value
+            if env != peer.env:
+                message["env"] = _env_diff(peer.env, env)
+            body = peer.encode(message)
         except Refused as why:
             _refuse(qualname, "the tests passed %s" % why)
         if peer.last_values > COPY_LIMIT:
@@ -3054,7 +3143,7 @@ class Server(Peer):
         replaced, environment, directory."""
         self.state.apply(values.get("state") or ())
         patches = values.get("patch")
-        for entry in patches if isinstance(patches, list) else ():
+        for entry in patches if isinstance(patches, tuple) else ():
             # ((module, holder, attr), a handle of the tests' function or None)
             if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple) and len(entry[0]) == 3):
                 raise Refused("a malformed replacement of a function")
@@ -3064,7 +3153,7 @@ class Server(Peer):
             self.state.patch(key, entry[1])
         self.patch_outside(values.get("outside"))
         env = values.get("env")
-        if isinstance(env, list) and len(env) == 2 and isinstance(env[0], dict):
+        if isinstance(env, tuple) and len(env) == 2 and isinstance(env[0], dict):
             for k, v in env[0].items():
                 os.environ[str(k)] = str(v)
             for k in env[1] if isinstance(env[1], list) else ():
@@ -3078,7 +3167,7 @@ class Server(Peer):
         replaced by one calling the test's function back (and `sys.stdin` by the test's own),
         the originals put back when the test's patch is undone."""
         wanted = {}
-        for entry in patches if isinstance(patches, list) else ():
+        for entry in patches if isinstance(patches, tuple) else ():
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
                 raise Refused("a malformed patch")
             if entry[0] not in sys.modules and _stdlib_spec(entry[0]):
@@ -3116,7 +3205,7 @@ class Server(Peer):
             self.enter(args)
             with printed, warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                value = self.target(*args["a"], **args["k"])
+                value = self.target(*args["a"], **_keywords(args.get("k")))
                 if isinstance(value, types.CoroutineType):
                     import asyncio
 
@@ -3136,12 +3225,14 @@ class Server(Peer):
         written = [obj for obj in self.received if _mutable(obj)]
         state, _ = self.state.changes()
         try:
-            values["wb"] = written
-            values["state"] = state
+            if written:
+                values["wb"] = written
+            if state:
+                values["state"] = state
             body = self.encode(values)
         except Refused as why:
             what = "answer" if op == "ok" else "exception"
-            op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why)), "wb": []}
+            op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why))}
             body = self.encode(values)
         body["op"] = op
         printed.put(body)
