@@ -30,12 +30,14 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 fn entry(i: usize, task_id: &str, entry_point: &str, question: &str, keywords: Vec<String>, code: &str) -> Entry {
     Entry {
         id: format!("{i:026}"),
-        task_id: task_id.into(),
-        entry_point: entry_point.into(),
-        question: question.into(),
-        guidance: String::new(),
-        keywords,
-        code: code.into(),
+        record: rgd::engine::MemoryRecord {
+            task_id: task_id.into(),
+            entry_point: entry_point.into(),
+            question: question.into(),
+            guidance: String::new(),
+            keywords,
+            code: code.into(),
+        },
         run_id: None,
         created_at: chrono::Utc::now(),
     }

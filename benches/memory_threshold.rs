@@ -66,12 +66,14 @@ fn real_paraphrases(embedder: Embedder) {
         for t in load_dataset(name, &path, 0).unwrap().tasks {
             entries.push(Entry {
                 id: t.id.replace('/', "-"),
-                task_id: t.id.clone(),
-                entry_point: t.entry_point.clone(),
-                question: t.prompt.clone(),
-                guidance: String::new(),
-                keywords: Vec::new(),
-                code: String::new(),
+                record: rgd::engine::MemoryRecord {
+                    task_id: t.id.clone(),
+                    entry_point: t.entry_point.clone(),
+                    question: t.prompt.clone(),
+                    guidance: String::new(),
+                    keywords: Vec::new(),
+                    code: String::new(),
+                },
                 run_id: None,
                 created_at: chrono::Utc::now(),
             });

@@ -35,10 +35,10 @@ impl MemoryLookup for PoolMemory {
                 pool.record_use(&h.entry.id, &run_id, &task_id).map_err(|e| e.to_string())?;
             }
             Ok(best.map(|h| Retrieved {
-                question: h.entry.question,
-                guidance: h.entry.guidance,
+                question: h.entry.record.question,
+                guidance: h.entry.record.guidance,
                 entry_id: h.entry.id,
-                task_id: h.entry.task_id,
+                task_id: h.entry.record.task_id,
                 score: h.score,
                 bm25: h.bm25,
                 sbert: h.sbert,
@@ -48,22 +48,16 @@ impl MemoryLookup for PoolMemory {
         .map_err(|e| e.to_string())?
     }
 
-    async fn store(&self, record: MemoryRecord) -> Result<String, String> {
+    async fn store(&self, mut record: MemoryRecord) -> Result<String, String> {
         let pool = self.pool.clone();
-        let mut keywords = record.keywords;
         for k in code_keywords(&record.code) {
-            if !keywords.iter().any(|x| x.eq_ignore_ascii_case(&k)) {
-                keywords.push(k);
+            if !record.keywords.iter().any(|x| x.eq_ignore_ascii_case(&k)) {
+                record.keywords.push(k);
             }
         }
         let entry = Entry {
             id: ulid::Ulid::generate().to_string(),
-            task_id: record.task_id,
-            entry_point: record.entry_point,
-            question: record.question,
-            guidance: record.guidance,
-            keywords,
-            code: record.code,
+            record,
             run_id: Some(self.run_id.clone()),
             created_at: chrono::Utc::now(),
         };

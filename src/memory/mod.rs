@@ -27,6 +27,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::engine::MemoryRecord;
+
 use bm25::Bm25;
 
 #[derive(Debug, thiserror::Error)]
@@ -63,22 +65,27 @@ impl From<crate::retrieval::RetrievalError> for MemoryError {
     }
 }
 
-/// One remembered solution. The embedding of `question` is kept beside it in the store.
+/// One remembered solution: the record a run asked to keep (Q the task description, G the
+/// guidance that led to the solution, K its keywords, LLM-extracted merged with identifiers from
+/// the code, and the code), under an id, with the run it came from and when. Stored as one flat
+/// JSON object, as before the record was a type of its own; the embedding of `question` is kept
+/// beside it in the store. Its record's fields read as its own (`entry.question`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     pub id: String,
-    pub task_id: String,
-    pub entry_point: String,
-    /// Q: the task description.
-    pub question: String,
-    /// G: the guidance that led to the solution.
-    pub guidance: String,
-    /// K: keywords (LLM-extracted merged with identifiers from the code).
-    pub keywords: Vec<String>,
-    pub code: String,
+    #[serde(flatten)]
+    pub record: MemoryRecord,
     #[serde(default)]
     pub run_id: Option<String>,
     pub created_at: DateTime<Utc>,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = MemoryRecord;
+
+    fn deref(&self) -> &MemoryRecord {
+        &self.record
+    }
 }
 
 /// What a run records about the pool it started with.
@@ -380,5 +387,27 @@ impl ContentSum {
         h.update((entries as u64).to_le_bytes());
         self.0.iter().for_each(|lane| h.update(lane.to_le_bytes()));
         hex::encode(h.finalize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_stored_as_the_same_flat_object_as_before_its_record_had_a_type() {
+        let stored = r#"{"id":"01A","task_id":"HumanEval/1","entry_point":"f","question":"Q","guidance":"G","keywords":["k"],"code":"def f(): pass","run_id":"R","created_at":"2026-11-27T06:00:00Z"}"#;
+        let entry: Entry = serde_json::from_str(stored).unwrap();
+        assert_eq!(
+            (entry.task_id.as_str(), entry.guidance.as_str(), entry.keywords.len()),
+            ("HumanEval/1", "G", 1)
+        );
+        assert_eq!(serde_json::to_string(&entry).unwrap(), stored);
+        let older = r#"{"id":"01B","task_id":"t","entry_point":"f","question":"Q","guidance":"G","keywords":[],"code":"","created_at":"2026-11-27T06:00:00Z"}"#;
+        assert_eq!(
+            serde_json::from_str::<Entry>(older).unwrap().run_id,
+            None,
+            "entries from before run ids were kept"
+        );
     }
 }

@@ -18,12 +18,14 @@ fn embedder() -> Arc<Embedder> {
 fn entry(n: u32, task: &str, entry_point: &str, question: &str, code: &str) -> Entry {
     Entry {
         id: format!("01TEST{n:020}"),
-        task_id: task.into(),
-        entry_point: entry_point.into(),
-        question: question.into(),
-        guidance: format!("guidance for {entry_point}"),
-        keywords: rgd::memory::keywords::code_keywords(code),
-        code: code.into(),
+        record: rgd::engine::MemoryRecord {
+            task_id: task.into(),
+            entry_point: entry_point.into(),
+            question: question.into(),
+            guidance: format!("guidance for {entry_point}"),
+            keywords: rgd::memory::keywords::code_keywords(code),
+            code: code.into(),
+        },
         run_id: None,
         created_at: chrono::Utc::now(),
     }
@@ -143,7 +145,7 @@ fn the_content_hash_names_the_set_of_entries() {
     assert_eq!(MemoryPool::open(b.path(), embedder()).unwrap().state(), three);
 
     let mut changed = entries[0].clone();
-    changed.keywords.push("matrices".into());
+    changed.record.keywords.push("matrices".into());
     let before = forward.state();
     forward.insert(vec![changed]).unwrap();
     assert_eq!(forward.len(), entries.len());
@@ -184,7 +186,7 @@ fn a_kill_during_an_import_leaves_a_consistent_pool() {
                 &format!("Task number {i}: compute something about item {i} and return it."),
                 "def f(x):\n    return x\n",
             );
-            e.keywords.clear();
+            e.record.keywords.clear();
             serde_json::to_string(&e).unwrap() + "\n"
         })
         .collect();

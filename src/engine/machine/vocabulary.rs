@@ -45,8 +45,9 @@ pub enum Effect {
     },
 }
 
-/// What the memory pool keeps of a solved task: Q, G, K and the code.
-#[derive(Debug, Clone, PartialEq)]
+/// What the memory pool keeps of a solved task: Q, G, K and the code (the pool's `Entry` is this
+/// with its id, provenance and time).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryRecord {
     pub task_id: String,
     pub entry_point: String,
