@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
 use serde_json::{Value, json};
-use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+use support::{Reply, ScriptedServer, fenced, rgd, sample_run, temp_home};
 
 const WRONG: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
 const RIGHT: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
@@ -29,24 +29,12 @@ async fn drive(
     mut answer: impl FnMut(&Value) -> Vec<Value> + Send + 'static,
 ) -> (Vec<Value>, bool) {
     let home = temp_home();
-    let mut cmd = rgd(home.path(), &server.base_url());
-    cmd.args([
-        "run",
-        "--dataset",
-        "sample",
-        "--task",
-        "Sample/1",
-        "--no-memory",
-        "--max-iters",
-        "2",
-        "--json",
-        "--control",
-        "stdio",
-    ])
-    .args(args)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    let mut cmd = sample_run(home.path(), &server.base_url());
+    cmd.args(["--max-iters", "2", "--json", "--control", "stdio"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     tokio::task::spawn_blocking(move || {
         let _home = home;
         let mut child = cmd.spawn().unwrap();

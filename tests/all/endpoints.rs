@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Reply, ScriptedServer, Served, fenced, rgd, temp_home};
+use support::{Reply, ScriptedServer, Served, fenced, rgd, sample_run, temp_home};
 
 const LLAMA_OVERFLOW: &str = r#"{"error":{"code":400,"message":"request (344 tokens) exceeds the available context size (256 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":344,"n_ctx":256}}"#;
 const LLAMA_BAD_KEY: &str = r#"{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}"#;
@@ -136,11 +136,8 @@ async fn the_served_model_and_a_small_context_are_learnt_and_respected() {
     let home = temp_home();
     let cfg = config(home.path(), "");
     let out_dir = home.path().join("out");
-    let mut cmd = rgd(home.path(), &server.base_url());
-    cmd.args(["run", "--dataset", "sample", "--task", "Sample/1", "--no-memory", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out_dir);
+    let mut cmd = sample_run(home.path(), &server.base_url());
+    cmd.args(["--config"]).arg(&cfg).arg("--out").arg(&out_dir);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -191,19 +188,8 @@ async fn a_stalled_stream_times_out_on_silence_and_the_retry_says_which_attempt(
     .await;
     let home = temp_home();
     let cfg = config(home.path(), "timeout_secs = 120\n");
-    let mut cmd = rgd(home.path(), &server.base_url());
-    cmd.args([
-        "run",
-        "--dataset",
-        "sample",
-        "--task",
-        "Sample/1",
-        "--no-memory",
-        "--llm-idle-timeout",
-        "1",
-        "--config",
-    ])
-    .arg(&cfg);
+    let mut cmd = sample_run(home.path(), &server.base_url());
+    cmd.args(["--llm-idle-timeout", "1", "--config"]).arg(&cfg);
     let started = Instant::now();
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

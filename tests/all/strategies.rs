@@ -7,7 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::Value;
-use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+use support::{Reply, ScriptedServer, fenced, rgd, sample_run, temp_home};
 
 const WRONG: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
 const RIGHT: &str = "def add(a: int, b: int) -> int:\n    return a + b\n";
@@ -860,19 +860,8 @@ async fn an_lpw_fork_replays_the_verified_plan_and_goes_on_live_from_the_refinem
     });
     let server = ScriptedServer::start(parent_script).await;
     let home = temp_home();
-    let mut cmd = rgd(home.path(), &server.base_url());
-    cmd.args([
-        "run",
-        "--dataset",
-        "sample",
-        "--task",
-        "Sample/1",
-        "--no-memory",
-        "--strategy",
-        "lpw",
-        "--refine-rounds",
-        "1",
-    ]);
+    let mut cmd = sample_run(home.path(), &server.base_url());
+    cmd.args(["--strategy", "lpw", "--refine-rounds", "1"]);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(stdout.contains("failed after 2 iterations"), "{stdout}");

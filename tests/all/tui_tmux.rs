@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::tmux::{Tmux, wait_for};
-use support::{Reply, ScriptedServer, fenced, rgd, sample_solutions, temp_home};
+use support::{Reply, ScriptedServer, fenced, rgd, sample_run, sample_solutions, temp_home};
 
 const ANALYSIS: &str = "ANALYSIS: the program subtracts where the task asks to add.";
 
@@ -291,18 +291,8 @@ async fn f_in_a_replay_forks_the_shown_task_at_the_shown_iteration_and_watches_i
     }))
     .await;
     let home = temp_home();
-    let out = rgd(home.path(), &parent.base_url())
-        .args([
-            "run",
-            "--dataset",
-            "sample",
-            "--task",
-            "Sample/1",
-            "--no-memory",
-            "--max-iters",
-            "2",
-            "--quiet",
-        ])
+    let out = sample_run(home.path(), &parent.base_url())
+        .args(["--max-iters", "2", "--quiet"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

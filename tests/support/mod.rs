@@ -388,6 +388,13 @@ pub fn rgd(home: &std::path::Path, base_url: &str) -> std::process::Command {
     cmd
 }
 
+/// `rgd run` of the bundled sample's first task, without memory: the run most tests script.
+pub fn sample_run(home: &std::path::Path, base_url: &str) -> std::process::Command {
+    let mut cmd = rgd(home, base_url);
+    cmd.args(["run", "--dataset", "sample", "--task", "Sample/1", "--no-memory"]);
+    cmd
+}
+
 /// A private home and the loopback endpoint, nothing of the caller's LLM settings, the checkout
 /// as working directory.
 fn test_env(cmd: &mut std::process::Command, home: &std::path::Path, base_url: &str) {
