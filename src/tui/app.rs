@@ -292,7 +292,9 @@ impl App {
     }
 
     fn request_quit(&mut self) {
-        if self.run_is_live() {
+        // A run whose every task is recorded (its summary came) only writes its status and
+        // flushes: quitting waits for that (`run_app`) instead of offering to stop it.
+        if self.run_is_live() && self.model.is_live() {
             self.modals.push(Modal::ConfirmStop);
         } else {
             self.quit = true;

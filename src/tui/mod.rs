@@ -157,6 +157,12 @@ async fn run_app(app: &mut App) -> anyhow::Result<()> {
             }
         }
     }
+    // Quit after every task was recorded: the sweep still writes its status and flushes. (A run
+    // not finished is stopped when the app goes, as before.)
+    let finished = !app.model.is_live();
+    if let Some(live) = app.live.as_mut().filter(|l| l.owned && finished) {
+        live.finish().await;
+    }
     Ok(())
 }
 

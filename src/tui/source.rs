@@ -103,6 +103,14 @@ impl LiveRun {
         }
     }
 
+    /// Waits for the sweep to end on its own (a finished run writing its status and flushing).
+    pub async fn finish(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            let joined = handle.await;
+            self.outcome = Some(joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}"))));
+        }
+    }
+
     /// The next event, or the end of the run. Pending forever once both are consumed.
     pub async fn next(&mut self) -> LiveMsg {
         let mut batch = Vec::new();
