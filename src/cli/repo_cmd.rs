@@ -398,7 +398,6 @@ fn bench_locate(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The set `--held-out` picks, once every `--project NAME` is checked to be one of it.
 /// Where the benches keep the projects' sources (fetched once).
 fn bench_cache(home: &Home) -> PathBuf {
     home.root.join("bench").join("repo")
@@ -417,6 +416,7 @@ fn project_runs(
     Ok((set, runner, bench_cache(home)))
 }
 
+/// The set `--held-out` picks, once every `--project NAME` is checked to be one of it.
 fn chosen_projects(held_out: bool, only: &[String]) -> anyhow::Result<&'static [crate::repo::bench::Project]> {
     let set = project_set(held_out);
     if let Some(unknown) = only.iter().find(|n| !set.iter().any(|p| &p.name == n)) {
