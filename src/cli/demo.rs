@@ -42,7 +42,10 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let started = Instant::now();
     let tui = !args.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     let say = |line: &str| eprintln!("{line}");
-    let settings = Configured::load(config, &home.root, llm)?.settings(None, args.max_iters);
+    // Read once: the first settings say whether the embedded model serves, the run's take the
+    // iteration bound that follows from it.
+    let configured = Configured::load(config, &home.root, llm)?;
+    let settings = configured.settings(None, args.max_iters);
     let embedded = settings.local.is_some();
 
     say("rgd demo: getting every part ready (each is fetched or built once, then cached)");
@@ -83,7 +86,7 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let run_id = ulid::Ulid::generate().to_string();
     // A small local model rarely gains from ten rounds; three show the loop at work.
     let max_iters = args.max_iters.or(embedded.then_some(3));
-    let settings = Configured::load(config, &home.root, llm)?.settings(None, max_iters);
+    let settings = configured.settings(None, max_iters);
     let dataset = load_dataset_named(&args.dataset, data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
     let selected = select_tasks(&dataset, &[], args.limit, false)?;
     let plan = RunPlan {
