@@ -107,11 +107,12 @@ pub fn chosen(cache: &Path, set: &'static [Project], only: &[String], report: &d
         .collect())
 }
 
-/// Whether a project's source distribution ships its tests (a `test*` file among its test files).
-pub fn ships_tests(dir: &Path) -> anyhow::Result<bool> {
-    Ok(super::index::python_files(dir)?
+/// Whether a project's source distribution ships its tests: a `test*` file among its Python
+/// `files` (`index::python_files`) that are test files.
+pub fn ships_tests(files: &[String]) -> bool {
+    files
         .iter()
-        .any(|f| super::chunks::is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test"))))
+        .any(|f| super::chunks::is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")))
 }
 
 /// The unpacked source of every project of `set`, fetched once into `cache` (pip, hash-checked).

@@ -98,11 +98,11 @@ pub fn run(
     let limits = TestLimits::default();
     let mut out = Vec::new();
     for (name, dir) in chosen(cache, set, only, report)? {
-        if !ships_tests(&dir)? {
+        let files = super::index::python_files(&dir)?;
+        if !ships_tests(&files) {
             report(&format!("{name}: its source distribution ships no tests"));
             continue;
         }
-        let files = super::index::python_files(&dir)?;
         let all = runner.collect(&dir, &[])?;
         let baseline = runner.run(
             &dir,

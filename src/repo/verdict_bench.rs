@@ -109,7 +109,7 @@ fn half(runner: &ProjectTests, root: &Path, target: (&str, &str), ids: &[String]
 pub fn run(cache: &Path, set: &'static [Project], runner: &ProjectTests, report: &dyn Fn(&str)) -> anyhow::Result<Vec<ProjectVerdicts>> {
     let mut out = Vec::new();
     for (name, dir) in chosen(cache, set, &[], report)? {
-        if !ships_tests(&dir)? {
+        if !ships_tests(&super::index::python_files(&dir)?) {
             report(&format!("{name}: its source distribution ships no tests"));
             out.push(ProjectVerdicts {
                 name,
