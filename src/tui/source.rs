@@ -106,9 +106,17 @@ impl LiveRun {
     /// Waits for the sweep to end on its own (a finished run writing its status and flushing).
     pub async fn finish(&mut self) {
         if let Some(handle) = self.handle.take() {
-            let joined = handle.await;
-            self.outcome = Some(joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}"))));
+            // Kept in `outcome`; nothing is shown after the app has quit.
+            let _ = self.ended(handle.await);
         }
+    }
+
+    /// The sweep task's end, kept as the run's outcome.
+    fn ended(&mut self, joined: Result<Result<RunSummary, String>, tokio::task::JoinError>) -> Result<RunSummary, String> {
+        self.handle = None;
+        let outcome = joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}")));
+        self.outcome = Some(outcome.clone());
+        outcome
     }
 
     /// The next event, or the end of the run. Pending forever once both are consumed.
@@ -137,10 +145,7 @@ impl LiveRun {
             Ok(_) => handle.await,
             Err(joined) => joined,
         };
-        self.handle = None;
-        let outcome = joined.unwrap_or_else(|e| Err(format!("the sweep task failed: {e}")));
-        self.outcome = Some(outcome.clone());
-        LiveMsg::Done(Box::new(outcome))
+        LiveMsg::Done(Box::new(self.ended(joined)))
     }
 }
 
