@@ -2446,14 +2446,13 @@ class _KeptDict:
 
 
 def _stateless(value):
-    """An object with nothing in it that can change: no `__dict__`, no slots, no builtin
-    container it extends (`_children` is empty now and always will be)."""
+    """An object with nothing in it that can change: no `__dict__`, no slots, not a container
+    `_children` looks into (its parts are empty now and always will be)."""
     t = type(value)
     return (
         not isinstance(getattr(value, "__dict__", None), dict)
         and not _slots_of(t)
         and t.__module__ != "collections"
-        and _builtin_base(t) not in (list, set, dict)
         and not isinstance(value, (list, set, dict, bytearray))
     )
 
