@@ -490,8 +490,13 @@ seen["signature"] = got[0] == sig and got[1]("aa").group() == "aa"
 # The standard library's own functions cross by name; a callback's signature shows whether a
 # parameter has a default, never the default itself.
 import operator
-got = p.decode(program.encode({"v": [max, operator.add]}))["v"]
-seen["builtins_by_name"] = got[0] is max and got[1] is operator.add
+import builtins
+got = p.decode(program.encode({"v": [max, operator.add, builtins.quit, builtins.help]}))["v"]
+seen["builtins_by_name"] = got[0] is max and got[1] is operator.add and got[2] is builtins.quit and got[3] is builtins.help
+try:
+    p.decode({"n": [["bi", "builtins", "__loader__"]], "base": 50, "r": {"v": 0}}); seen["builtin_not_site"] = "decoded"
+except r.Refused as e:
+    seen["builtin_not_site"] = "refused: " + str(e)
 shown = r._signature_of(lambda x, y="expected 42": 0)
 seen["signature_hides_defaults"] = list(shown.parameters) == ["x", "y"] and "42" not in str(shown)
 # A function the program returned goes back to it as itself, and binds as a method in a class.
@@ -536,6 +541,7 @@ print(json.dumps(seen))
         "copy_never_sent",
         "bad_reference",
         "kind_swap",
+        "builtin_not_site",
     ] {
         assert!(seen[refused].as_str().unwrap().starts_with("refused"), "{refused}: {seen}");
     }
