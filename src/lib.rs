@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod analysis;
 pub mod assets;
+pub mod checked;
 pub mod cli;
 pub mod cluster;
 pub mod code;

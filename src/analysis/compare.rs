@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde::Serialize;
 
 use super::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap, wilson};
@@ -47,7 +47,7 @@ impl RunData {
     /// Loads a run by id or unique prefix. A run another process is writing cannot be read.
     pub fn load(home: &Home, prefix: &str) -> anyhow::Result<RunData> {
         let id = home.find_run(prefix)?;
-        let store = RunStore::open(home, &id).with_context(|| format!("run {id} (is it still running?)"))?;
+        let store = RunStore::open(home, &id)?;
         let manifest = store.manifest()?;
         let results = store
             .results()?

@@ -47,8 +47,8 @@ pub struct CommonArgs {
     /// Watch the run in the terminal UI instead of printing
     #[arg(long, conflicts_with = "json")]
     pub tui: bool,
-    /// Also write the events to `events.jsonl` in the run directory, for `rgd replay --follow`
-    /// (set by --detach)
+    /// Accepted and ignored: every run writes its journal (`events.jsonl`) now; scripts and
+    /// Slurm job files written before still pass it
     #[arg(long, hide = true)]
     pub journal: bool,
     /// Run without the memory pool (the paper's ablation): nothing retrieved, nothing stored

@@ -172,6 +172,16 @@ impl Cli {
 
 pub(crate) use crate::launch::stderr_line;
 
+/// Prints a check (`runs verify`, `memory verify`, `index --verify`) as JSON or as its line; the
+/// exit status says whether anything is damaged (1), for scripts.
+pub(crate) fn print_check(json: bool, check: &impl serde::Serialize, line: &str, damaged: bool) -> anyhow::Result<ExitCode> {
+    match json {
+        true => println!("{}", serde_json::to_string(check)?),
+        false => println!("{line}"),
+    }
+    Ok(if damaged { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
 pub fn main() -> ExitCode {
     // `rgd runs list | head` ends quietly, like any Unix tool, instead of panicking on EPIPE.
     // SAFETY: setting a signal's disposition to the default before any thread starts.
@@ -194,7 +204,7 @@ pub fn main() -> ExitCode {
     };
     // async-openai logs each failed answer it cannot parse; rgd records every failed attempt as an
     // event with the server's own message, so its lines would only repeat that, badly.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn,async_openai=off".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn,async_openai=off,sled=off".into());
     // Log lines would write over a terminal UI: while one is open they go to a file instead.
     let log_file = cli
         .opens_tui()

@@ -80,7 +80,6 @@ pub async fn fork(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: ForkA
     let front = Front {
         out: args.out.as_deref(),
         tui: args.tui,
-        journal: false,
     };
     execute(prepared, mode, &front).await
 }
@@ -182,6 +181,5 @@ fn front_of(common: &CommonArgs) -> Front<'_> {
     Front {
         out: common.out.as_deref(),
         tui: common.tui,
-        journal: common.journal,
     }
 }

@@ -1,4 +1,4 @@
-//! `rgd runs list | show | export`.
+//! `rgd runs list | show | search | export | merge | verify | repair`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +26,24 @@ pub enum RunsCommand {
         #[arg(long)]
         events: bool,
     },
+    /// Check runs against themselves: manifest, status, journal and database (checksums, event
+    /// counts, finished tasks). One line per run (ok, resumable, live, or damaged: what, where);
+    /// exit 1 when any is damaged. Never changes a file.
+    Verify {
+        /// Runs (ids or unique prefixes)
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        runs: Vec<String>,
+        /// Every recorded run
+        #[arg(long)]
+        all: bool,
+        /// One JSON object per run
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild a damaged run: its database from its journal (or its journal from its database),
+    /// the manifest from the run's first event, the status from the results. A task is kept only
+    /// from a whole record of it; the damaged files stay beside the new ones (`*.damaged-<time>`)
+    Repair { run_id: String },
     /// Search every recorded run: task ids, statuses, failures, strategies, models, errors and
     /// the text of every LLM message (the index updates itself first)
     Search {
@@ -80,10 +98,32 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             let options = MergeOptions { into, prefer, replace };
             crate::front::merged::merge(home, &runs, &options, out.as_deref(), json)
         }
+        RunsCommand::Verify { runs, all, json } => verify(home, &runs, all, json),
+        RunsCommand::Repair { run_id } => {
+            let id = home.find_run(&run_id)?;
+            let done = crate::store::repair_run(home, &id)?;
+            println!(
+                "repaired run {id}: {} events, {}/{} tasks finished; rebuilt {}",
+                done.events,
+                done.finished,
+                done.tasks,
+                done.rebuilt.join(", ")
+            );
+            for aside in &done.kept_aside {
+                println!("  the damaged file is kept as {}", aside.display());
+            }
+            let after = crate::store::verify_run(home, &id);
+            super::print_check(false, &after, &after.line(), after.is_damaged())
+        }
         RunsCommand::List { json: true } => {
             for id in home.run_ids() {
-                let Ok(m) = home.read_manifest(&id) else { continue };
-                let status = RunStatus::read(&home.run_dir(&id));
+                let (m, status) = match crate::store::listing(home, &id) {
+                    Ok(read) => read,
+                    Err(what) => {
+                        println!("{}", serde_json::json!({"run_id": id, "state": "damaged", "damage": what}));
+                        continue;
+                    }
+                };
                 let (state, finished, solved) = match &status {
                     Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
                     None => ("unknown".into(), 0, 0),
@@ -117,9 +157,16 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 "{:<26}  {:<12} {:<16} {:<28} {:>7} {:>9}  {:<11} created",
                 "run", "dataset", "method", "model", "tasks", "solved", "state"
             );
+            let mut damaged = 0;
             for id in ids {
-                let Ok(m) = home.read_manifest(&id) else { continue };
-                let status = RunStatus::read(&home.run_dir(&id));
+                let (m, status) = match crate::store::listing(home, &id) {
+                    Ok(read) => read,
+                    Err(what) => {
+                        damaged += 1;
+                        println!("{id:<26}  damaged: {}", fit(&what, 160));
+                        continue;
+                    }
+                };
                 let (state, finished, solved) = match &status {
                     Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
                     None => ("unknown".into(), 0, 0),
@@ -136,6 +183,9 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     state,
                     m.created_at.format("%Y-%m-%d %H:%M")
                 );
+            }
+            if damaged > 0 {
+                println!("{damaged} damaged run(s): `rgd runs verify RUN` says what is damaged, `rgd runs repair RUN` rebuilds one");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -271,6 +321,26 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn verify(home: &Home, runs: &[String], all: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let ids = match all {
+        true => home.run_ids(),
+        false => runs.iter().map(|r| home.find_run(r)).collect::<Result<Vec<_>, _>>()?,
+    };
+    let mut damaged = 0;
+    for id in &ids {
+        let checked = crate::store::verify_run(home, id);
+        damaged += usize::from(checked.is_damaged());
+        match json {
+            true => println!("{}", serde_json::to_string(&checked)?),
+            false => println!("{}", checked.line()),
+        }
+    }
+    if !json && ids.len() > 1 {
+        println!("{} run(s) checked, {damaged} damaged", ids.len());
+    }
+    Ok(if damaged > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// A run another process is running holds its database: its status, and its events from the

@@ -99,7 +99,6 @@ pub async fn run_agents(
     let front = Front {
         out: common.out.as_deref(),
         tui: common.tui,
-        journal: watcher.is_some(),
     };
     let code = execute(prepared, mode, &front).await?;
     let store = RunStore::open(home, &run_id)?;

@@ -12,7 +12,7 @@ pub mod print;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::engine::{EventBus, RunSummary};
+use crate::engine::RunSummary;
 use crate::launch::Prepared;
 use crate::store::{RunStore, export_run};
 use print::{Printer, PrinterMode};
@@ -24,13 +24,11 @@ pub struct Front<'a> {
     pub out: Option<&'a Path>,
     /// Watch it in the TUI instead of printing.
     pub tui: bool,
-    /// Also keep `events.jsonl` for followers.
-    pub journal: bool,
 }
 
 /// Runs a prepared run with a front end: the headless printer, or the TUI.
 pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -> anyhow::Result<ExitCode> {
-    let (out, tui, journal) = (front.out, front.tui, front.journal);
+    let (out, tui) = (front.out, front.tui);
     let Prepared {
         store,
         bus,
@@ -38,17 +36,6 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
         resumed,
     } = prepared;
     let run_id = store.run_id.clone();
-    let journal = match journal {
-        true => Some(crate::store::spawn_journal(&store.dir, bus.subscribe())?),
-        false => None,
-    };
-    // Every event reaches the journal before the process ends.
-    let close = |bus: &EventBus, journal: Option<std::thread::JoinHandle<()>>| {
-        bus.close();
-        if let Some(j) = journal {
-            let _ = j.join();
-        }
-    };
     if tui {
         // The files are written when the run finishes, not when the view closes: a view left
         // open still leaves them behind.
@@ -64,7 +51,7 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
             })
         });
         let outcome = crate::tui::watch_run(sweep, resumed).await;
-        close(&bus, journal);
+        bus.close();
         if let Some(exporter) = exporter {
             exporter.abort();
         }
@@ -79,13 +66,13 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
     let summary = tokio::select! {
         summary = sweep.run(resumed) => summary?,
         _ = tokio::signal::ctrl_c() => {
-            close(&bus, journal);
+            bus.close();
             printer.finish().await;
             eprintln!("\ninterrupted: finished tasks are recorded; continue with `rgd sweep --resume {run_id}`");
             return Ok(exit::code(exit::INTERRUPTED));
         }
     };
-    close(&bus, journal);
+    bus.close();
     printer.finish().await;
     finish(&store, Some(summary), mode, out)
 }

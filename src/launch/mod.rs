@@ -254,7 +254,7 @@ pub struct ResumeFrom<'a> {
 /// limits; finished tasks are kept.
 pub async fn resume(home: &Home, from: ResumeFrom<'_>, plan: &RunPlan, prefix: &str, report: &dyn Fn(&str)) -> anyhow::Result<Prepared> {
     let run_id = home.find_run(prefix)?;
-    let store = Arc::new(RunStore::open(home, &run_id)?);
+    let store = Arc::new(RunStore::open_to_resume(home, &run_id)?);
     let manifest = store.manifest()?;
     let dataset = dataset_of(&manifest, "resuming")?;
     let tasks = select_tasks(&dataset, &manifest.dataset.selected, None, false)

@@ -1,21 +1,37 @@
 //! Reading `status.json` (a dead process's "running" is "interrupted") and writing JSON files
-//! whole.
+//! whole, those of a run with a checksum inside.
 
 use std::path::Path;
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::StoreError;
 use crate::record::{RunState, RunStatus};
 
 impl RunStatus {
+    /// The run's status, `None` when it has none or it cannot be read (`load` says why).
     pub fn read(run_dir: &Path) -> Option<RunStatus> {
-        let text = std::fs::read_to_string(run_dir.join("status.json")).ok()?;
-        let mut status: RunStatus = serde_json::from_str(&text).ok()?;
+        Self::load(run_dir).ok().flatten()
+    }
+
+    /// The run's status: `Ok(None)` when it has none yet, `Err` naming the damage when the file
+    /// cannot be read, is not whole JSON or does not match its checksum.
+    pub fn load(run_dir: &Path) -> Result<Option<RunStatus>, String> {
+        let path = run_dir.join("status.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let mut status: RunStatus = read_checked_json(&path)?;
         if status.state == RunState::Running && !process_alive(status.pid) {
             status.state = RunState::Interrupted;
         }
-        Some(status)
+        Ok(Some(status))
+    }
+
+    /// Whether a live process is running the run now.
+    pub fn is_live(&self) -> bool {
+        self.state == RunState::Running && process_alive(self.pid)
     }
 }
 
@@ -26,15 +42,24 @@ fn process_alive(pid: u32) -> bool {
 
 /// Writes JSON through a temporary file and a rename, so readers never see half a file.
 pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let io = |source| StoreError::Io {
+    let text = serde_json::to_string_pretty(value).map_err(|e| io_error(path, e.into()))?;
+    crate::checked::write_atomically(path, crate::secrets::scrub(&text).as_bytes()).map_err(|e| io_error(path, e))
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    let text = serde_json::to_string_pretty(value).map_err(|e| io(e.into()))?;
-    std::io::Write::write_all(&mut tmp, crate::secrets::scrub(&text).as_bytes()).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    }
+}
+
+/// Writes `value` (a JSON object) whole, with a checksum of its contents inside
+/// (`crate::checked`): a byte changed in the file is seen by `read_checked_json`.
+pub fn write_checked_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    crate::checked::write_json(path, value).map_err(|e| io_error(path, e))
+}
+
+/// Reads a file `write_checked_json` wrote, or says in one sentence what is wrong with it.
+pub fn read_checked_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    crate::checked::read_json(path)
 }

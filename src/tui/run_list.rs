@@ -3,7 +3,7 @@
 //! and its merged run are not listed apart), with each shard's state.
 
 use crate::cluster::slurm::{self, ShardState, SlurmSweep};
-use crate::record::{RunState, RunStatus};
+use crate::record::RunState;
 use crate::store::Home;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,13 +91,31 @@ impl RunRow {
     }
 }
 
+fn damaged_row(run_id: String) -> RunRow {
+    RunRow {
+        run_id,
+        dataset: "?".into(),
+        model: "?".into(),
+        strategy: "?".into(),
+        tasks: 0,
+        finished: 0,
+        solved: 0,
+        created: String::new(),
+        state: "damaged".into(),
+        slurm: None,
+    }
+}
+
 pub fn load_runs(home: &Home) -> Vec<RunRow> {
     let sweeps = SlurmSweep::list(home);
     let in_sweep = |id: &str| sweeps.iter().any(|s| s.owns(id));
     let mut rows: Vec<RunRow> = sweeps.iter().map(|s| slurm_row(home, s)).collect();
-    let runs = home.run_ids().into_iter().filter(|id| !in_sweep(id)).filter_map(|id| {
-        let m = home.read_manifest(&id).ok()?;
-        let status = RunStatus::read(&home.run_dir(&id));
+    let runs = home.run_ids().into_iter().filter(|id| !in_sweep(id)).map(|id| {
+        let (m, status) = match crate::store::listing(home, &id) {
+            Ok(read) => read,
+            // Shown, not dropped: opening it says what is damaged and how to repair it.
+            Err(_) => return damaged_row(id),
+        };
         let (state, finished, solved) = match &status {
             Some(s) => (
                 match s.state {
@@ -110,7 +128,7 @@ pub fn load_runs(home: &Home) -> Vec<RunRow> {
             ),
             None => ("unknown", 0, 0),
         };
-        Some(RunRow {
+        RunRow {
             run_id: id,
             dataset: m.dataset.name.clone(),
             model: m.model_shown(),
@@ -121,7 +139,7 @@ pub fn load_runs(home: &Home) -> Vec<RunRow> {
             created: m.created_at.format("%Y-%m-%d %H:%M").to_string(),
             state: state.to_string(),
             slurm: None,
-        })
+        }
     });
     rows.extend(runs);
     // Newest first, sweeps among runs.

@@ -35,6 +35,7 @@ mod sandbox;
 mod secrets;
 mod shards;
 mod slurm;
+mod store_faults;
 mod strategies;
 mod terminal_safety;
 mod tracer;

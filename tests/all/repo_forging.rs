@@ -293,7 +293,7 @@ fn judged_wrong(o: &Outcome, tampered: bool) {
     assert!(!o.stdout.contains("solved at"), "{all}");
     assert!(!all.contains("remembered as"), "{all}");
     assert!(o.memory.contains("the memory pool is empty"), "{}\n{all}", o.memory);
-    assert!(!o.requests.is_empty());
+    assert!(!o.requests.is_empty(), "{all}");
     for r in &o.requests {
         for secret in [
             "test_total_secret_case",

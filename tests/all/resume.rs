@@ -3,43 +3,14 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
-
-fn finished_count(home: &std::path::Path) -> usize {
-    let Ok(runs) = std::fs::read_dir(home.join("runs")) else { return 0 };
-    runs.flatten()
-        .filter_map(|d| std::fs::read_to_string(d.path().join("status.json")).ok())
-        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
-        .map(|s| s["finished"].as_u64().unwrap_or(0) as usize)
-        .sum()
-}
-
-fn run_id(home: &std::path::Path) -> String {
-    std::fs::read_dir(home.join("runs"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .into_owned()
-}
+use support::{ScriptedServer, rgd, temp_home};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_sweep_resumes_without_losing_or_repeating_tasks() {
-    let solutions = support::sample_solutions();
-    let script = Arc::new(move |req: &support::Request| {
-        let answer = match req.purpose {
-            "debug_init" | "debug_fix" => fenced(&solutions[&req.entry_point().unwrap()]),
-            _ => "guidance".to_string(),
-        };
-        Reply::Delayed(Duration::from_millis(250), Box::new(Reply::Text(answer)))
-    });
-    let server = ScriptedServer::start(script).await;
+    let server = ScriptedServer::start(support::solving_script(Duration::from_millis(250))).await;
     let home = temp_home();
     let home_path = home.path().to_path_buf();
 
@@ -50,7 +21,7 @@ async fn killed_sweep_resumes_without_losing_or_repeating_tasks() {
         if round == 0 {
             cmd.args(["sweep", "--dataset", "sample", "--concurrency", "2"]);
         } else {
-            cmd.args(["sweep", "--resume", &run_id(&home_path)]);
+            cmd.args(["sweep", "--resume", &support::only_run(&home_path)]);
         }
         let mut child = cmd
             .stdout(std::process::Stdio::null())
@@ -58,13 +29,13 @@ async fn killed_sweep_resumes_without_losing_or_repeating_tasks() {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        while finished_count(&home_path) < kill_after {
+        while support::finished_in_statuses(&home_path) < kill_after {
             assert!(started.elapsed() < Duration::from_secs(60), "sweep made no progress");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         child.kill().unwrap(); // SIGKILL: no destructor, no flush, no goodbye
         child.wait().unwrap();
-        finished_at_kill.push(finished_count(&home_path));
+        finished_at_kill.push(support::finished_in_statuses(&home_path));
     }
     let list = rgd(&home_path, &server.base_url()).args(["runs", "list"]).output().unwrap();
     assert!(
@@ -74,13 +45,14 @@ async fn killed_sweep_resumes_without_losing_or_repeating_tasks() {
 
     let out_dir = home_path.join("out");
     let mut cmd = rgd(&home_path, &server.base_url());
-    cmd.args(["sweep", "--resume", &run_id(&home_path), "--out"]).arg(&out_dir);
+    cmd.args(["sweep", "--resume", &support::only_run(&home_path), "--out"])
+        .arg(&out_dir);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let events: Vec<Value> = String::from_utf8(
         rgd(&home_path, &server.base_url())
-            .args(["runs", "show", &run_id(&home_path), "--events"])
+            .args(["runs", "show", &support::only_run(&home_path), "--events"])
             .output()
             .unwrap()
             .stdout,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{Reply, ScriptedServer, fenced, rgd, temp_home};
+use support::{Reply, ScriptedServer, rgd, temp_home};
 
 const KEY: &str = "sk-rgd-test-4f9d2c7e1b";
 const PASSWORD: &str = "pw-rgd-test-83hd62";
@@ -54,11 +54,7 @@ async fn no_file_a_run_writes_holds_the_api_key_or_the_url_password() {
         if counter.fetch_add(1, Ordering::SeqCst) == 0 {
             return Reply::Status(500, format!("upstream rejected key {KEY} for user bob:{PASSWORD}"));
         }
-        let answer = match req.purpose {
-            "debug_init" | "debug_fix" => fenced(&solutions[&req.entry_point().unwrap()]),
-            _ => "guidance".to_string(),
-        };
-        Reply::Delayed(Duration::from_millis(150), Box::new(Reply::Text(answer)))
+        support::solving_reply(&solutions, req, Duration::from_millis(150))
     });
     let server = ScriptedServer::start(script).await;
     let url = server.base_url().replace("http://", &format!("http://bob:{PASSWORD}@"));

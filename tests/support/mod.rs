@@ -406,6 +406,44 @@ fn test_env(cmd: &mut std::process::Command, home: &std::path::Path, base_url: &
         .current_dir(env!("CARGO_MANIFEST_DIR"));
 }
 
+/// What a model that solves every task answers: the task's canonical solution to the Debug
+/// agent, a word to every other agent, after `delay`.
+pub fn solving_reply(solutions: &std::collections::HashMap<String, String>, req: &Request, delay: std::time::Duration) -> Reply {
+    let answer = match req.purpose {
+        "debug_init" | "debug_fix" => fenced(&solutions[&req.entry_point().unwrap()]),
+        _ => "guidance".to_string(),
+    };
+    Reply::Delayed(delay, Box::new(Reply::Text(answer)))
+}
+
+/// A server script that solves the bundled sample tasks (`solving_reply`).
+pub fn solving_script(delay: std::time::Duration) -> Script {
+    let solutions = sample_solutions();
+    Arc::new(move |req: &Request| solving_reply(&solutions, req, delay))
+}
+
+/// The run in `home` (the only one there).
+pub fn only_run(home: &std::path::Path) -> String {
+    std::fs::read_dir(home.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Finished tasks, summed over the status files of `home`'s runs (what a killer waits for).
+pub fn finished_in_statuses(home: &std::path::Path) -> usize {
+    let Ok(runs) = std::fs::read_dir(home.join("runs")) else { return 0 };
+    runs.flatten()
+        .filter_map(|d| std::fs::read_to_string(d.path().join("status.json")).ok())
+        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+        .map(|s| s["finished"].as_u64().unwrap_or(0) as usize)
+        .sum()
+}
+
 /// Canonical solutions of the bundled sample tasks, by entry point.
 pub fn sample_solutions() -> std::collections::HashMap<String, String> {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/sample/tasks.jsonl")).unwrap();
