@@ -53,17 +53,48 @@ pub enum MemoryCommand {
     Rm { id: String },
     /// Size, content hash and where things live
     Stats,
+    /// Check the pool's database against its journal and recorded state, on a copy (never
+    /// changes a file); exit 1 when damaged
+    Verify {
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild a damaged pool from its journal and whatever its database still reads (or from an
+    /// export): every entry embedded again into a new database, the damaged files kept beside it
+    Repair {
+        /// Entries to rebuild from, as `rgd memory export` wrote them
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
 }
 
 pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
-    if let MemoryCommand::Setup = cmd {
-        return setup();
+    let dir = crate::memory::MemoryPool::dir_in(&home.root);
+    match cmd {
+        MemoryCommand::Setup => return setup(),
+        MemoryCommand::Verify { json } => {
+            let check = crate::memory::verify_pool(&dir);
+            return super::print_check(json, &check, &check.line(), !check.damage.is_empty());
+        }
+        MemoryCommand::Repair { from } => {
+            let assets = assets::ensure(&stderr_line)?;
+            let done = crate::memory::repair_pool(&dir, &assets, from.as_deref())?;
+            println!("rebuilt the memory pool at {}: {} entries", dir.display(), done.entries);
+            for aside in &done.kept_aside {
+                println!("  the old file is kept as {}", aside.display());
+            }
+            let check = crate::memory::verify_pool(&dir);
+            return super::print_check(false, &check, &check.line(), !check.damage.is_empty());
+        }
+        _ => {}
     }
     // As its owner, or as a guest of the rgd process that owns it (a sweep running now, say).
     let pool = SharedPool::open_fetching(&home.root, &stderr_line)?;
     let mut out = std::io::stdout().lock();
     match cmd {
-        MemoryCommand::Setup => return setup(),
+        // Answered above, before the pool is opened.
+        MemoryCommand::Setup | MemoryCommand::Verify { .. } | MemoryCommand::Repair { .. } => {}
         MemoryCommand::List { json } => {
             let entries = pool.entries()?;
             if entries.is_empty() && !json {

@@ -24,6 +24,10 @@ pub struct IndexArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
+    /// Check the index instead of building it: every record read from a copy of its database
+    /// and compared with the project; exit 1 when damaged (`rgd index DIR` then rebuilds it)
+    #[arg(long, conflicts_with = "describe")]
+    pub verify: bool,
     /// For --describe
     #[command(flatten)]
     pub llm: crate::config::LlmArgs,
@@ -132,6 +136,10 @@ pub enum BenchCommand {
 }
 
 pub async fn index(home: &Home, args: IndexArgs, from: Configured<'_>) -> anyhow::Result<ExitCode> {
+    if args.verify {
+        let check = crate::repo::index_check::verify_index(&home.root, &args.dir)?;
+        return super::print_check(args.json, &check, &check.line(), !check.damage.is_empty());
+    }
     let (mut index, mut report) = open(home, &args.dir, Embed::All)?;
     if args.describe {
         let (model, params, prompts) = guide_model(&from)?;

@@ -3,17 +3,22 @@
 //! (tantivy), for the Guide agent's refinement in the debug phase.
 //!
 //! sled is the source of truth (entries and their vectors, written together in one transaction);
-//! the tantivy index and the in-memory vector matrix are derived from it on open.
+//! the tantivy index and the in-memory vector matrix are derived from it on open. Every change is
+//! also journalled (`record.rs`), so a damaged database is named and rebuilt, never read as a
+//! smaller pool.
 
 mod bm25;
+mod check;
 mod jsonl;
 pub mod keywords;
 mod lookup;
+pub mod record;
 mod scan;
 mod search;
 mod shared;
 
 pub use crate::retrieval::{DIM, Embedder, assets, embed};
+pub use check::{PoolCheck, PoolRepaired, repair_pool, verify_pool};
 pub use jsonl::{read_entries, write_entries};
 pub use lookup::PoolMemory;
 pub use search::{Fusion, Hit, Method, SearchOptions};
@@ -52,6 +57,8 @@ pub enum MemoryError {
     Unreachable { dir: String, pid: Option<u32>, socket: String },
     #[error("memory pool: corrupt record {0}")]
     Corrupt(String),
+    #[error("the memory pool is damaged: {0} (`rgd memory verify` says more; `rgd memory repair` rebuilds it from its journal)")]
+    Damaged(String),
     #[error("{0}")]
     Input(String),
 }
@@ -114,6 +121,8 @@ pub struct MemoryPool {
     content: ContentSum,
     bm25: Bm25,
     embedder: Arc<Embedder>,
+    /// The journal every change goes to first, and the state recorded after it.
+    record: record::PoolRecord,
 }
 
 fn vector_bytes(v: &[f32]) -> Vec<u8> {
@@ -130,12 +139,12 @@ impl MemoryPool {
         std::fs::create_dir_all(dir).map_err(|e| MemoryError::Input(format!("{}: {e}", dir.display())))?;
         // sled's page cache defaults to 1 GB and grows with every write; the pool's working set is
         // the entries and vectors rgd keeps in memory anyway.
-        let db = crate::sled_open::open(sled::Config::new().cache_capacity(16 << 20), &dir.join("pool")).map_err(|e| {
-            if crate::sled_open::is_lock_error(&e) {
-                MemoryError::Locked(dir.display().to_string())
-            } else {
-                MemoryError::Store(e)
+        let db = crate::sled_open::open(sled::Config::new().cache_capacity(16 << 20), &dir.join("pool")).map_err(|e| match e {
+            e if crate::sled_open::is_lock_error(&e) => MemoryError::Locked(dir.display().to_string()),
+            sled::Error::Corruption { .. } => {
+                MemoryError::Damaged(format!("its database {} holds corrupted data", dir.join("pool").display()))
             }
+            e => MemoryError::Store(e),
         })?;
         let entries_tree = db.open_tree("entries")?;
         let vectors_tree = db.open_tree("vectors")?;
@@ -153,6 +162,23 @@ impl MemoryPool {
             }
             vectors.extend(raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
             entries.push(entry);
+        }
+        let (record, removed) = agreed_record(dir, &entries)?;
+        if !removed.is_empty() {
+            // Removed by the journal before a kill kept the database from following.
+            for id in &removed {
+                entries_tree.remove(id.as_bytes())?;
+                vectors_tree.remove(id.as_bytes())?;
+            }
+            db.flush()?;
+            let keep: Vec<bool> = entries.iter().map(|e| !removed.contains(&e.id)).collect();
+            vectors = vectors
+                .chunks_exact(DIM)
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .flat_map(|(v, _)| v.to_vec())
+                .collect();
+            entries.retain(|e| !removed.contains(&e.id));
         }
         let position = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let quantized = embed::quantize(&vectors);
@@ -174,6 +200,7 @@ impl MemoryPool {
             content,
             bm25,
             embedder,
+            record,
         })
     }
 
@@ -254,6 +281,8 @@ impl MemoryPool {
                 .map_err(|e| MemoryError::Corrupt(format!("{e:?}")))?;
         }
         self.db.flush()?;
+        // After the flush: a kill before this line leaves puts the next open adds to the journal.
+        self.record.append(new.iter().map(|(e, _)| record::Change::Put(e.clone())))?;
         for (entry, vector) in &new {
             match self.position.get(&entry.id) {
                 Some(&i) => {
@@ -274,6 +303,7 @@ impl MemoryPool {
                 }
             }
         }
+        self.record.write_state(&self.state())?;
         self.bm25.add(new.iter().map(|(e, _)| e))?;
         self.bm25.mark(&self.content.hash(self.entries.len()))
     }
@@ -283,6 +313,8 @@ impl MemoryPool {
         let Some(&i) = self.position.get(id) else {
             return Err(MemoryError::Input(format!("no memory entry {id}")));
         };
+        // Before the database: a kill after this line leaves a removal the next open applies.
+        self.record.append([record::Change::Rm(id.to_string())])?;
         (&self.entries_tree, &self.vectors_tree)
             .transaction(|(entries, vectors)| {
                 entries.remove(id.as_bytes())?;
@@ -297,6 +329,7 @@ impl MemoryPool {
         self.quantized.drain(i * DIM..(i + 1) * DIM);
         self.signs.drain(i * scan::WORDS..(i + 1) * scan::WORDS);
         self.position = self.entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+        self.record.write_state(&self.state())?;
         self.bm25.remove(id)?;
         self.bm25.mark(&self.content.hash(self.entries.len()))
     }
@@ -345,6 +378,72 @@ impl MemoryPool {
     pub fn vector(&self, i: usize) -> &[f32] {
         &self.vectors[i * DIM..(i + 1) * DIM]
     }
+}
+
+/// The state of a set of entries: how many, and their content hash.
+fn state_of<'a>(entries: impl Iterator<Item = &'a Entry>) -> PoolState {
+    let mut sum = ContentSum::default();
+    let mut n = 0;
+    entries.for_each(|e| {
+        sum.add(e);
+        n += 1;
+    });
+    PoolState {
+        entries: n,
+        content_hash: sum.hash(n),
+    }
+}
+
+/// The pool's record, once its database agrees with its journal (`record.rs`): puts the journal
+/// missed are added to it, and the ids it removed that the database still holds are returned, to
+/// be removed. A pool made before pools kept a journal gets one written from its database. An
+/// entry the journal holds and the database lacks was lost: `Damaged`.
+fn agreed_record(dir: &Path, entries: &[Entry]) -> Result<(record::PoolRecord, Vec<String>), MemoryError> {
+    let now = state_of(entries.iter());
+    let recorded = record::read_state(dir).map_err(MemoryError::Damaged)?;
+    if recorded.as_ref() == Some(&now) && dir.join(record::JOURNAL).exists() {
+        return Ok((record::PoolRecord::open(dir)?, Vec::new()));
+    }
+    let Some(journal) = record::replay(dir)? else {
+        if recorded.is_some() {
+            return Err(MemoryError::Damaged(format!(
+                "its journal {} is missing",
+                dir.join(record::JOURNAL).display()
+            )));
+        }
+        let mut rec = record::PoolRecord::open(dir)?;
+        rec.append(entries.iter().cloned().map(record::Change::Put))?;
+        rec.write_state(&now)?;
+        return Ok((rec, Vec::new()));
+    };
+    let held: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let lost: Vec<&String> = journal.entries.keys().filter(|id| !held.contains_key(id.as_str())).collect();
+    if !lost.is_empty() {
+        let mut what = format!(
+            "its database {} lacks {} of the {} entries its journal {} holds",
+            dir.join("pool").display(),
+            lost.len(),
+            journal.entries.len(),
+            dir.join(record::JOURNAL).display()
+        );
+        for d in &journal.damaged {
+            what.push_str("; ");
+            what.push_str(d);
+        }
+        return Err(MemoryError::Damaged(what));
+    }
+    let removed: Vec<String> = entries
+        .iter()
+        .filter(|e| journal.removed.contains(&e.id))
+        .map(|e| e.id.clone())
+        .collect();
+    let missed = entries
+        .iter()
+        .filter(|e| !journal.removed.contains(&e.id) && journal.entries.get(&e.id) != Some(*e));
+    let mut rec = record::PoolRecord::open(dir)?;
+    rec.append(missed.cloned().map(record::Change::Put))?;
+    rec.write_state(&state_of(entries.iter().filter(|e| !removed.contains(&e.id))))?;
+    Ok((rec, removed))
 }
 
 /// Identity of the pool's content: what is searched (id, question, keywords) of every entry,

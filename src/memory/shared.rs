@@ -321,12 +321,12 @@ fn send(socket: &Path, request: &Request) -> Option<Result<Reply, MemoryError>> 
 
 /// `owner.lock`: an advisory lock the OS releases when the owner exits however it exits; it
 /// holds the owner's pid so that a process that cannot reach the owner can say which it is.
-struct OwnerLock {
+pub(super) struct OwnerLock {
     _file: File,
 }
 
 impl OwnerLock {
-    fn acquire(path: &Path) -> Result<Option<OwnerLock>, MemoryError> {
+    pub(super) fn acquire(path: &Path) -> Result<Option<OwnerLock>, MemoryError> {
         let io = |e: std::io::Error| MemoryError::Input(format!("{}: {e}", path.display()));
         let mut file = File::options()
             .read(true)
@@ -346,7 +346,7 @@ impl OwnerLock {
         Ok(Some(OwnerLock { _file: file }))
     }
 
-    fn holder(path: &Path) -> Option<u32> {
+    pub(super) fn holder(path: &Path) -> Option<u32> {
         let mut text = String::new();
         File::open(path).ok()?.read_to_string(&mut text).ok()?;
         text.trim().parse().ok()

@@ -121,11 +121,21 @@ pub fn needs_code_vector(c: &Chunk) -> bool {
 /// may have changed even though the file did not).
 const CHUNKER: u32 = 2;
 
+/// What the last indexing pass left in the database (`index.json`, checksummed): a database
+/// holding fewer records lost some (`rgd index --verify`).
+pub(super) const BUILT: &str = "index.json";
+
 #[derive(Serialize, Deserialize)]
-struct FileRecord {
+pub(super) struct Built {
+    pub(super) files: usize,
+    pub(super) vectors: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct FileRecord {
     #[serde(default)]
     chunker: u32,
-    sha256: String,
+    pub(super) sha256: String,
     module: Option<Module>,
     /// Line of the first syntax error, when it does not parse.
     error_line: Option<usize>,
@@ -185,8 +195,40 @@ pub fn store_descriptions(dir: &Path, written: &[(Vec<u8>, String)]) -> anyhow::
 }
 
 pub(super) fn open_db(dir: &Path) -> anyhow::Result<sled::Db> {
+    sled_db(dir).map_err(|e| opening_error(dir, e))
+}
+
+fn sled_db(dir: &Path) -> sled::Result<sled::Db> {
     crate::sled_open::open(sled::Config::new().cache_capacity(32 << 20), &dir.join("db"))
-        .with_context(|| format!("opening the index at {} (is another rgd using it?)", dir.display()))
+}
+
+fn opening_error(dir: &Path, e: sled::Error) -> anyhow::Error {
+    match e {
+        sled::Error::Corruption { .. } => anyhow::anyhow!(
+            "the index at {} is damaged (its database holds corrupted data); `rgd index PROJECT` rebuilds it from the project",
+            dir.display()
+        ),
+        e => anyhow::Error::new(e).context(format!("opening the index at {} (is another rgd using it?)", dir.display())),
+    }
+}
+
+/// The index's database for an indexing pass: a damaged one is moved aside (`db.damaged-<time>`)
+/// and made again from the project, and said so; the project is the index's source of truth.
+fn open_db_for_build(dir: &Path) -> anyhow::Result<sled::Db> {
+    match sled_db(dir) {
+        Err(sled::Error::Corruption { .. }) => {
+            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S").to_string();
+            let aside = crate::checked::move_aside(dir, "db", &stamp)?;
+            tracing::warn!("the index at {} was damaged: rebuilt from the project", dir.display());
+            eprintln!(
+                "the index at {} was damaged (kept as {}); it is rebuilt from the project",
+                dir.display(),
+                aside.map_or_else(|| "nothing".to_string(), |p| p.display().to_string())
+            );
+            open_db(dir)
+        }
+        opened => opened.map_err(|e| opening_error(dir, e)),
+    }
 }
 
 /// What BM25 reads of a chunk: its name and identifiers as words, and its docstring.
@@ -366,7 +408,7 @@ impl RepoIndex {
         let (files, mut skipped) = python_project(root)?;
         let dir = index_dir(home_root, root)?;
         std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
-        let db = open_db(&dir)?;
+        let db = open_db_for_build(&dir)?;
         let file_tree = db.open_tree("files")?;
         db.insert("root", root.canonicalize()?.display().to_string().as_bytes())?;
 
@@ -448,7 +490,12 @@ impl RepoIndex {
         };
         let filled = index.fill(&db, &all, false, at_most, progress)?;
         db.flush()?;
+        let left = Built {
+            files: file_tree.len(),
+            vectors: db.open_tree("vectors")?.len(),
+        };
         drop(db);
+        crate::checked::write_json(&dir.join(BUILT), &left)?;
         let report = IndexReport {
             files: files.len(),
             parsed,
@@ -505,10 +552,11 @@ impl RepoIndex {
                 continue;
             }
             match vector_tree.get(hash(t))? {
-                Some(bytes) => {
+                // A vector of another length than the model's is no vector: embedded again.
+                Some(bytes) if bytes.len() == crate::retrieval::DIM * 4 => {
                     cached.insert(t, vector_from(&bytes));
                 }
-                None => wanted.push(t),
+                _ => wanted.push(t),
             }
         }
         if wanted.len() > at_most {

@@ -11,6 +11,7 @@ pub mod executor;
 pub mod fix_event;
 pub mod graph;
 pub mod index;
+pub mod index_check;
 pub mod isolate;
 pub mod isolation_bench;
 pub mod lexical;

@@ -15,6 +15,15 @@ fn embedder() -> Arc<Embedder> {
     .clone()
 }
 
+/// `rgd ARGS` with `home` as its home.
+fn rgd_in(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
+        .env("RGD_HOME", home)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 fn entry(n: u32, task: &str, entry_point: &str, question: &str, code: &str) -> Entry {
     Entry {
         id: format!("01TEST{n:020}"),
@@ -236,11 +245,7 @@ fn jsonl_round_trip_and_json_search_output() {
     let lines: String = written.iter().map(|e| serde_json::to_string(e).unwrap() + "\n").collect();
     std::fs::write(&file, &lines).unwrap();
     let rgd = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
-            .env("RGD_HOME", home.path())
-            .args(args)
-            .output()
-            .unwrap();
+        let out = rgd_in(home.path(), args);
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
@@ -418,4 +423,58 @@ fn loading_the_model_leaves_nothing_in_the_users_home() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("cos(eating food, eating bread)"));
     let written: Vec<_> = std::fs::read_dir(user.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(!user.path().join(".cache/Microsoft").exists(), "the home holds {written:?}");
+}
+
+#[test]
+fn a_damaged_pool_is_named_never_read_as_empty_and_repair_gives_every_entry_back() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("in.jsonl");
+    let written = sample_entries();
+    std::fs::write(
+        &file,
+        written.iter().map(|e| serde_json::to_string(e).unwrap() + "\n").collect::<String>(),
+    )
+    .unwrap();
+    let rgd = |args: &[&str]| {
+        let out = rgd_in(home.path(), args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(!text.contains("panicked") && !text.contains("backtrace ()"), "{args:?}: {text}");
+        (out.status.code(), text)
+    };
+    assert_eq!(rgd(&["memory", "import", file.to_str().unwrap()]).0, Some(0));
+    let (code, text) = rgd(&["memory", "verify"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("ok: 4 entries"), "{text}");
+    // The database emptied (as sled leaves a damaged file it recovered): named, never an empty pool.
+    let pool = MemoryPool::dir_in(home.path());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(pool.join("pool/db"))
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let (code, text) = rgd(&["memory", "list"]);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(
+        text.contains("damaged") && text.contains("memory repair") && !text.contains("is empty"),
+        "{text}"
+    );
+    let (code, text) = rgd(&["memory", "verify"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("lacks 4 of the 4 entries"), "{text}");
+    let (code, text) = rgd(&["memory", "repair"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("4 entries") && text.contains(".damaged-"), "{text}");
+    let (code, text) = rgd(&["memory", "list", "--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with('{')).count(), 4, "{text}");
+    // A journal line changed is named by verify.
+    let journal = pool.join("journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+    std::fs::write(&journal, bytes).unwrap();
+    let (code, text) = rgd(&["memory", "verify"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("is damaged: its checksum does not match"), "{text}");
 }

@@ -544,3 +544,35 @@ fn a_cold_project_answers_from_graph_and_bm25_and_embeds_only_the_neighbourhood(
     assert_eq!(warm["complete"], true, "{warm}");
     assert!(ids.iter().any(|i| i == "pkg/money.py::round_half_up"), "{ids:?}");
 }
+
+#[test]
+fn a_damaged_index_is_named_by_verify_and_rebuilt_from_the_project() {
+    let home = temp_home();
+    let project = project();
+    json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    let verify = |home: &Path| {
+        let out = rgd(home).arg("index").arg(project.path()).arg("--verify").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, text) = verify(home.path());
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("ok: 5 files") && !text.contains("changed since"), "{text}");
+    // The database cut short (sled keeps what it can read): never "ok" as it was.
+    let repos = home.path().join("repos");
+    let dir = std::fs::read_dir(&repos).unwrap().flatten().next().unwrap().path();
+    let db = dir.join("db/db");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&db).unwrap().set_len(len / 3).unwrap();
+    let (code, text) = verify(home.path());
+    assert!(!text.contains("panicked") && !text.contains("backtrace ()"), "{text}");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("damaged") && text.contains("the last `rgd index` left"), "{text}");
+    // Indexing again makes it whole from the project.
+    json(rgd(home.path()).arg("index").arg(project.path()).arg("--json"));
+    let (code, text) = verify(home.path());
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("ok: 5 files") && !text.contains("changed since"), "{text}");
+}
