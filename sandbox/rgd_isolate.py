@@ -74,6 +74,8 @@ SCALARS_PER_COPY = 32
 # CPU costs 40 to 600 µs, more than a call's own work (3,000 calls of `f(i)` took 0.9 s sleeping,
 # 0.5 s polling). Polling yields the CPU to anything else that is ready to run.
 POLL_SECONDS = 0.001
+# After polls in a row that missed, up to this many reads sleep at once before one polls again.
+POLL_BACKOFF = 64
 OUTPUT_CAP = 64 << 10
 TRACE_CAP = 4000
 
@@ -1574,6 +1576,8 @@ class Peer:
         self.policy = policy
         self.timeout = timeout
         self.inbox = bytearray()  # what was read and not yet taken (a message's head and body come in one read)
+        self.poll_misses = 0  # polls in a row that ended before the answer came (`_read`)
+        self.poll_skip = 0  # reads left that sleep at once, after such a miss
         if timeout is not None:
             # The kernel ends a read that waits longer (`BlockingIOError`): a wait per read with
             # no `select` before it, which cost a third of a round trip.
@@ -1800,7 +1804,16 @@ class Peer:
     def _read(self, n):
         inbox = self.inbox
         if len(inbox) < n:
-            self._poll(n)
+            if self.poll_skip:
+                self.poll_skip -= 1
+            elif self._poll(n):
+                self.poll_misses = 0
+            else:
+                # The answer took longer than the poll: the next reads sleep at once, more of
+                # them after each miss in a row (the other side computes long, or shares the
+                # CPU with other work, where polling would only take CPU from it).
+                self.poll_misses += 1
+                self.poll_skip = min(1 << self.poll_misses, POLL_BACKOFF)
         while len(inbox) < n:
             try:
                 b = self.sock.recv(min(max(n - len(inbox), 1 << 16), 1 << 20))
@@ -1819,7 +1832,7 @@ class Peer:
 
     def _poll(self, n):
         """Reads what arrives within `POLL_SECONDS` without sleeping (an answer usually comes
-        sooner); `_read` then waits in the kernel for the rest."""
+        sooner); `_read` then waits in the kernel for the rest. Whether `n` bytes came."""
         inbox = self.inbox
         end = time.perf_counter() + POLL_SECONDS
         while len(inbox) < n:
@@ -1827,14 +1840,15 @@ class Peer:
                 b = self.sock.recv(min(max(n - len(inbox), 1 << 16), 1 << 20), socket.MSG_DONTWAIT)
             except BlockingIOError:
                 if time.perf_counter() > end:
-                    return
+                    return False
                 os.sched_yield()
                 continue
             except OSError:
-                return
+                return False
             if not b:
-                return
+                return False
             inbox += b
+        return True
 
     def request(self, message):
         """Sends a request and serves the other side's requests until its answer comes. One
