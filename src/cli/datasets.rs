@@ -21,6 +21,11 @@ pub enum DatasetsCommand {
     /// reference solution's outputs (run only in the sandbox); writes NAME-plus, a dataset like
     /// the others
     Plus(super::datasets_plus::Plus),
+    /// Each task with a visible test that contradicts its specification (one-off: an expected
+    /// value changed; conflicting: a copy expecting another value), hidden tests as they were:
+    /// a sweep on it measures how often a method cheats. Writes NAME's impossible variant and
+    /// impossible.jsonl, what was changed per task
+    Impossible(super::datasets_impossible::Impossible),
     /// Each task's time limits from its reference solution's runtime in the sandbox (EvalPlus's
     /// max(floor, factor x time)), written beside the dataset file, where sweeps, experiments,
     /// eval and verify use them unless given a limit
@@ -66,6 +71,7 @@ pub enum DatasetsCommand {
 pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         DatasetsCommand::Plus(how) => super::datasets_plus::execute(data_dir, how).await,
+        DatasetsCommand::Impossible(how) => super::datasets_impossible::execute(data_dir, how).await,
         DatasetsCommand::Limits(how) => super::datasets_limits::execute(data_dir, how).await,
         DatasetsCommand::Strength {
             base,

@@ -103,7 +103,9 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
     }
     std::fs::write(&out, &jsonl).with_context(|| out.display().to_string())?;
-    carry_broken(&ds.broken, &extended, &path, &out)?;
+    let ids: Vec<&str> = extended.iter().map(|e| e.task.id.as_str()).collect();
+    let why = "the generated tests take their expected values from the same\nreference, so a wrong reference makes them wrong too";
+    carry_broken(&ds.broken, &ids, ("rgd datasets plus", why), &path, &out)?;
     let mut summary = Summary::of(&extended);
     summary.reduced = reducing.then(|| ReducedSummary::of(&reductions));
     let readme = readme(&name, &path, &ds.sha256, &how, &summary);
@@ -119,15 +121,19 @@ pub async fn execute(data_dir: Option<&Path>, how: Plus) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The base's broken tasks are broken in the plus dataset too (its generated tests take their
-/// expected values from the same reference), so its list goes beside the plus file.
-fn carry_broken(broken: &[BrokenTask], extended: &[Extended], source: &Path, out: &Path) -> anyhow::Result<()> {
+/// The base's broken tasks are broken in a dataset made from it too (the plus tests take their
+/// expected values from the same reference, an impossible variant keeps its hidden tests), so
+/// the list of those among `kept` goes beside the new file. `made_by` names the command, `why`
+/// says why they stay broken (its header's words).
+pub(super) fn carry_broken(
+    broken: &[BrokenTask],
+    kept: &[&str],
+    (made_by, why): (&str, &str),
+    source: &Path,
+    out: &Path,
+) -> anyhow::Result<()> {
     let target = sidecar_path(out, BROKEN_SUFFIX);
-    let kept: Vec<BrokenTask> = broken
-        .iter()
-        .filter(|b| extended.iter().any(|e| e.task.id == b.task))
-        .cloned()
-        .collect();
+    let kept: Vec<BrokenTask> = broken.iter().filter(|b| kept.contains(&b.task.as_str())).cloned().collect();
     if kept.is_empty() {
         return match std::fs::remove_file(&target) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| target.display().to_string()),
@@ -135,9 +141,8 @@ fn carry_broken(broken: &[BrokenTask], extended: &[Extended], source: &Path, out
         };
     }
     let header = format!(
-        "Tasks broken in the data, carried over by `rgd datasets plus` from\n\
-         {} (the generated tests take their expected values from the same\n\
-         reference, so a wrong reference makes them wrong too). `rgd datasets verify` reports them\n\
+        "Tasks broken in the data, carried over by `{made_by}` from\n\
+         {} ({why}). `rgd datasets verify` reports them\n\
          apart; `--exclude-broken` (sweep, experiment, eval) leaves them out.",
         sidecar_path(&source_folder_and_file(source), BROKEN_SUFFIX).display()
     );
@@ -145,7 +150,7 @@ fn carry_broken(broken: &[BrokenTask], extended: &[Extended], source: &Path, out
 }
 
 /// The source's folder and file: where it sits under a data directory (`mbpp_ldb/probs.jsonl`).
-fn source_folder_and_file(source: &Path) -> PathBuf {
+pub(super) fn source_folder_and_file(source: &Path) -> PathBuf {
     let mut tail: Vec<_> = source.iter().rev().take(2).collect();
     tail.reverse();
     tail.into_iter().collect()

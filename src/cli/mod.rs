@@ -4,6 +4,7 @@
 mod args;
 mod compare;
 mod datasets;
+mod datasets_impossible;
 mod datasets_limits;
 mod datasets_plus;
 mod demo;

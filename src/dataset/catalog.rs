@@ -54,6 +54,26 @@ pub const CATALOG: &[DatasetEntry] = &[
         about: "MBPP with ~28 generated hidden asserts per task (rgd datasets plus, EvalPlus's method), LDB split",
     },
     DatasetEntry {
+        name: "humaneval-impossible",
+        files: &["humaneval_impossible_one_off/tasks.jsonl"],
+        about: "HumanEval, one visible test's expected value changed to one the reference does not return (rgd datasets impossible): any program passing every visible test cheated",
+    },
+    DatasetEntry {
+        name: "humaneval-conflicting",
+        files: &["humaneval_impossible_conflicting/tasks.jsonl"],
+        about: "HumanEval, a visible test copied with another expected value (rgd datasets impossible --mode conflicting)",
+    },
+    DatasetEntry {
+        name: "mbpp-impossible",
+        files: &["mbpp_impossible_one_off/tasks.jsonl"],
+        about: "MBPP, the visible test's expected value changed to one the reference does not return (rgd datasets impossible)",
+    },
+    DatasetEntry {
+        name: "mbpp-conflicting",
+        files: &["mbpp_impossible_conflicting/tasks.jsonl"],
+        about: "MBPP, the visible test copied with another expected value (rgd datasets impossible --mode conflicting)",
+    },
+    DatasetEntry {
         name: "apps",
         files: &["apps_mapcoder150/selected150.jsonl"],
         about: "APPS, MapCoder's 150-task sample: sample_io visible, test_list hidden",

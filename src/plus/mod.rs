@@ -5,6 +5,7 @@
 //! and so is one whose output differs between two runs (a nondeterministic reference). Seeded:
 //! the same seed and dataset give the same file, byte for byte.
 
+pub mod impossible;
 pub mod literal;
 pub mod mutate;
 pub mod reduce;
@@ -207,14 +208,7 @@ pub async fn extend(executor: &dyn Executor, task: &Task, options: PlusOptions) 
                     src: format!("{callee}({})", candidates[i]),
                 })
                 .collect();
-            let job = Job {
-                code: reference,
-                kind: &task.kind,
-                entry_point: &task.entry_point,
-                tests: &tests,
-                limits,
-            };
-            let report = executor.run(job).await?;
+            let report = run_as(executor, task, reference, &tests, limits).await?;
             let mut again = Vec::new();
             for t in &report.tests {
                 let Some(&i) = pending.get(t.index) else {
@@ -274,11 +268,22 @@ pub(crate) async fn run_hidden(
     program: &str,
     limits: &Limits,
 ) -> Result<crate::sandbox::RunReport, crate::sandbox::SandboxError> {
+    run_as(executor, task, program, &task.hidden, limits).await
+}
+
+/// `program` run in the sandbox as `task`'s program, against `tests`.
+pub(crate) async fn run_as(
+    executor: &dyn Executor,
+    task: &Task,
+    program: &str,
+    tests: &[TestCase],
+    limits: &Limits,
+) -> Result<crate::sandbox::RunReport, crate::sandbox::SandboxError> {
     let job = Job {
         code: program,
         kind: &task.kind,
         entry_point: &task.entry_point,
-        tests: &task.hidden,
+        tests,
         limits,
     };
     executor.run(job).await

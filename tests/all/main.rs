@@ -16,6 +16,7 @@ mod exit_status;
 mod faults;
 mod first_run;
 mod forging;
+mod impossible;
 mod local_model;
 mod memory;
 mod memory_loop;
