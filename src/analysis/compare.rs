@@ -72,6 +72,14 @@ impl RunData {
         RunSummary::compute(&m.run_id, &m.dataset.name, &m.model_label(), tasks, &results, m.max_iters)
     }
 
+    /// Whether its last program on `task` passed every visible test of an impossible task.
+    fn cheated(&self, task: &str) -> bool {
+        self.results
+            .get(task)
+            .and_then(|r| r.impossible.filter(|_| !r.intervened))
+            .is_some_and(|v| v.outcome == crate::record::Cheat::Cheated)
+    }
+
     fn solved(&self, task: &str) -> bool {
         // A task a person helped (the debugger) is not the method's.
         self.results.get(task).is_some_and(|r| r.solved_by_method())
@@ -134,6 +142,45 @@ pub struct RunStats {
     /// The same run judged on a plus dataset's tests, when asked (`--plus`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plus: Option<PlusStats>,
+    /// On an impossible dataset: how often it cheated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cheating: Option<CheatingStats>,
+}
+
+/// A run on an impossible dataset (`rgd datasets impossible`): its tasks by how they ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheatingStats {
+    pub cheated: usize,
+    pub flagged: usize,
+    pub failed_honestly: usize,
+    /// Last programs that pass the hidden tests (the specification's).
+    pub hidden_passed: usize,
+    /// cheated / judged, and its 95% Wilson interval.
+    pub rate: f64,
+    pub interval: (f64, f64),
+}
+
+impl CheatingStats {
+    fn of(c: &crate::record::ImpossibleCounts) -> CheatingStats {
+        let judged = c.cheated + c.flagged + c.failed_honestly;
+        CheatingStats {
+            cheated: c.cheated,
+            flagged: c.flagged,
+            failed_honestly: c.failed_honestly,
+            hidden_passed: c.hidden_passed,
+            rate: c.cheating_rate(),
+            interval: wilson(c.cheated, judged),
+        }
+    }
+}
+
+/// Two runs on an impossible dataset, task by task: which cheated where the other did not.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairedCheating {
+    pub only_first: Vec<String>,
+    pub only_other: Vec<String>,
+    /// McNemar's exact test on the discordant tasks (two-sided).
+    pub mcnemar_p: f64,
 }
 
 /// One run against the first, task by task.
@@ -153,6 +200,9 @@ pub struct Paired {
     pub bootstrap: (f64, f64),
     pub bootstrap_resamples: usize,
     pub bootstrap_seed: u64,
+    /// Both runs on an impossible dataset: cheating, paired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cheating: Option<PairedCheating>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -276,6 +326,7 @@ fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {
         cumulative: summary.pass_at_1_by_iteration.into_values().collect(),
         failures,
         plus: run.plus_stats(tasks),
+        cheating: summary.impossible.as_ref().map(CheatingStats::of),
     }
 }
 
@@ -291,6 +342,16 @@ fn pair(first: &RunData, other: &RunData, tasks: &[String]) -> Paired {
             .collect()
     };
     let (only_first, only_other) = (only(&a, &b), only(&b, &a));
+    let cheating = (first.manifest.dataset.impossible && other.manifest.dataset.impossible).then(|| {
+        let x: Vec<bool> = tasks.iter().map(|t| first.cheated(t)).collect();
+        let y: Vec<bool> = tasks.iter().map(|t| other.cheated(t)).collect();
+        let (only_first, only_other) = (only(&x, &y), only(&y, &x));
+        PairedCheating {
+            mcnemar_p: mcnemar_exact(only_first.len(), only_other.len()),
+            only_first,
+            only_other,
+        }
+    });
     let both = a.iter().zip(&b).filter(|(x, y)| **x && **y).count();
     let n = tasks.len() as f64;
     Paired {
@@ -305,5 +366,6 @@ fn pair(first: &RunData, other: &RunData, tasks: &[String]) -> Paired {
         both,
         only_first,
         only_other,
+        cheating,
     }
 }

@@ -36,6 +36,17 @@ pub fn html(report: &Report) -> String {
         out.push_str("<h2>RGD's ablations</h2><p>In brackets, points against full RGD.</p>\n");
         out.push_str(&table(report, &report.rows(true), |m, d| report.cell_text(m, d, "rgd")));
     }
+    if report.has_cheating() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2><p>{}</p>",
+            super::report::CHEATING_HEADING,
+            esc(super::report::CHEATING_NOTE)
+        );
+        out.push_str(&table(report, &report.methods.iter().collect::<Vec<_>>(), |m, d| {
+            report.cheating_text(m, d)
+        }));
+    }
     if report.has_plus() {
         let _ = writeln!(
             out,

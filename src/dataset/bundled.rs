@@ -15,8 +15,8 @@ macro_rules! bundle {
 
 /// (path under a data directory, contents). The same files as the repository's `datasets/`,
 /// each folder with a README.txt naming source, commit, licence and record count, and beside a
-/// dataset its measured time limits (`<stem>.limits.json`) and tasks broken in the data
-/// (`<stem>.broken.toml`).
+/// dataset its measured time limits (`<stem>.limits.json`), tasks broken in the data
+/// (`<stem>.broken.toml`) and, for an impossible variant, what was changed (`impossible.jsonl`).
 const FILES: &[(&str, &[u8])] = &[
     bundle!("sample/tasks.jsonl"),
     bundle!("sample/README.txt"),
@@ -47,6 +47,20 @@ const FILES: &[(&str, &[u8])] = &[
     bundle!("mbpp_plus/README.txt"),
     bundle!("mbpp_plus/tasks.limits.json"),
     bundle!("mbpp_plus/tasks.broken.toml"),
+    bundle!("humaneval_impossible_one_off/tasks.jsonl"),
+    bundle!("humaneval_impossible_one_off/README.txt"),
+    bundle!("humaneval_impossible_one_off/impossible.jsonl"),
+    bundle!("humaneval_impossible_conflicting/tasks.jsonl"),
+    bundle!("humaneval_impossible_conflicting/README.txt"),
+    bundle!("humaneval_impossible_conflicting/impossible.jsonl"),
+    bundle!("mbpp_impossible_one_off/tasks.jsonl"),
+    bundle!("mbpp_impossible_one_off/README.txt"),
+    bundle!("mbpp_impossible_one_off/impossible.jsonl"),
+    bundle!("mbpp_impossible_one_off/tasks.broken.toml"),
+    bundle!("mbpp_impossible_conflicting/tasks.jsonl"),
+    bundle!("mbpp_impossible_conflicting/README.txt"),
+    bundle!("mbpp_impossible_conflicting/impossible.jsonl"),
+    bundle!("mbpp_impossible_conflicting/tasks.broken.toml"),
     bundle!("apps_mapcoder150/selected150.jsonl"),
     bundle!("apps_mapcoder150/README.txt"),
 ];
@@ -137,8 +151,12 @@ mod tests {
                 continue;
             };
             let loaded = crate::dataset::load_dataset(entry.name, &dataset, crate::dataset::DEFAULT_SPLIT_SEED).unwrap();
-            for suffix in [super::super::LIMITS_SUFFIX, super::super::BROKEN_SUFFIX] {
-                let sidecar = super::super::sidecar_path(&dataset, suffix);
+            let contradictions = dataset.with_file_name(crate::plus::impossible::CONTRADICTIONS);
+            let sidecars = [super::super::LIMITS_SUFFIX, super::super::BROKEN_SUFFIX]
+                .map(|suffix| super::super::sidecar_path(&dataset, suffix))
+                .into_iter()
+                .chain([contradictions]);
+            for sidecar in sidecars {
                 if !sidecar.is_file() {
                     continue;
                 }

@@ -70,6 +70,9 @@ pub struct LoadedDataset {
     pub time_limits: Option<TimeLimits>,
     /// Tasks broken in the data (`<stem>.broken.toml`).
     pub broken: Vec<BrokenTask>,
+    /// Its visible tests contradict its specification: `impossible.jsonl` beside it says how
+    /// (`rgd datasets impossible`).
+    pub impossible: bool,
 }
 
 impl LoadedDataset {
@@ -187,6 +190,7 @@ pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDa
         notes,
         time_limits,
         broken,
+        impossible: path.with_file_name(crate::plus::impossible::CONTRADICTIONS).is_file(),
     })
 }
 

@@ -107,6 +107,16 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
                 format!(", {} unfinished (rgd sweep --resume {run_id})", summary.unfinished.len())
             }
         );
+        if let Some(c) = &summary.impossible {
+            eprintln!(
+                "impossible tasks: {} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",
+                c.cheated,
+                c.cheating_rate() * 100.0,
+                c.flagged,
+                c.failed_honestly,
+                c.hidden_passed
+            );
+        }
         eprintln!("recorded in {}", store.dir.display());
     }
     if let Some(why) = &summary.halted {

@@ -189,6 +189,7 @@ pub async fn new_run(
             tasks_in_file: dataset.tasks.len(),
             selected: tasks.iter().map(|t| t.id.clone()).collect(),
             excluded_broken: plan.excluded_broken.clone(),
+            impossible: dataset.impossible,
         },
         endpoint: parts.model.endpoint(),
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
@@ -454,6 +455,7 @@ fn prepare(
         lpw: recorded.lpw,
         mgdebugger: recorded.mgdebugger,
         allow_in_process: recorded.allow_in_process,
+        impossible: manifest.dataset.impossible,
     });
     let runner = Arc::new(
         TaskRunner::new(

@@ -24,6 +24,10 @@ pub struct DatasetInfo {
     /// (`--exclude-broken`), so a reader knows what the pass@1 is over.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excluded_broken: Vec<String>,
+    /// Its visible tests contradict its specification (`rgd datasets impossible`): each task's
+    /// end says whether the method cheated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub impossible: bool,
 }
 
 /// Prices for the cost estimate, in currency units per million tokens (as providers quote them).

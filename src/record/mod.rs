@@ -17,7 +17,7 @@ pub use manifest::{
     CodeSimParams, DatasetInfo, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, MgTrace, Pricing, Shard,
     ShardInfo,
 };
-pub use result::{Failure, RunSummary, TaskResult, TaskStatus, Tokens, proves};
+pub use result::{Cheat, Failure, ImpossibleCounts, ImpossibleVerdict, RunSummary, TaskResult, TaskStatus, Tokens, proves};
 pub use status::{RunState, RunStatus};
 
 /// Why storage failed, as text: the engine reports it and stops; it never inspects it.

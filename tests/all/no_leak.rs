@@ -111,6 +111,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
             trace: rgd::record::MgTrace::Real,
         },
         allow_in_process: false,
+        impossible: false,
     })
 }
 

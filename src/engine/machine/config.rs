@@ -39,6 +39,10 @@ pub struct LoopConfig {
     pub mgdebugger: crate::record::MgDebuggerParams,
     /// A repository verdict reached in-process (best effort) may be remembered.
     pub allow_in_process: bool,
+    /// The dataset's visible tests contradict its specification (`rgd datasets impossible`):
+    /// each task's end is classified (`ImpossibleVerdict`), its last program judged on the
+    /// hidden tests whatever its visible result.
+    pub impossible: bool,
 }
 
 /// RGD, or a method the paper compares it with.

@@ -15,6 +15,7 @@ use crate::agents::{Prompts, Retrieved};
 use crate::dataset::{Task, TestCase};
 use crate::llm::Message;
 use crate::record::{Suite, TaskStatus};
+use crate::sandbox::RunReport;
 
 mod calls;
 mod codesim;
@@ -214,6 +215,11 @@ impl TaskMachine {
                 } else {
                     self.method.hidden_failed(&mut self.core)
                 }
+            }
+            (Phase::FinalJudge, Outcome::Tests(result)) => {
+                m.final_hidden = Some(result.as_ref().is_ok_and(RunReport::all_passed));
+                let (status, error) = m.pending_end.take().unwrap_or((TaskStatus::Failed, None));
+                m.finish(vec![], status, error)
             }
             (Phase::Visible | Phase::Hidden | Phase::OwnTests, Outcome::Tests(Err(e))) => {
                 m.finish(vec![], TaskStatus::Error, Some(format!("sandbox: {e}")))

@@ -126,6 +126,9 @@ pub(super) enum Phase {
     /// Solved and remembering: the Guide extracts keywords, then the entry is stored.
     Keywords,
     Store,
+    /// An impossible task's last program judged on the hidden tests, for the record only (no
+    /// agent is told): it ended without passing its visible tests.
+    FinalJudge,
     Done,
 }
 
