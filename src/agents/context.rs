@@ -125,6 +125,8 @@ pub struct TurnContext {
     pub unit_tests: Vec<PromptTestResult>,
     /// MGDebugger: the repair reads a real trace (`--trace real`) instead of simulating one.
     pub real_trace: bool,
+    /// The Feedback agent may say a visible test contradicts the specification (`--allow-flag`).
+    pub allow_flag: bool,
 }
 
 impl TurnContext {

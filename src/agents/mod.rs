@@ -5,10 +5,12 @@
 mod answers;
 pub mod budget;
 mod context;
+mod flag;
 mod prompts;
 
 pub use answers::{Recall, Recalled, SelfTests, parse_confidence, parse_keywords, parse_recall, parse_self_tests};
 pub use context::{PromptTestResult, Retrieved, TurnContext};
+pub use flag::{Flag, parse_flag};
 pub use prompts::{PromptError, Prompts};
 
 use serde::{Deserialize, Serialize};

@@ -22,6 +22,10 @@ pub struct CommonArgs {
     /// the memory pool may take a verdict reached with the program in the tests' process.
     #[arg(skip)]
     pub allow_in_process: bool,
+    /// RGD's Feedback agent may say a visible test contradicts the task's description; the task
+    /// then ends as flagged instead of iterating on (off by default: the paper's prompts as they are)
+    #[arg(long)]
+    pub allow_flag: bool,
     /// Most code attempts per task
     #[arg(long, value_parser = crate::validate::parse_iters)]
     pub max_iters: Option<u32>,
@@ -198,6 +202,7 @@ impl CommonArgs {
             memory_snapshot: None,
             excluded_broken: Vec::new(),
             allow_in_process: self.allow_in_process,
+            allow_flag: self.allow_flag,
         }
     }
 

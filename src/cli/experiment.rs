@@ -73,6 +73,9 @@ pub struct RunArgs {
     /// shows them)
     #[arg(long)]
     pub exclude_broken: bool,
+    /// Every run's Feedback agent may say a visible test contradicts the specification
+    #[arg(long)]
+    pub allow_flag: bool,
     #[arg(long)]
     pub name: Option<String>,
     #[command(flatten)]
@@ -96,6 +99,7 @@ impl RunArgs {
                 max_iters: self.max_iters,
                 limit: self.limit,
                 exclude_broken: self.exclude_broken,
+                allow_flag: self.allow_flag,
             },
         };
         // Flags given beside a file override it.
@@ -106,6 +110,7 @@ impl RunArgs {
         spec.max_iters = self.max_iters.or(spec.max_iters);
         spec.limit = self.limit.or(spec.limit);
         spec.exclude_broken |= self.exclude_broken;
+        spec.allow_flag |= self.allow_flag;
         // A file's numbers get the checks the flags get.
         let from = self.file.as_ref().map_or("--".to_string(), |f| format!("{}: ", f.display()));
         let check = |name: &str, value: Option<usize>, max: usize| match value {
@@ -281,6 +286,7 @@ async fn start_cell(cx: &Where<'_>, spec: &ExperimentSpec, cell: &Cell, run_id: 
     let settings = Configured::load(cx.config, &cx.home.root, &llm)?.settings(spec.concurrency, spec.max_iters);
     let plan = RunPlan {
         excluded_broken: selected.excluded_broken,
+        allow_flag: spec.allow_flag,
         ..plan_for(cell, run_id)?
     };
     let prepared = new_run(cx.home, &settings, &plan, dataset, selected.tasks, &stderr_line).await?;

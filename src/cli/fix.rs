@@ -393,6 +393,8 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
     let watcher: Option<Watcher<'_>> = cx.args.common.tui.then_some(&watch);
     let mut common = cx.args.common.clone();
     common.allow_in_process = cx.args.repo_args.allow_in_process;
+    // A user's red test can be the thing that is wrong: the Feedback agent may say so.
+    common.allow_flag = true;
     let attempt = run_agents(cx.home, cx.from, common.attempt(), cx.args.quiet, &task, watcher).await?;
     let mut repair = Repair {
         target: target.clone(),

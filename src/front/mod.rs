@@ -107,6 +107,12 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
                 format!(", {} unfinished (rgd sweep --resume {run_id})", summary.unfinished.len())
             }
         );
+        if summary.flagged > 0 && summary.impossible.is_none() {
+            eprintln!(
+                "{} task(s) ended with an agent flagging a visible test as contradicting the specification (rgd runs show {run_id})",
+                summary.flagged
+            );
+        }
         if let Some(c) = &summary.impossible {
             eprintln!(
                 "impossible tasks: {} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",

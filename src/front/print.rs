@@ -345,6 +345,9 @@ fn detailed(event: &Event, labels: &Labels) {
         ),
         Event::Resumed { how, .. } => writeln!(out, "  ▶ {how}"),
         Event::Intervened { field, diff, .. } => writeln!(out, "  ✎ edited by hand: {field}\n{}", indent(diff)),
+        Event::TestFlagged { test, reason, .. } => {
+            writeln!(out, "  ⚑ flagged as contradicting the specification: {test}\n    because: {reason}")
+        }
         Event::ControlError { message } => writeln!(out, "  ✗ debugger: {message}"),
         Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
     };

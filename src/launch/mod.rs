@@ -73,6 +73,8 @@ pub struct RunPlan {
     pub excluded_broken: Vec<String>,
     /// The memory pool may take a repository verdict reached in-process (best effort).
     pub allow_in_process: bool,
+    /// The Feedback agent may flag a visible test as contradicting the specification.
+    pub allow_flag: bool,
 }
 
 impl RunPlan {
@@ -102,6 +104,7 @@ impl RunPlan {
             memory_snapshot: None,
             excluded_broken: Vec::new(),
             allow_in_process: false,
+            allow_flag: false,
         }
     }
 }
@@ -228,6 +231,7 @@ pub async fn new_run(
         shard: None,
         merged_from: Vec::new(),
         allow_in_process: plan.allow_in_process,
+        allow_flag: plan.allow_flag,
     };
     let mut manifest = manifest;
     if let Some(shard) = plan.shard {
@@ -417,6 +421,7 @@ fn plan_of(manifest: &Manifest) -> anyhow::Result<RunPlan> {
         lpw: manifest.lpw.unwrap_or_default(),
         mgdebugger: manifest.mgdebugger.unwrap_or_default(),
         allow_in_process: manifest.allow_in_process,
+        allow_flag: manifest.allow_flag,
         ..RunPlan::new(strategy)
     })
 }
@@ -456,6 +461,7 @@ fn prepare(
         mgdebugger: recorded.mgdebugger,
         allow_in_process: recorded.allow_in_process,
         impossible: manifest.dataset.impossible,
+        allow_flag: recorded.allow_flag,
     });
     let runner = Arc::new(
         TaskRunner::new(

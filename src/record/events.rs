@@ -206,6 +206,13 @@ pub enum Event {
         field: String,
         diff: String,
     },
+    /// An agent said a visible test contradicts the specification (`--allow-flag`): the task ends.
+    TestFlagged {
+        task_id: String,
+        iteration: u32,
+        test: String,
+        reason: String,
+    },
     /// A debugger command that could not be carried out, and why; nothing changed.
     #[serde(rename = "error")]
     ControlError {
@@ -244,6 +251,7 @@ impl Event {
             | MemoryStored { task_id, .. }
             | Paused { task_id, .. }
             | Resumed { task_id, .. }
+            | TestFlagged { task_id, .. }
             | Intervened { task_id, .. } => Some(task_id),
             TaskFinished { result } => Some(&result.task_id),
             RunStarted { .. } | RunResumed { .. } | RunFinished { .. } | ControlError { .. } => None,

@@ -124,6 +124,9 @@ pub struct Manifest {
     /// in the tests' process (best effort), not only isolated ones.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_in_process: bool,
+    /// `--allow-flag`: the Feedback agent could say a visible test contradicts the specification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_flag: bool,
 }
 
 /// Which part of which sweep a shard is.

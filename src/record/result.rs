@@ -78,6 +78,9 @@ pub struct TaskResult {
     /// the hidden tests say of its last program, whatever its visible result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impossible: Option<ImpossibleVerdict>,
+    /// An agent said this visible test contradicts the specification, and the task ended there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flagged: Option<crate::agents::Flag>,
 }
 
 /// How a task whose visible tests contradict its specification ended.
@@ -251,6 +254,9 @@ pub struct RunSummary {
     /// Why the sweep stopped before its end (the endpoint failing task after task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub halted: Option<String>,
+    /// Tasks that ended with an agent flagging a visible test (`--allow-flag`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flagged: usize,
     /// On an impossible dataset: how the finished tasks ended (`ImpossibleVerdict`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impossible: Option<ImpossibleCounts>,
@@ -294,6 +300,7 @@ impl RunSummary {
                 s.tampered += 1;
             }
             s.best_effort += usize::from(r.best_effort.is_some());
+            s.flagged += usize::from(r.flagged.is_some());
             if let Some(v) = r.impossible.filter(|_| !r.intervened) {
                 let c = s.impossible.get_or_insert_with(ImpossibleCounts::default);
                 match v.outcome {

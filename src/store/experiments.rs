@@ -35,6 +35,9 @@ pub struct ExperimentSpec {
     /// Without the tasks each dataset lists as broken in the data.
     #[serde(default)]
     pub exclude_broken: bool,
+    /// Every run lets its Feedback agent say a visible test contradicts the specification.
+    #[serde(default)]
+    pub allow_flag: bool,
 }
 
 /// One run of the matrix.

@@ -130,6 +130,8 @@ pub struct TaskView {
     stage_before_pause: Option<TaskStage>,
     /// What people changed, in order: the field and the diff.
     pub interventions: Vec<(u32, String, String)>,
+    /// The visible test an agent flagged as contradicting the specification (`--allow-flag`).
+    pub flagged: Option<String>,
 }
 
 impl TaskView {
@@ -151,6 +153,7 @@ impl TaskView {
             paused: None,
             stage_before_pause: None,
             interventions: Vec::new(),
+            flagged: None,
         }
     }
 
@@ -519,6 +522,12 @@ impl RunModel {
                 let t = self.task_mut(task_id);
                 t.interventions.push((*iteration, field.clone(), diff.clone()));
                 t.pending_notes.push(format!("edited by hand: {field}"));
+            }
+            Event::TestFlagged { task_id, test, reason, .. } => {
+                let t = self.task_mut(task_id);
+                t.pending_notes
+                    .push(format!("⚑ flagged as contradicting the specification: {test} ({reason})"));
+                t.flagged = Some(test.clone());
             }
             Event::ControlError { message } => self.control_error = Some(message.clone()),
         }

@@ -112,6 +112,7 @@ fn config(strategy: rgd::engine::Strategy, guide: bool, feedback: bool) -> Arc<L
         },
         allow_in_process: false,
         impossible: false,
+        allow_flag: false,
     })
 }
 

@@ -110,6 +110,7 @@ impl Shared {
         ctx.retrieved = self.retrieved.clone();
         ctx.plan = self.plan.clone();
         ctx.feedback_mode = self.config.self_debug.name().to_string();
+        ctx.allow_flag = self.config.allow_flag;
         ctx.trace_test = self.trace_shown.test.clone();
         ctx.trace_outcome = self.trace_shown.outcome.clone();
         ctx.trace = self.trace_shown.text.clone();

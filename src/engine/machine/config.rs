@@ -43,6 +43,9 @@ pub struct LoopConfig {
     /// each task's end is classified (`ImpossibleVerdict`), its last program judged on the
     /// hidden tests whatever its visible result.
     pub impossible: bool,
+    /// RGD's Feedback agent may say a visible test contradicts the specification, which ends
+    /// the task as flagged (`--allow-flag`; on in `rgd fix`).
+    pub allow_flag: bool,
 }
 
 /// RGD, or a method the paper compares it with.

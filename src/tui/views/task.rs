@@ -299,6 +299,20 @@ fn timeline_line(i: usize, it: &Iteration, selected: bool) -> Line<'static> {
 }
 
 fn test_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
+    let mut lines = test_run_lines(task, it);
+    if let Some(test) = &task.flagged {
+        lines.insert(
+            0,
+            Line::styled(
+                format!("⚑ flagged by an agent as contradicting the specification: {test}"),
+                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ),
+        );
+    }
+    lines
+}
+
+fn test_run_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>> {
     let Some(it) = it else {
         return task.visible_tests.iter().map(|t| Line::raw(format!("· {t}"))).collect();
     };
