@@ -263,6 +263,16 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     String::new()
                 }
             );
+            if let Some(c) = &summary.impossible {
+                println!(
+                    "impossible {} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",
+                    c.cheated,
+                    c.cheating_rate() * 100.0,
+                    c.flagged,
+                    c.failed_honestly,
+                    c.hidden_passed
+                );
+            }
             if let Some(fork) = &m.fork {
                 println!(
                     "fork of    {} · {} from iteration {}",
@@ -282,7 +292,17 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                         r.iterations,
                         r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
                         r.seconds,
-                        r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
+                        match r.impossible {
+                            Some(v) => format!(
+                                "  [{}, hidden {}]",
+                                serde_json::to_value(v.outcome)
+                                    .ok()
+                                    .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                                    .unwrap_or_default(),
+                                if v.hidden_passed { "passed" } else { "failed" }
+                            ),
+                            None => r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
+                        },
                         if r.intervened { "  [intervened]" } else { "" }
                     ),
                     None => println!("  {id:<14} unfinished"),

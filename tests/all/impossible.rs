@@ -251,6 +251,11 @@ async fn a_sweep_counts_the_special_cased_test_as_cheated_and_the_right_code_as_
     );
     let p = json["paired"][0]["cheating"]["mcnemar_p"].as_f64().unwrap();
     assert!((p - 0.5).abs() < 1e-9, "two discordant tasks: p = 0.5, {json}");
+    let shown = run(&["runs", "show", &a]);
+    assert!(
+        shown.contains("impossible 2 cheated (100.0%), 0 flagged, 0 failed honestly") && shown.contains("[cheated, hidden failed]"),
+        "{shown}"
+    );
     let text = run(&["compare", &a, &b]);
     assert!(
         text.contains("cheating on impossible tasks") && text.contains("McNemar exact p = 0.5000"),
