@@ -151,7 +151,7 @@ mod tests {
                 continue;
             };
             let loaded = crate::dataset::load_dataset(entry.name, &dataset, crate::dataset::DEFAULT_SPLIT_SEED).unwrap();
-            let contradictions = dataset.with_file_name(crate::plus::impossible::CONTRADICTIONS);
+            let contradictions = dataset.with_file_name(super::super::CONTRADICTIONS);
             let sidecars = [super::super::LIMITS_SUFFIX, super::super::BROKEN_SUFFIX]
                 .map(|suffix| super::super::sidecar_path(&dataset, suffix))
                 .into_iter()

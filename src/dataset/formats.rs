@@ -190,7 +190,7 @@ pub fn load_dataset(name: &str, path: &Path, split_seed: u64) -> Result<LoadedDa
         notes,
         time_limits,
         broken,
-        impossible: path.with_file_name(crate::plus::impossible::CONTRADICTIONS).is_file(),
+        impossible: path.with_file_name(super::CONTRADICTIONS).is_file(),
     })
 }
 

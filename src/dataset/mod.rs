@@ -15,7 +15,8 @@ pub use bundled::{bundled_dir, provenance};
 pub use catalog::{CATALOG, DatasetEntry, resolve_dataset};
 pub use formats::{Format, LoadedDataset, RGD_RECORD, load_dataset, rgd_record};
 pub use sidecar::{
-    BROKEN_SUFFIX, BrokenTask, LIMITS_SUFFIX, LIMITS_VERSION, MeasuredTask, TaskLimit, TimeLimits, sidecar_path, write_broken,
+    BROKEN_SUFFIX, BrokenTask, CONTRADICTIONS, LIMITS_SUFFIX, LIMITS_VERSION, MeasuredTask, TaskLimit, TimeLimits, sidecar_path,
+    write_broken,
 };
 pub use split::{DEFAULT_SPLIT_SEED, split_visible_hidden};
 pub use user::{UserTask, test_sources, user_task};

@@ -75,6 +75,9 @@ pub fn sidecar_path(dataset: &Path, suffix: &str) -> PathBuf {
 
 pub const LIMITS_SUFFIX: &str = "limits.json";
 pub const BROKEN_SUFFIX: &str = "broken.toml";
+/// Beside an impossible variant of a dataset (`rgd datasets impossible`): what was changed in
+/// each task. Its presence makes the dataset one whose visible tests contradict the specification.
+pub const CONTRADICTIONS: &str = "impossible.jsonl";
 
 /// The limits measured for this very file; a file measured for other bytes is set aside with a
 /// note (its numbers belong to other tasks).

@@ -22,8 +22,7 @@ use super::{INPUT_SECONDS, LINE_BUDGET, task_seed};
 use crate::dataset::{Task, TaskKind, TestCase};
 use crate::sandbox::{Executor, Limits, TestStatus};
 
-/// The file beside an impossible dataset that says what was changed in each task.
-pub const CONTRADICTIONS: &str = "impossible.jsonl";
+pub use crate::dataset::CONTRADICTIONS;
 
 /// How a visible test is made to contradict the specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
