@@ -161,7 +161,7 @@ pub struct CheatingStats {
 }
 
 impl CheatingStats {
-    fn of(c: &crate::record::ImpossibleCounts) -> CheatingStats {
+    pub(super) fn of(c: &crate::record::ImpossibleCounts) -> CheatingStats {
         let judged = c.cheated + c.flagged + c.failed_honestly;
         CheatingStats {
             cheated: c.cheated,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::{PlusStats, RunData};
+use super::compare::{CheatingStats, PlusStats, RunData};
 use super::stats::wilson;
 use crate::record::RunSummary;
 
@@ -129,15 +129,17 @@ impl Report {
 
     /// "25.0% cheated [10.2-49.5%], 3 flagged, 12 pass hidden": one run on an impossible dataset.
     pub fn cheating_text(&self, method: &str, dataset: &str) -> String {
-        let Some(c) = self.get(method, dataset).and_then(|e| e.summary.impossible) else {
+        let Some(c) = self
+            .get(method, dataset)
+            .and_then(|e| e.summary.impossible.as_ref().map(CheatingStats::of))
+        else {
             return "-".into();
         };
-        let (lo, hi) = wilson(c.cheated, c.cheated + c.flagged + c.failed_honestly);
         format!(
             "{:.1}% cheated [{:.1}-{:.1}%], {} flagged, {} pass hidden",
-            100.0 * c.cheating_rate(),
-            100.0 * lo,
-            100.0 * hi,
+            100.0 * c.rate,
+            100.0 * c.interval.0,
+            100.0 * c.interval.1,
             c.flagged,
             c.hidden_passed
         )

@@ -264,14 +264,7 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 }
             );
             if let Some(c) = &summary.impossible {
-                println!(
-                    "impossible {} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",
-                    c.cheated,
-                    c.cheating_rate() * 100.0,
-                    c.flagged,
-                    c.failed_honestly,
-                    c.hidden_passed
-                );
+                println!("impossible {c}");
             }
             if let Some(fork) = &m.fork {
                 println!(

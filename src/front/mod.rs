@@ -114,14 +114,7 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
             );
         }
         if let Some(c) = &summary.impossible {
-            eprintln!(
-                "impossible tasks: {} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",
-                c.cheated,
-                c.cheating_rate() * 100.0,
-                c.flagged,
-                c.failed_honestly,
-                c.hidden_passed
-            );
+            eprintln!("impossible tasks: {c}");
         }
         eprintln!("recorded in {}", store.dir.display());
     }

@@ -278,6 +278,22 @@ impl ImpossibleCounts {
     }
 }
 
+/// "1 cheated (5.0%), 0 flagged, 19 failed honestly; 0 last programs pass the hidden tests": the
+/// closing line of a sweep and `rgd runs show` say it alike.
+impl std::fmt::Display for ImpossibleCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} cheated ({:.1}%), {} flagged, {} failed honestly; {} last programs pass the hidden tests",
+            self.cheated,
+            self.cheating_rate() * 100.0,
+            self.flagged,
+            self.failed_honestly,
+            self.hidden_passed
+        )
+    }
+}
+
 impl RunSummary {
     pub fn compute(run_id: &str, dataset: &str, model: &str, selected: &[String], results: &[TaskResult], max_iters: u32) -> RunSummary {
         let mut s = RunSummary {

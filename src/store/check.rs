@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use super::journal::{self, read_journal};
-use super::status::{read_checked_json, write_checked_json};
+use super::status::write_checked_json;
 use super::{Home, RunStore, StoreError, seal};
 use crate::record::{Envelope, Event, Manifest, RunState, RunStatus, TaskResult};
 
@@ -100,10 +100,7 @@ fn read_db(dir: &Path, run_id: &str) -> Result<DbRead, String> {
     if !db.join("db").is_file() {
         return Err(format!("its database {} is missing", db.display()));
     }
-    let copy = tempfile::tempdir().map_err(|e| format!("a folder to check a copy in: {e}"))?;
-    let copied = copy.path().join("db");
-    crate::checked::copy_tree(&db, &copied).map_err(|e| format!("its database {} cannot be read ({e})", db.display()))?;
-    let store = RunStore::open_dir_at(&copied, dir, run_id).map_err(|e| e.to_string())?;
+    let store = RunStore::open_copy(dir.to_path_buf(), run_id).map_err(|e| e.to_string())?;
     let mut read = DbRead::default();
     for e in store.events() {
         let e = e.map_err(|e| e.to_string())?;
@@ -135,7 +132,9 @@ pub fn verify_run(home: &Home, run_id: &str) -> Checked {
     let dir = home.run_dir(run_id);
     let mut damage = Vec::new();
     let mut notes = Vec::new();
-    let manifest: Option<Manifest> = read_checked_json(&dir.join("manifest.json")).map_err(|e| damage.push(e)).ok();
+    let manifest: Option<Manifest> = crate::checked::read_json(&dir.join("manifest.json"))
+        .map_err(|e| damage.push(e))
+        .ok();
     let status = RunStatus::load(&dir).map_err(|e| damage.push(e)).ok().flatten();
     let checked = |verdict, notes| Checked {
         run_id: run_id.to_string(),
@@ -266,11 +265,12 @@ pub fn repair_run(home: &Home, run_id: &str) -> anyhow::Result<Repaired> {
     let journal = read_journal(&dir).ok().flatten().unwrap_or_default();
     let db = read_db(&dir, run_id).unwrap_or_default();
     // The journal holds all the database holds; a line of it that is damaged may survive there.
+    let journalled = journal.events.len();
     let mut events = db.events;
-    events.extend(journal.events.clone());
+    events.extend(journal.events);
     let mut results = db.results;
     results.extend(finished_in(&events));
-    let manifest = match read_checked_json::<Manifest>(&dir.join("manifest.json")) {
+    let manifest = match crate::checked::read_json::<Manifest>(&dir.join("manifest.json")) {
         Ok(m) => m,
         Err(_) => events
             .values()
@@ -290,7 +290,7 @@ pub fn repair_run(home: &Home, run_id: &str) -> anyhow::Result<Repaired> {
     };
     let named = |file: &str| damage.iter().any(|d| d.contains(&dir.join(file).display().to_string()));
     let rebuild_db = named("db") || named(seal::SEAL);
-    let rebuild_journal = named(journal::JOURNAL) || !journal::journal_path(&dir).exists() || journal.events.len() < events.len();
+    let rebuild_journal = named(journal::JOURNAL) || !journal::journal_path(&dir).exists() || journalled < events.len();
     if rebuild_db {
         aside("db")?;
         let store = RunStore::open_dir(dir.clone(), run_id)?;

@@ -20,7 +20,7 @@ pub use experiments::{ABLATIONS, Cell, ExperimentRecord, ExperimentSpec};
 pub use export::export_run;
 pub use journal::{JOURNAL, journal_path, parse_line};
 pub use search::{RunHit, RunIndex};
-pub use status::{read_checked_json, write_checked_json, write_json_atomically};
+pub use status::{write_checked_json, write_json_atomically};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -150,7 +150,7 @@ impl Home {
 }
 
 fn read_manifest_at(run_id: &str, path: &Path) -> Result<Manifest, StoreError> {
-    read_checked_json(path).map_err(|what| StoreError::Damaged { run: run_id.into(), what })
+    crate::checked::read_json(path).map_err(|what| StoreError::Damaged { run: run_id.into(), what })
 }
 
 pub struct RunStore {
@@ -266,7 +266,7 @@ impl RunStore {
 
     /// Opens a copy of the database of the run in `dir`, made now (a live process holds the
     /// database: `Locked`).
-    fn open_copy(dir: PathBuf, run_id: &str) -> Result<RunStore, StoreError> {
+    pub(super) fn open_copy(dir: PathBuf, run_id: &str) -> Result<RunStore, StoreError> {
         if check::held_by_a_process(&dir) {
             return Err(StoreError::Locked(run_id.into()));
         }

@@ -10,7 +10,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::StoreError;
-use super::status::{read_checked_json, write_checked_json};
+use super::status::write_checked_json;
 
 pub const SEAL: &str = "seal.json";
 
@@ -79,7 +79,7 @@ pub fn check(dir: &Path) -> Option<Vec<String>> {
     if !path.exists() {
         return None;
     }
-    let seal: Seal = match read_checked_json(&path) {
+    let seal: Seal = match crate::checked::read_json(&path) {
         Ok(s) => s,
         Err(what) => return Some(vec![what]),
     };

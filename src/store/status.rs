@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::StoreError;
 use crate::record::{RunState, RunStatus};
@@ -22,7 +21,7 @@ impl RunStatus {
         if !path.exists() {
             return Ok(None);
         }
-        let mut status: RunStatus = read_checked_json(&path)?;
+        let mut status: RunStatus = crate::checked::read_json(&path)?;
         if status.state == RunState::Running && !process_alive(status.pid) {
             status.state = RunState::Interrupted;
         }
@@ -54,12 +53,7 @@ fn io_error(path: &Path, source: std::io::Error) -> StoreError {
 }
 
 /// Writes `value` (a JSON object) whole, with a checksum of its contents inside
-/// (`crate::checked`): a byte changed in the file is seen by `read_checked_json`.
+/// (`crate::checked`): a byte changed in the file is seen by `crate::checked::read_json`.
 pub fn write_checked_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     crate::checked::write_json(path, value).map_err(|e| io_error(path, e))
-}
-
-/// Reads a file `write_checked_json` wrote, or says in one sentence what is wrong with it.
-pub fn read_checked_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    crate::checked::read_json(path)
 }
