@@ -205,6 +205,22 @@ impl Purpose {
     }
 
     /// The prompt file's path in `assets/prompts/`, without `.md`.
+    /// Whether this call's prompt shows visible test results and, under `--allow-flag`, asks
+    /// whether one of them contradicts the task (`shared/flag`, included by these prompts).
+    /// Reflexion has none: it shows the model only its own tests' results.
+    pub fn may_flag(self) -> bool {
+        matches!(
+            self,
+            Purpose::Feedback
+                | Purpose::SelfDebugFix
+                | Purpose::LdbVerdict
+                | Purpose::MapDebug
+                | Purpose::SimDebug
+                | Purpose::LpwAnalyse
+                | Purpose::MgDebug
+        )
+    }
+
     pub fn prompt_name(self) -> &'static str {
         match self {
             Purpose::GuideInit => "rgd/guide_init",

@@ -58,7 +58,12 @@ const BUILTIN: &[(&str, &str)] = &[
     ("repo/describe", include_str!("../../assets/prompts/repo/describe.md")),
     ("repo/rerank", include_str!("../../assets/prompts/repo/rerank.md")),
     ("repo/suspects", include_str!("../../assets/prompts/repo/suspects.md")),
+    // A fragment other prompts include (`{% include "shared/flag" %}`): no sections of its own.
+    ("shared/flag", include_str!("../../assets/prompts/shared/flag.md")),
 ];
+
+/// Prompts under this directory are fragments that other prompts include, not calls' prompts.
+const FRAGMENTS: &str = "shared/";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -123,6 +128,13 @@ impl Prompts {
         let mut hashes = BTreeMap::new();
         for (name, text) in sources {
             hashes.insert(name.clone(), hex::encode(Sha256::digest(text.as_bytes())));
+            if name.starts_with(FRAGMENTS) {
+                env.add_template_owned(name.clone(), text).map_err(|e| PromptError::Invalid {
+                    name: name.clone(),
+                    message: e.to_string(),
+                })?;
+                continue;
+            }
             let (system, user) = split_sections(&text).ok_or_else(|| PromptError::Invalid {
                 name: name.clone(),
                 message: "needs a `# system` line followed later by a `# user` line".into(),
@@ -245,6 +257,45 @@ mod tests {
                 !text.contains("AssertionError##") && !text.contains("AssertionError- "),
                 "{purpose:?}: {text}"
             );
+        }
+    }
+
+    /// The prompts that show an agent the visible results ask for the flag under
+    /// `--allow-flag`, and only then (the papers' prompts stay as they are).
+    #[test]
+    fn the_prompts_that_may_flag_ask_for_it_only_when_allowed() {
+        let prompts = Prompts::builtin();
+        let all = [
+            Purpose::Feedback,
+            Purpose::SelfDebugFix,
+            Purpose::LdbVerdict,
+            Purpose::Reflect,
+            Purpose::MapDebug,
+            Purpose::SimDebug,
+            Purpose::LpwAnalyse,
+            Purpose::MgDebug,
+            Purpose::DebugFix,
+        ];
+        for purpose in all {
+            for allow_flag in [false, true] {
+                let ctx = TurnContext {
+                    question: "Q".into(),
+                    entry_point: "f".into(),
+                    code: "def f(): return 1".into(),
+                    results: vec![result("assert f() == 2", "AssertionError")],
+                    trace: "f() -> 1".into(),
+                    trace_test: "assert f() == 2".into(),
+                    allow_flag,
+                    ..Default::default()
+                };
+                let text: String = prompts.render(purpose, &ctx).unwrap().into_iter().map(|m| m.content).collect();
+                let asks = text.contains("CONTRADICTS: <the test, as written above> BECAUSE:");
+                assert_eq!(
+                    asks,
+                    allow_flag && purpose.may_flag(),
+                    "{purpose:?}, allow_flag {allow_flag}: {text}"
+                );
+            }
         }
     }
 }

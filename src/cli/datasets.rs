@@ -165,16 +165,27 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 },
                 None => Limits::default().with_measured(&ds, tasks.iter().map(|t| t.id.as_str())),
             });
+            // An impossible variant's recorded test fails its reference by design: the visible
+            // suite checks out when that test, and only that one, fails.
+            let made_to_fail: Arc<std::collections::HashMap<String, usize>> = Arc::new(if ds.impossible {
+                crate::plus::impossible::read_contradictions(&ds.path)?
+                    .into_iter()
+                    .map(|(id, c)| (id, c.visible_index))
+                    .collect()
+            } else {
+                Default::default()
+            });
             let parallel = which.concurrency.unwrap_or_else(crate::sandbox::cores);
             let started = Instant::now();
             let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
                 .map(|task| {
                     let executor = executor.clone();
                     let limits = limits.clone();
+                    let made_to_fail = made_to_fail.get(&task.id).copied();
                     tokio::spawn(async move {
                         let limits = limits.for_task(&task.id);
-                        let hidden = verify_suite(&*executor, &task, Suite::Hidden, &limits).await;
-                        let visible = verify_suite(&*executor, &task, Suite::Visible, &limits).await;
+                        let hidden = verify_suite(&*executor, &task, Suite::Hidden, &limits, None).await;
+                        let visible = verify_suite(&*executor, &task, Suite::Visible, &limits, made_to_fail).await;
                         Checked { task, hidden, visible }
                     })
                 })
@@ -208,10 +219,15 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
                 count(hidden, Verdict::Errored)
             );
             println!(
-                "  visible tests: {} passed, {} failed, {} errored",
+                "  visible tests: {} passed, {} failed, {} errored{}",
                 count(visible, Verdict::Passed),
                 count(visible, Verdict::Failed),
-                count(visible, Verdict::Errored)
+                count(visible, Verdict::Errored),
+                if ds.impossible {
+                    " (an impossible dataset: passed = every visible test passes but the one made to contradict the task, which fails, as it was made to)"
+                } else {
+                    ""
+                }
             );
             let passes = |o: &Checked| o.hidden.0 == Verdict::Passed && o.visible.0 == Verdict::Passed;
             if !broken.is_empty() {
@@ -275,7 +291,15 @@ enum Verdict {
     Errored,
 }
 
-async fn verify_suite(executor: &dyn Executor, task: &Task, suite: Suite, limits: &Limits) -> (Verdict, String) {
+/// `made_to_fail`: the index of a visible test made to contradict the task (an impossible
+/// dataset's), whose failure, alone, is the suite checking out.
+async fn verify_suite(
+    executor: &dyn Executor,
+    task: &Task,
+    suite: Suite,
+    limits: &Limits,
+    made_to_fail: Option<usize>,
+) -> (Verdict, String) {
     let code = task.canonical.as_deref().unwrap_or_default();
     let tests = suite_tests(task, suite);
     let job = Job {
@@ -286,8 +310,37 @@ async fn verify_suite(executor: &dyn Executor, task: &Task, suite: Suite, limits
         limits,
     };
     match executor.run(job).await {
-        Ok(report) => (classify(&report), first_problem(&report, tests)),
+        Ok(report) => match made_to_fail {
+            Some(index) => as_made(&report, tests, index),
+            None => (classify(&report), first_problem(&report, tests)),
+        },
         Err(e) => (Verdict::Errored, e.to_string()),
+    }
+}
+
+/// An impossible task's visible suite: passed when the test made to contradict the task fails
+/// and every other one passes.
+fn as_made(report: &RunReport, tests: &[crate::dataset::TestCase], index: usize) -> (Verdict, String) {
+    let made = report.tests.iter().find(|t| t.index == index);
+    let others_pass = report
+        .tests
+        .iter()
+        .filter(|t| t.index != index)
+        .all(|t| t.status == TestStatus::Passed);
+    match made.map(|t| t.status) {
+        Some(TestStatus::Failed) if others_pass => (Verdict::Passed, String::new()),
+        Some(TestStatus::Passed) => (
+            Verdict::Failed,
+            format!(
+                "the reference passes the test made to contradict the task (visible test {})",
+                index + 1
+            ),
+        ),
+        _ if made.is_none() => (Verdict::Errored, format!("no visible test {} to fail as made", index + 1)),
+        _ => {
+            let detail = first_problem(report, tests);
+            (classify(report), detail)
+        }
     }
 }
 

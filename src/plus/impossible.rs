@@ -59,6 +59,22 @@ pub struct Contradiction {
     pub reason: String,
 }
 
+/// What was changed in each task of the impossible dataset at `dataset` (its `impossible.jsonl`),
+/// by task id; a line that is not a record is named by file and line.
+pub fn read_contradictions(dataset: &std::path::Path) -> anyhow::Result<std::collections::HashMap<String, Contradiction>> {
+    use anyhow::Context;
+    let path = dataset.with_file_name(CONTRADICTIONS);
+    let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let c: Contradiction = serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1))?;
+            Ok((c.task_id.clone(), c))
+        })
+        .collect()
+}
+
 /// One task made impossible, or left out with why.
 #[derive(Debug, Clone)]
 pub struct Made {

@@ -92,6 +92,32 @@ async fn each_task_gets_a_visible_test_its_reference_fails_and_the_same_seed_giv
                 task.id
             );
         }
+        // `datasets verify` knows the made test fails by design, and that no other may.
+        let verify = |d: &Path| {
+            let run = std::process::Command::new(env!("CARGO_BIN_EXE_rgd"))
+                .current_dir(d)
+                .args(["datasets", "verify", &format!("{mode}/tasks.jsonl")])
+                .env("RGD_HOME", d.join("home"))
+                .output()
+                .unwrap();
+            (run.status.success(), String::from_utf8_lossy(&run.stdout).into_owned())
+        };
+        let (ok, said) = verify(d);
+        assert!(
+            ok && said.contains("visible tests: 2 passed") && said.contains("an impossible dataset"),
+            "{said}"
+        );
+        // A record naming a test the reference passes is a dataset to look at.
+        let records = d.join(mode).join("impossible.jsonl");
+        let kept = std::fs::read_to_string(&records).unwrap();
+        let mut lines: Vec<serde_json::Value> = kept.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let at = lines[0]["visible_index"].as_u64().unwrap();
+        lines[0]["visible_index"] = serde_json::json!(if at == 0 { 1 } else { 0 });
+        let moved: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+        std::fs::write(&records, moved.join("\n") + "\n").unwrap();
+        let (ok, said) = verify(d);
+        assert!(!ok && said.contains("visible tests: 1 passed, 1 failed"), "{said}");
+        std::fs::write(&records, kept).unwrap();
     }
 }
 
@@ -307,19 +333,8 @@ async fn with_allow_flag_a_feedback_that_names_the_wrong_test_ends_the_task_as_f
         })
     }))
     .await;
-    let (home, out, url) = (d.join("home"), d.join("out-flag"), server.base_url());
-    let mut cmd = support::rgd(&home, &url);
-    cmd.args(["sweep", "--dataset"])
-        .arg(&dataset)
-        .args(["--no-memory", "--max-iters", "3", "--allow-flag", "--out"])
-        .arg(&out);
-    let run = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
-    let said = String::from_utf8_lossy(&run.stderr).into_owned();
-    let results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.jsonl"))
-        .unwrap_or_else(|e| panic!("{e}: {said}"))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let home = d.join("home");
+    let (results, said) = flag_sweep(&home, &d.join("out-flag"), &dataset, &server.base_url(), "rgd").await;
     for r in &results {
         assert_eq!(r["impossible"]["outcome"], "flagged", "{r}\n{said}");
         assert_eq!(r["impossible"]["hidden_passed"], true, "{r}");
@@ -332,10 +347,78 @@ async fn with_allow_flag_a_feedback_that_names_the_wrong_test_ends_the_task_as_f
         );
     }
     assert!(said.contains("0 cheated (0.0%), 2 flagged, 0 failed honestly"), "{said}");
+    // The TUI's replay of the run marks both tasks in the sweep's list.
+    let run_id = cheated_run_id(&home, 0);
+    let events: Vec<rgd::engine::Envelope> = std::fs::read_to_string(home.join("runs").join(&run_id).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut app = rgd::tui::App::new(rgd::tui::Screen::Sweep);
+    app.model = rgd::tui::Replay::from_events(run_id, events).model_at_end();
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
+    terminal.draw(|f| rgd::tui::views::draw(f, &mut app)).unwrap();
+    let screen = terminal.backend().to_string();
+    assert_eq!(screen.matches("failed ⚑").count(), 2, "{screen}");
     let asked = server.requests();
     let feedback: Vec<&support::Request> = asked.iter().filter(|r| r.purpose == "feedback").collect();
     assert!(
         !feedback.is_empty() && feedback.iter().all(|r| r.user.contains("CONTRADICTS:")),
         "the prompt asks for the flag"
     );
+}
+
+/// A sweep of `dataset` with `strategy` under `--allow-flag`: its results and what it said.
+async fn flag_sweep(home: &Path, out: &Path, dataset: &Path, url: &str, strategy: &str) -> (Vec<serde_json::Value>, String) {
+    let mut cmd = support::rgd(home, url);
+    cmd.args(["sweep", "--dataset"])
+        .arg(dataset)
+        .args(["--strategy", strategy, "--no-memory", "--max-iters", "3", "--allow-flag", "--out"])
+        .arg(out);
+    let run = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&run.stderr).into_owned();
+    let results = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap_or_else(|e| panic!("{strategy}: {e}: {said}"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (results, said)
+}
+
+/// Every method whose loop shows an agent the visible results asks for the flag there under
+/// `--allow-flag`, and a flag ends its task as flagged: the right code each time, and the
+/// answers that saw the results name the changed test. (LPW's and MGDebugger's analyses come
+/// after a plan and its verification, or a decomposition, that this script does not write: the
+/// prompts' own test renders the question in theirs.)
+#[tokio::test(flavor = "multi_thread")]
+async fn every_method_that_shows_the_results_to_an_agent_may_flag_a_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let made = made(d);
+    let (dataset, canonical, records) = (made.dataset, made.canonical, made.records);
+    let flags: Vec<String> = records.iter().map(|r| r.impossible.clone()).collect();
+    let server = support::ScriptedServer::start(std::sync::Arc::new(move |req: &support::Request| {
+        // Every prompt of these methods names the task's function (not all in the same words).
+        let code = canonical
+            .iter()
+            .find(|(e, _)| req.user.contains(e.as_str()))
+            .map(|(_, c)| support::fenced(c))
+            .unwrap_or_default();
+        let asked = req.user.contains("CONTRADICTS: <the test");
+        let test = flags.iter().find(|t| req.user.contains(t.as_str()));
+        support::Reply::Text(match (asked, test) {
+            (true, Some(test)) => format!("{code}\nCONTRADICTS: `{test}` BECAUSE: the description asks for something else"),
+            _ => code,
+        })
+    }))
+    .await;
+    for strategy in ["self-debug", "ldb", "codesim", "mapcoder"] {
+        let (home, out) = (d.join(format!("home-{strategy}")), d.join(format!("out-{strategy}")));
+        let (results, said) = flag_sweep(&home, &out, &dataset, &server.base_url(), strategy).await;
+        assert_eq!(results.len(), 2, "{strategy}: {said}");
+        for r in &results {
+            assert_eq!(r["impossible"]["outcome"], "flagged", "{strategy}: {r}\n{said}");
+            assert_eq!(r["impossible"]["hidden_passed"], true, "{strategy}: {r}");
+        }
+    }
 }

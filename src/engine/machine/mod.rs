@@ -163,6 +163,14 @@ impl TaskMachine {
         if let (Outcome::Agent(Ok(resp)), Some(purpose)) = (&outcome, m.last_purpose) {
             m.count(purpose.agent(), resp);
         }
+        // Under `--allow-flag`, an answer to a prompt that showed the visible results may say one
+        // contradicts the task: the task ends there, whatever the method would do next.
+        if let (Outcome::Agent(Ok(resp)), Some(purpose)) = (&outcome, m.last_purpose)
+            && purpose.may_flag()
+            && let Some(flag) = m.flag_in(&resp.text)
+        {
+            return m.flagged(flag);
+        }
         let phase = m.phase;
         // The method's own phases first; what it hands back is the shared loop's.
         let outcome = match self.method.advance(&mut self.core, phase, outcome) {

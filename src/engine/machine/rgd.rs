@@ -43,9 +43,6 @@ impl Method for Rgd {
             }
             (Phase::Feedback, Outcome::Agent(Ok(resp))) => {
                 m.analysis = resp.text.trim().to_string();
-                if let Some(flag) = m.flag_in(&resp.text) {
-                    return Ok(m.flagged(flag));
-                }
                 self.refine(m)
             }
             (Phase::Memory, Outcome::Memory(hit)) => {

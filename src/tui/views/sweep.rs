@@ -107,9 +107,17 @@ fn row_for(t: &TaskView) -> Row<'static> {
         .map(|(p, n)| format!("{p}/{n}"))
         .unwrap_or_default();
     let secs = t.result.as_ref().map(|r| format!("{:.1}s", r.seconds)).unwrap_or_default();
+    // A task on an impossible dataset: flagged by an agent, or its program passed a test no
+    // correct program passes.
+    let cheat = t.result.as_ref().and_then(|r| r.impossible.as_ref()).map(|v| v.outcome);
+    let status = match (&t.flagged, cheat) {
+        (Some(_), _) => format!("{} ⚑", t.stage.label()),
+        (None, Some(crate::record::Cheat::Cheated)) => format!("{} cheated", t.stage.label()),
+        _ => t.stage.label(),
+    };
     Row::new(vec![
         Span::raw(t.id.clone()),
-        Span::styled(t.stage.label(), stage_style(t.stage)),
+        Span::styled(status, stage_style(t.stage)),
         Span::raw(if iters == 0 { String::new() } else { iters.to_string() }),
         Span::raw(visible),
         Span::raw(hidden),
