@@ -2,6 +2,7 @@
 //! starts the engine and subscribes a printer to the event stream.
 
 mod args;
+mod bench_real;
 mod compare;
 mod datasets;
 mod datasets_impossible;

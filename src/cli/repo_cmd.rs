@@ -68,6 +68,9 @@ pub struct ContextArgs {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Real regressions from consecutive releases on PyPI: the shipped instances (--list), and
+    /// `harvest` to make them
+    Real(super::bench_real::RealArgs),
     /// Retrieval on real projects from PyPI: recall@5/@10 of each stream, fused, with the graph;
     /// index time and size per 10k lines; query latency
     Repo {
@@ -446,6 +449,7 @@ fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
 
 pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let (warm, json, with_model, held_out, sample, llm) = match cmd {
+        BenchCommand::Real(args) => return super::bench_real::run(&home.root, args),
         BenchCommand::Verdicts {
             held_out,
             isolation: true,

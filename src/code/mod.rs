@@ -1,6 +1,7 @@
 //! Python source handling with tree-sitter: taking code out of an LLM answer, checking syntax,
 //! and showing what changed between iterations.
 
+pub mod align;
 mod extract;
 mod forward;
 mod hierarchy;

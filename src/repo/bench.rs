@@ -147,7 +147,7 @@ fn unpacked(cache: &Path, p: &Project) -> PathBuf {
 
 /// Unpacks a `.tar.gz` whose members sit under one top directory, into `to` (through a temporary
 /// directory, so a killed unpack is never taken for a finished one).
-fn unpack(archive: &Path, to: &Path) -> anyhow::Result<()> {
+pub(crate) fn unpack(archive: &Path, to: &Path) -> anyhow::Result<()> {
     let part = to.with_extension("part");
     let _ = std::fs::remove_dir_all(&part);
     let mut bytes = Vec::new();

@@ -19,6 +19,7 @@ pub mod llm;
 pub mod localise;
 pub mod locate;
 pub mod locate_bench;
+pub mod real;
 pub mod render;
 pub mod retrieve;
 pub mod task;

@@ -25,6 +25,7 @@ mod never_panics;
 mod no_leak;
 mod pictures;
 mod plus;
+mod real;
 mod repo_fix;
 mod repo_forging;
 mod repo_index;

@@ -1,0 +1,183 @@
+//! One pair of releases, harvested: the newer release's suite run twice (the tests green both
+//! times are the regression suite) with spectra (which tests enter which function); then, for
+//! each function both releases define with other code, the newer release with it put back as
+//! the older had it, its covering tests run twice. An instance is kept when the same tests go red
+//! both times and they are few: a put-back that turns a large share of the suite red is an
+//! interface change (an older body calling what the newer release renamed), not a bug.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+
+use super::{Harvested, Instance};
+use crate::code::align::{changed_functions, put_back};
+use crate::repo::bench::ships_tests;
+use crate::repo::chunks::is_test_file;
+use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+
+/// The largest share of the regression suite an instance's red tests may be.
+pub const MAX_RED_SHARE: f64 = 0.1;
+
+/// One side of a pair: its version, its sdist's sha256 (empty for a tree given by path), its
+/// unpacked source.
+pub struct Release<'a> {
+    pub version: &'a str,
+    pub sha256: &'a str,
+    pub dir: &'a Path,
+}
+
+/// Why a changed function gave no instance (the keys of `Harvested::dropped`).
+const NO_COVER: &str = "entered by no green test";
+const NO_PARSE: &str = "not parsable put back";
+const NO_RED: &str = "turned no test red";
+const FLAKY: &str = "red tests differ between two runs";
+const INTERFACE: &str = "interface changes (too many tests red)";
+const CUT: &str = "runs cut at their time limit";
+
+pub fn harvest(
+    project: &str,
+    old: &Release<'_>,
+    new: &Release<'_>,
+    runner: &ProjectTests,
+    report: &dyn Fn(&str),
+) -> anyhow::Result<Harvested> {
+    let started = Instant::now();
+    let files = crate::repo::index::python_files(new.dir)?;
+    if !ships_tests(&files) {
+        bail!("{project} {}: its source ships no tests", new.version);
+    }
+    let collected = runner.collect(new.dir, &[])?;
+    if collected.is_empty() {
+        bail!("{project} {}: pytest collects no test", new.version);
+    }
+    // Each test bounded (a put-back that loops is stopped where it is), the whole run too.
+    let limits = TestLimits {
+        per_test: Some(Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS)),
+        ..TestLimits::default()
+    };
+    let all = RunSpec {
+        ids: &collected,
+        ..RunSpec::default()
+    };
+    let (first, spectra) = runner.spectra(new.dir, &all, limits)?;
+    let second = runner.run(new.dir, &all, limits)?;
+    let green = |run: &crate::repo::testrun::TestRun| -> BTreeSet<String> {
+        run.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect()
+    };
+    let suite: BTreeSet<String> = green(&first).intersection(&green(&second)).cloned().collect();
+    report(&format!(
+        "{project} {}: {} of {} collected tests green twice",
+        new.version,
+        suite.len(),
+        collected.len()
+    ));
+    // Which green tests enter each function: (file, qualified name) -> test ids.
+    let mut entered: HashMap<(String, String), BTreeSet<String>> = HashMap::new();
+    for s in spectra.iter().filter(|s| suite.contains(&s.id)) {
+        for (file, name, _) in &s.functions {
+            entered.entry((file.clone(), name.clone())).or_default().insert(s.id.clone());
+        }
+    }
+    let limits = TestLimits {
+        timeout: Duration::from_secs_f64(first.seconds * 4.0 + 10.0),
+        ..limits
+    };
+    let mut out = Harvested {
+        project: project.to_string(),
+        versions: [old.version.to_string(), new.version.to_string()],
+        collected: collected.len(),
+        suite: suite.len(),
+        ..Harvested::default()
+    };
+    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+    for file in files
+        .iter()
+        .filter(|f| !is_test_file(f) && !f.ends_with("setup.py") && !f.starts_with("doc"))
+    {
+        let Ok(before) = std::fs::read_to_string(old.dir.join(file)) else {
+            continue; // a module the older release does not have: nothing to align
+        };
+        let after = std::fs::read_to_string(new.dir.join(file))?;
+        for changed in changed_functions(&before, &after) {
+            out.changed += 1;
+            let covering: Vec<String> = entered
+                .get(&(file.clone(), changed.qualname.clone()))
+                .map(|ids| ids.iter().cloned().collect())
+                .unwrap_or_default();
+            let why = match regression(runner, new.dir, file, &after, &changed, &covering, suite.len(), limits)? {
+                Ok(red) => {
+                    out.instances.push(Instance {
+                        project: project.to_string(),
+                        versions: out.versions.clone(),
+                        sdists: [old.sha256.to_string(), new.sha256.to_string()],
+                        file: file.clone(),
+                        function: changed.qualname.clone(),
+                        line: changed.line,
+                        red_tests: red,
+                        suite: suite.len(),
+                        covering: covering.len(),
+                        faulty: changed.old.clone(),
+                        fixed: changed.new.clone(),
+                    });
+                    continue;
+                }
+                Err(why) => why,
+            };
+            *dropped.entry(why.to_string()).or_default() += 1;
+        }
+    }
+    out.dropped = dropped;
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// The red tests of one put-back, or why it is no instance.
+#[allow(clippy::too_many_arguments, reason = "one put-back's whole context, used once")]
+fn regression(
+    runner: &ProjectTests,
+    root: &Path,
+    file: &str,
+    module: &str,
+    changed: &crate::code::align::Changed,
+    covering: &[String],
+    suite: usize,
+    limits: TestLimits,
+) -> anyhow::Result<Result<Vec<String>, &'static str>> {
+    if covering.is_empty() {
+        return Ok(Err(NO_COVER));
+    }
+    let Some(text) = put_back(module, &changed.qualname, &changed.old) else {
+        return Ok(Err(NO_PARSE));
+    };
+    let spec = RunSpec {
+        replace: Some((file, &text)),
+        ids: covering,
+        ..RunSpec::default()
+    };
+    let red = |run: &crate::repo::testrun::TestRun| -> Vec<String> {
+        let mut ids: Vec<String> = run.outcomes.iter().filter(|o| !o.passed()).map(|o| o.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    let first = runner.run(root, &spec, limits)?;
+    if first.timed_out {
+        return Ok(Err(CUT));
+    }
+    let reds = red(&first);
+    if reds.is_empty() {
+        return Ok(Err(NO_RED));
+    }
+    let second = runner.run(root, &spec, limits)?;
+    if second.timed_out {
+        return Ok(Err(CUT));
+    }
+    if red(&second) != reds {
+        return Ok(Err(FLAKY));
+    }
+    if reds.len() as f64 > (suite as f64 * MAX_RED_SHARE).max(1.0) {
+        return Ok(Err(INTERFACE));
+    }
+    Ok(Ok(reds))
+}

@@ -1,0 +1,125 @@
+//! `rgd bench real`: harvesting real regressions from two releases of a tiny project made here
+//! (1.0 and 1.1, as two source trees), and the shipped list. Needs an interpreter with pytest (see
+//! `support::pytest_python`).
+
+use crate::support;
+
+use support::{project_with, rgd, temp_home};
+
+/// Every test calls `norm`; `add` is tested once; `mul` by no test.
+const TESTS: &str = "from calc.ops import add, mul, norm, label\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_label():\n    assert label(3) == 'n=3'\n\n\n{norms}";
+
+fn tests() -> String {
+    let norms: String = (0..10)
+        .map(|i| format!("def test_norm_{i}():\n    assert norm({i}) == {i}\n\n\n"))
+        .collect();
+    TESTS.replace("{norms}", &norms)
+}
+
+/// 1.0: `add` subtracts (the bug 1.1 fixed), `norm` returns a string (1.1 changed what every
+/// test expects: an interface change), `mul` and `label` changed only in what no test sees or
+/// in comments.
+const OLD_OPS: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b * 1\n\n\ndef norm(x):\n    return str(x)\n\n\ndef label(n):\n    # the label\n    return 'n=%d' % n\n";
+const NEW_OPS: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef norm(x):\n    return x\n\n\ndef label(n):\n    return 'n=%d' % n  # a comment moved\n";
+
+fn release(ops: &str) -> tempfile::TempDir {
+    project_with(&[
+        ("calc/__init__.py", ""),
+        ("calc/ops.py", ops),
+        ("tests/__init__.py", ""),
+        ("tests/test_ops.py", &tests()),
+    ])
+}
+
+#[test]
+fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvesting_again_gives_the_same() {
+    let Some(python) = support::pytest_python() else { return };
+    let (old, new) = (release(OLD_OPS), release(NEW_OPS));
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let harvest = || {
+        let run = rgd(home.path(), "http://127.0.0.1:9")
+            .args(["bench", "real", "harvest", "calc", "--releases", "1.0..1.1", "--from"])
+            .arg(old.path())
+            .arg("--to")
+            .arg(new.path())
+            .arg("--python")
+            .arg(&python)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{said}");
+        (said, std::fs::read(&out).unwrap())
+    };
+    let (said, first) = harvest();
+    // add: an instance; norm: every test red, an interface change; mul: no test enters it;
+    // label: comments only, not a change.
+    assert!(
+        said.contains("calc 1.0 -> 1.1: 3 changed functions, 1 instances (12 tests green twice of 12 collected)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("1 entered by no green test") && said.contains("1 interface changes (too many tests red)"),
+        "{said}"
+    );
+    let instances: Vec<serde_json::Value> = String::from_utf8_lossy(&first)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(instances.len(), 1, "{said}");
+    let i = &instances[0];
+    assert_eq!(i["function"], "add");
+    assert_eq!(i["file"], "calc/ops.py");
+    assert_eq!(i["versions"], serde_json::json!(["1.0", "1.1"]));
+    assert_eq!(i["red_tests"], serde_json::json!(["tests/test_ops.py::test_add"]));
+    assert_eq!((i["suite"].as_u64(), i["covering"].as_u64()), (Some(12), Some(1)));
+    assert!(i["faulty"].as_str().unwrap().contains("a - b") && i["fixed"].as_str().unwrap().contains("a + b"));
+    let (_, again) = harvest();
+    assert_eq!(first, again, "harvesting again writes the same list");
+}
+
+#[test]
+fn a_release_without_tests_is_named_and_nothing_is_recorded() {
+    let Some(python) = support::pytest_python() else { return };
+    let old = project_with(&[("calc/__init__.py", ""), ("calc/ops.py", OLD_OPS)]);
+    let new = project_with(&[("calc/__init__.py", ""), ("calc/ops.py", NEW_OPS)]);
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let run = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--from"])
+        .arg(old.path())
+        .arg("--to")
+        .arg(new.path())
+        .arg("--python")
+        .arg(&python)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && said.contains("its source ships no tests"), "{said}");
+    assert!(!out.exists(), "no partial list is written");
+}
+
+#[test]
+fn the_shipped_list_prints_as_a_json_array_of_instances() {
+    let home = temp_home();
+    let run = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "--list", "--json"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&run.stdout).unwrap();
+    for i in &list {
+        for key in ["project", "versions", "function", "red_tests", "file", "faulty", "fixed"] {
+            assert!(!i[key].is_null(), "{key} in {i}");
+        }
+        assert!(
+            !["semver", "parse", "tabulate"].contains(&i["project"].as_str().unwrap()),
+            "held back for checks: {i}"
+        );
+        assert!(!i["red_tests"].as_array().unwrap().is_empty(), "{i}");
+    }
+}
