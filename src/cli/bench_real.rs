@@ -18,13 +18,26 @@ const SHIPPED: &str = include_str!("../../assets/real/instances.jsonl");
 pub struct RealArgs {
     #[command(subcommand)]
     pub action: Option<RealAction>,
-    /// Print the shipped instances (what `rgd bench real` alone does; --json: a JSON array, one
-    /// object per instance)
+    /// Print the shipped instances instead (--json: a JSON array, one object per instance)
     #[arg(long)]
     pub list: bool,
+    /// The held-out projects' instances (never looked at while localisation was tuned)
+    #[arg(long)]
+    pub held_out: bool,
     /// Only this project's instances (repeatable)
     #[arg(long = "project", value_name = "NAME")]
     pub projects: Vec<String>,
+    /// A list `harvest --out` wrote, instead of the shipped one (its releases are looked up in
+    /// rgd's cache first, `HOME/bench/real/PROJECT-VERSION`, then fetched from PyPI)
+    #[arg(long, value_name = "FILE")]
+    pub instances: Option<PathBuf>,
+    /// Go on from an earlier run's results (kept per set in rgd's home), measuring only what it
+    /// did not
+    #[arg(long)]
+    pub resume: bool,
+    /// The interpreter (with pytest) the suites run with (else $RGD_PYTHON, else python3)
+    #[arg(long)]
+    pub python: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -67,18 +80,103 @@ pub fn run(home: &Path, args: RealArgs) -> anyhow::Result<ExitCode> {
             python,
             json,
         }) => harvest_command(home, &project, releases.as_deref(), from.zip(to), out, python, json),
-        None => list(&args.projects, args.json),
+        None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
+        None => measure(home, &args),
     }
 }
 
-fn shipped() -> anyhow::Result<Vec<Instance>> {
-    from_jsonl(SHIPPED, "assets/real/instances.jsonl")
+/// Locates every instance of the set chosen (tuning or held-out, `--project`), appending each
+/// result as it comes; `--resume` skips those an earlier run recorded.
+fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
+    use crate::repo::real::measure::{Measured, held_out, key, locate, summary};
+    let chosen: Vec<Instance> = instances(args.instances.as_deref())?
+        .into_iter()
+        .filter(|i| held_out(i) == args.held_out)
+        .filter(|i| args.projects.is_empty() || args.projects.contains(&i.project))
+        .collect();
+    if chosen.is_empty() {
+        bail!(
+            "no instance of the list is in the {} set{}",
+            if args.held_out { "held-out" } else { "tuning" },
+            if args.projects.is_empty() {
+                String::new()
+            } else {
+                format!(" of {}", args.projects.join(", "))
+            }
+        );
+    }
+    let dir = home.join("bench").join("real");
+    std::fs::create_dir_all(&dir)?;
+    let results_path = dir.join(if args.held_out { "held-out.jsonl" } else { "tuning.jsonl" });
+    let mut results: Vec<Measured> = Vec::new();
+    if args.resume {
+        if let Ok(text) = std::fs::read_to_string(&results_path) {
+            // A line cut by a kill is the one instance measured again.
+            results = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        }
+    } else {
+        let _ = std::fs::remove_file(&results_path);
+    }
+    results.retain(|m| chosen.iter().any(|i| key(i) == m.key));
+    let todo: Vec<&Instance> = chosen.iter().filter(|i| !results.iter().any(|m| m.key == key(i))).collect();
+    let runner = crate::repo::testrun::ProjectTests::with(args.python.as_deref())?;
+    let bar = indicatif::ProgressBar::new(chosen.len() as u64).with_position(results.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} instances, {elapsed} ({msg})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&results_path)?;
+    for i in todo {
+        bar.set_message(format!("{} {}", i.project, i.function));
+        let m = locate(&dir, &runner, i);
+        std::io::Write::write_all(&mut file, format!("{}\n", serde_json::to_string(&m)?).as_bytes())?;
+        file.sync_data()?;
+        results.push(m);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let s = summary(&results);
+    if args.json {
+        println!("{}", serde_json::json!({"summary": s, "instances": results}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for m in results.iter().filter(|m| m.error.is_some()) {
+        println!("not located: {}: {}", m.key, m.error.as_deref().unwrap_or_default());
+    }
+    println!(
+        "{} set: {} instances from {} projects located ({} could not be) in {:.0}s",
+        if args.held_out { "held-out" } else { "tuning" },
+        s.instances,
+        s.projects,
+        s.errors,
+        s.seconds
+    );
+    println!("{:<16} {:>6} {:>6} {:>6} {:>10}", "ranking", "top-1", "top-3", "top-5", "mean rank");
+    for (name, top, mean) in [
+        ("rgd locate", s.rgd, s.rgd_mean_rank),
+        ("Ochiai alone", s.ochiai, s.ochiai_mean_rank),
+    ] {
+        println!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]);
+    }
+    println!("results: {}", results_path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shipped instances, or those of `file`.
+fn instances(file: Option<&Path>) -> anyhow::Result<Vec<Instance>> {
+    match file {
+        None => from_jsonl(SHIPPED, "assets/real/instances.jsonl"),
+        Some(f) => from_jsonl(
+            &std::fs::read_to_string(f).with_context(|| f.display().to_string())?,
+            &f.display().to_string(),
+        ),
+    }
 }
 
 /// The shipped instances, as a JSON array or a table per project.
-fn list(projects: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let all: Vec<Instance> = shipped()?
-        .into_iter()
+fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    let all: Vec<&Instance> = all
+        .iter()
         .filter(|i| projects.is_empty() || projects.contains(&i.project))
         .collect();
     if json {
@@ -127,7 +225,11 @@ fn harvest_command(
             sha256: "",
             dir: &newer,
         };
-        harvested.push(harvest(project, &old, &new, &runner, &say)?);
+        let h = harvest(project, &old, &new, &runner, &say)?;
+        if !json {
+            println!("{}", h.line());
+        }
+        harvested.push(h);
     } else {
         let (from, to) = match releases {
             None => (None, None),
@@ -160,6 +262,9 @@ fn harvest_command(
             };
             match harvest(project, &old, &new, &runner, &say) {
                 Ok(h) => {
+                    if !json {
+                        println!("{}", h.line());
+                    }
                     harvested.push(h);
                 }
                 Err(e) => {
@@ -176,9 +281,6 @@ fn harvest_command(
     if json {
         println!("{}", serde_json::to_string(&harvested)?);
     } else {
-        for h in &harvested {
-            println!("{}", h.line());
-        }
         println!(
             "{project}: {} instances from {} release pairs{}",
             instances.len(),

@@ -56,7 +56,7 @@ pub struct ProjectLocated {
 /// A candidate's place among equals: how many scored higher, and how many scored the same (itself
 /// included). Ties are the rule for a signal alone (every function no exception passed through
 /// has path 0), and the order among equals says nothing: it counts as random.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq)]
 pub struct Place {
     pub better: usize,
     pub tied: usize,
@@ -65,10 +65,15 @@ pub struct Place {
 impl Place {
     /// Where `file::name` stands in `ranked` (best first, by `score`).
     pub fn of(ranked: &[super::locate::Candidate], file: &str, name: &str) -> Option<Place> {
-        let me = ranked.iter().find(|c| c.file == file && c.name == name)?;
-        let close = |c: &super::locate::Candidate| (c.score - me.score).abs() <= 1e-12;
+        Self::by(ranked, file, name, |c| c.score)
+    }
+
+    /// Where `file::name` stands in `ranked` by one of its signals (`|c| c.ochiai`).
+    pub fn by(ranked: &[super::locate::Candidate], file: &str, name: &str, score: fn(&super::locate::Candidate) -> f64) -> Option<Place> {
+        let me = score(ranked.iter().find(|c| c.file == file && c.name == name)?);
+        let close = |c: &super::locate::Candidate| (score(c) - me).abs() <= 1e-12;
         Some(Place {
-            better: ranked.iter().filter(|c| c.score > me.score && !close(c)).count(),
+            better: ranked.iter().filter(|c| score(c) > me && !close(c)).count(),
             tied: ranked.iter().filter(|c| close(c)).count(),
         })
     }

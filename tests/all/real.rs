@@ -78,6 +78,52 @@ fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvest
     assert!(i["faulty"].as_str().unwrap().contains("a - b") && i["fixed"].as_str().unwrap().contains("a + b"));
     let (_, again) = harvest();
     assert_eq!(first, again, "harvesting again writes the same list");
+
+    // The bench end to end on that list: the newer release is found in rgd's cache (as a
+    // fetched sdist would be), the fault put back, located from its red test.
+    let cached = home.path().join("bench/real/calc-1.1");
+    rgd::checked::copy_tree(new.path(), &cached).unwrap();
+    std::fs::write(home.path().join("bench/real/calc-1.1.sha256"), "").unwrap();
+    let bench = |extra: &[&str]| {
+        let run = rgd(home.path(), "http://127.0.0.1:9")
+            .args(["bench", "real", "--json", "--instances"])
+            .arg(&out)
+            .arg("--python")
+            .arg(&python)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap()
+    };
+    let measured = bench(&[]);
+    let summary = &measured["summary"];
+    assert_eq!(
+        (summary["instances"].as_u64(), summary["errors"].as_u64()),
+        (Some(1), Some(0)),
+        "{measured}"
+    );
+    assert_eq!(summary["rgd"][0], 1.0, "add is the first suspect: {measured}");
+    assert_eq!(measured["instances"][0]["key"], "calc 1.0..1.1 calc/ops.py::add");
+    let results = home.path().join("bench/real/tuning.jsonl");
+    let recorded = std::fs::read_to_string(&results).unwrap();
+    let resumed = bench(&["--resume"]);
+    assert_eq!(resumed["summary"]["instances"], 1, "{resumed}");
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap(),
+        recorded,
+        "--resume measures nothing twice"
+    );
+    let held = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "--held-out", "--instances"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        !held.status.success() && String::from_utf8_lossy(&held.stderr).contains("no instance of the list is in the held-out set"),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
 }
 
 #[test]

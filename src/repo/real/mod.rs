@@ -5,6 +5,7 @@
 //! project's own suite run by rgd's plugin and confinement (`harvest.rs`).
 
 pub mod harvest;
+pub mod measure;
 pub mod pypi;
 
 use std::collections::BTreeMap;
