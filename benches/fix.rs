@@ -10,6 +10,11 @@
 //! the share fixed only because of the combined ranking (Ochiai alone would have put the faulty
 //! function below the candidates tried), and seconds per mutant. It says nothing about a real
 //! model's repairs; it measures localisation and rgd fix's loop.
+//!
+//! `-- --real [--held-out] [--project NAME] [--limit N]`: the same on rgd's real regressions
+//! (`rgd bench real --list`): the newer release with the older function put back, `rgd fix
+//! --failing <its red tests>`, and an oracle that answers the newer release's function, the fix
+//! its authors released. Fixed: that function, and only it, repaired with no passing test broken.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -95,8 +100,13 @@ async fn main() {
     let cache = rgd::store::Home::resolve(None).root.join("bench").join("repo");
     let runner = rgd::repo::testrun::ProjectTests::new(&python).expect("pytest runner");
     let say = |s: &str| eprintln!("{s}");
-    // Half again as many tried as wanted: some mutants survive every test.
-    let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
+    let cases = if args.iter().any(|a| a == "--real") {
+        real_cases(&args, &only, &say)
+    } else {
+        // Half again as many tried as wanted: some mutants survive every test.
+        let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
+        mutant_cases(&cache, set, &projects, per_project, &say)
+    };
 
     let oracle = Arc::new(Mutex::new(Oracle::default()));
     let script = {
@@ -117,31 +127,28 @@ async fn main() {
     let server = ScriptedServer::start(script).await;
     let home = temp_home();
     let mut outcomes = Vec::new();
-    for p in &projects {
-        let source = rgd::repo::bench::fetch(&cache, set, &say)
-            .expect("fetched")
-            .into_iter()
-            .find(|(proj, _)| p.name.starts_with(proj.name))
-            .map(|(_, dir)| dir)
-            .expect("project dir");
+    let mut names: Vec<String> = Vec::new();
+    for m in &cases {
+        if !names.contains(&m.project) {
+            names.push(m.project.clone());
+        }
         // One copy per project, reused: rgd fix's index of it stays warm (one changed file).
-        let work = home.path().join("work").join(p.name.replace(' ', "-"));
-        std::fs::create_dir_all(&work).unwrap();
-        rgd::repo::testrun::copy_project(&source, &work).expect("copy");
-        for m in p.located.iter().take(per_project) {
+        let work = home.path().join("work").join(m.project.replace(' ', "-"));
+        if !work.is_dir() {
+            std::fs::create_dir_all(&work).unwrap();
+            rgd::repo::testrun::copy_project(&m.source, &work).expect("copy");
+        }
+        {
             let path = work.join(&m.file);
             let before = std::fs::read_to_string(&path).unwrap();
-            let Some(answer) = original(&before, &m.function) else {
-                continue;
-            };
             *oracle.lock().unwrap() = Oracle {
                 asked: marker(&m.function),
-                answer,
+                answer: m.answer.clone(),
             };
             if m.failing.is_empty() {
                 eprintln!(
                     "{} {}::{}: no test ran to its failure (the run was cut at its time limit); left out",
-                    p.name, m.file, m.function
+                    m.project, m.file, m.function
                 );
                 continue;
             }
@@ -166,13 +173,13 @@ async fn main() {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 eprintln!(
                     "{} {}::{}: rgd fix ended without a record: {}",
-                    p.name,
+                    m.project,
                     m.file,
                     m.function,
                     stderr.lines().last().unwrap_or_default()
                 );
                 outcomes.push(Outcome {
-                    project: p.name.clone(),
+                    project: m.project.clone(),
                     fixed: false,
                     attempt: None,
                     ochiai_place: None,
@@ -200,7 +207,7 @@ async fn main() {
                 .collect();
             let in_process = !fixed && own.iter().any(|o| o.contains("--allow-in-process"));
             let outcome = Outcome {
-                project: p.name.clone(),
+                project: m.project.clone(),
                 fixed,
                 attempt: if fixed { attempt } else { None },
                 ochiai_place: ochiai_place(&ranking, &m.file, &m.function),
@@ -209,8 +216,8 @@ async fn main() {
             };
             eprintln!(
                 "{} {target} ({}): {} in {seconds:.1}s",
-                p.name,
-                m.operator,
+                m.project,
+                m.label,
                 if fixed {
                     format!("fixed at attempt {}", attempt.unwrap_or(0))
                 } else if in_process {
@@ -226,7 +233,7 @@ async fn main() {
         }
     }
     println!(
-        "| project | mutants | fixed | at attempt 1 | fixed only with the combined ranking | repaired, judged in-process (not written) | s per mutant |"
+        "| project | faults | fixed | at attempt 1 | fixed only with the combined ranking | repaired, judged in-process (not written) | s per mutant |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     let row = |name: &str, o: &[&Outcome]| {
@@ -248,9 +255,111 @@ async fn main() {
             in_process as f64 / n
         );
     };
-    for p in &projects {
-        row(&p.name, &outcomes.iter().filter(|o| o.project == p.name).collect::<Vec<_>>());
+    for name in &names {
+        row(name, &outcomes.iter().filter(|o| &o.project == name).collect::<Vec<_>>());
     }
     row("all", &outcomes.iter().collect::<Vec<_>>());
     drop(server);
+}
+
+/// One fault to repair: the project's source, the faulty module, the failing tests, and what the
+/// oracle answers for the faulty function.
+struct Case {
+    project: String,
+    source: std::path::PathBuf,
+    file: String,
+    function: String,
+    /// The module with the fault.
+    text: String,
+    answer: String,
+    failing: Vec<String>,
+    /// The mutation operator, or the releases.
+    label: String,
+}
+
+/// The first `per_project` located mutants of each project; the oracle answers the original.
+fn mutant_cases(
+    cache: &std::path::Path,
+    set: &'static [rgd::repo::bench::Project],
+    projects: &[rgd::repo::locate_bench::ProjectLocated],
+    per_project: usize,
+    say: &dyn Fn(&str),
+) -> Vec<Case> {
+    let fetched = rgd::repo::bench::fetch(cache, set, say).expect("fetched");
+    let mut cases = Vec::new();
+    for p in projects {
+        let source = fetched
+            .iter()
+            .find(|(proj, _)| p.name.starts_with(proj.name))
+            .map(|(_, dir)| dir.clone())
+            .expect("project dir");
+        for m in p.located.iter().take(per_project) {
+            let before = std::fs::read_to_string(source.join(&m.file)).unwrap();
+            let Some(answer) = original(&before, &m.function) else {
+                continue;
+            };
+            cases.push(Case {
+                project: p.name.clone(),
+                source: source.clone(),
+                file: m.file.clone(),
+                function: m.function.clone(),
+                text: m.text.clone(),
+                answer,
+                failing: m.failing.clone(),
+                label: m.operator.clone(),
+            });
+        }
+    }
+    cases
+}
+
+/// `--real`: rgd's shipped real regressions (`rgd bench real --list`), the tuning set or
+/// `--held-out`, at most `--limit` of them: the newer release with the older function put back;
+/// the oracle answers the newer release's function (the real fix).
+fn real_cases(args: &[String], only: &[String], say: &dyn Fn(&str)) -> Vec<Case> {
+    use rgd::repo::real::measure::held_out;
+    let limit: usize = args
+        .iter()
+        .position(|a| a == "--limit")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    let want_held_out = args.iter().any(|a| a == "--held-out");
+    let list = rgd::repo::real::from_jsonl(include_str!("../assets/real/instances.jsonl"), "assets/real/instances.jsonl")
+        .expect("the shipped list");
+    let cache = rgd::store::Home::resolve(None).root.join("bench").join("real");
+    let mut cases = Vec::new();
+    for i in list
+        .iter()
+        .filter(|i| held_out(i) == want_held_out && (only.is_empty() || only.contains(&i.project)))
+        .take(limit)
+    {
+        let (tree, hash) = match rgd::repo::real::pypi::sdist(&cache, &i.project, &i.versions[1]) {
+            Ok(fetched) => fetched,
+            Err(e) => {
+                say(&format!("{} {}: {e:#}; left out", i.project, i.versions[1]));
+                continue;
+            }
+        };
+        assert_eq!(hash, i.sdists[1], "{} {}: the sdist changed", i.project, i.versions[1]);
+        let module = std::fs::read_to_string(tree.join(&i.file)).unwrap();
+        let (Some(text), Some(answer)) = (
+            rgd::code::align::put_back(&module, &i.function, &i.faulty),
+            original(&module, &i.function),
+        ) else {
+            say(&format!("{} {}::{}: cannot be put back; left out", i.project, i.file, i.function));
+            continue;
+        };
+        cases.push(Case {
+            project: format!("{} {}", i.project, i.versions[1]),
+            source: tree,
+            file: i.file.clone(),
+            function: i.function.clone(),
+            text,
+            answer,
+            failing: i.red_tests.clone(),
+            label: format!("{}..{}", i.versions[0], i.versions[1]),
+        });
+    }
+    cases
 }

@@ -93,6 +93,14 @@ impl Default for TestLimits {
     }
 }
 
+/// What pytest collected: the test ids, each collector that failed (file, message), and pytest's
+/// output (for a person to read when nothing collects).
+pub struct Collected {
+    pub ids: Vec<String>,
+    pub errors: Vec<(String, String)>,
+    pub output: String,
+}
+
 /// Runs a project's pytest suite with a given interpreter.
 pub struct ProjectTests {
     python: PathBuf,
@@ -280,17 +288,7 @@ impl ProjectTests {
     /// an error names a selection of nothing, files that cannot be collected, and packages the
     /// tests need but cannot import.
     pub fn collect(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Vec<String>> {
-        let copy = prepared_copy(root, &RunSpec::default())?;
-        let mut args: Vec<String> = ["--collect-only", "-q"].map(str::to_string).to_vec();
-        args.extend(selectors.iter().cloned());
-        // Collecting imports the tests and the project: confined and timed like a run.
-        let limits = TestLimits::default();
-        let ended = self.pytest(&copy, Watch::Nothing, &args, limits, None)?;
-        if ended.timed_out {
-            bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
-        }
-        let channel = &ended.channel;
-        let errors: Vec<(&str, &str)> = channel.collect_errors().collect();
+        let Collected { ids, errors, output } = self.collect_with_errors(root, selectors)?;
         if let Some(m) = errors.iter().find_map(|(_, m)| missing_module(m)) {
             bail!(
                 "the project's tests need packages that are missing here: {m} (install it for {})",
@@ -303,16 +301,36 @@ impl ProjectTests {
                 if file.is_empty() { "the project's tests" } else { file }
             );
         }
-        let ids = channel.collected.clone().unwrap_or_default();
         if ids.is_empty() {
             bail!(
                 "the test selection {:?} selects no test in {}:\n{}",
                 selectors.join(" "),
                 root.display(),
-                crate::assets::last_lines(&ended.output, 8)
+                crate::assets::last_lines(&output, 8)
             );
         }
         Ok(ids)
+    }
+
+    /// The tests pytest collects, with every collector that failed instead of an error for the
+    /// first: a harvest takes what collects (`rgd bench real`).
+    pub fn collect_with_errors(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Collected> {
+        let copy = prepared_copy(root, &RunSpec::default())?;
+        let mut args: Vec<String> = ["--collect-only", "-q"].map(str::to_string).to_vec();
+        args.extend(selectors.iter().cloned());
+        // Collecting imports the tests and the project: confined and timed like a run.
+        let limits = TestLimits::default();
+        let ended = self.pytest(&copy, Watch::Nothing, &args, limits, None)?;
+        if ended.timed_out {
+            bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
+        }
+        let channel = &ended.channel;
+        let errors = channel.collect_errors().map(|(f, m)| (f.to_string(), m.to_string())).collect();
+        Ok(Collected {
+            ids: channel.collected.clone().unwrap_or_default(),
+            errors,
+            output: ended.output.clone(),
+        })
     }
 
     /// Runs the tests `spec.ids` in a fresh copy of `root` with `spec.replace` put in and the

@@ -17,6 +17,9 @@ use crate::repo::bench::ships_tests;
 use crate::repo::chunks::is_test_file;
 use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 
+/// How long the newer release's whole suite may run (under the spectrum collector).
+const BASELINE_SECONDS: u64 = 1800;
+
 /// The largest share of the regression suite an instance's red tests may be.
 pub const MAX_RED_SHARE: f64 = 0.1;
 
@@ -48,13 +51,33 @@ pub fn harvest(
     if !ships_tests(&files) {
         bail!("{project} {}: its source ships no tests", new.version);
     }
-    let collected = runner.collect(new.dir, &[])?;
+    // What does not collect (a test module needing a package the interpreter lacks) is left out
+    // and said; the rest is the suite.
+    let crate::repo::testrun::Collected {
+        ids: collected,
+        errors: uncollected,
+        output,
+    } = runner.collect_with_errors(new.dir, &[])?;
     if collected.is_empty() {
-        bail!("{project} {}: pytest collects no test", new.version);
+        let why = uncollected
+            .first()
+            .map_or_else(|| crate::assets::last_lines(&output, 4), |(f, m)| format!("{f}: {m}"));
+        bail!("{project} {}: pytest collects no test ({why})", new.version);
     }
-    // Each test bounded (a put-back that loops is stopped where it is), the whole run too.
+    if !uncollected.is_empty() {
+        report(&format!(
+            "{project} {}: {} test modules left out, they do not collect (first: {}: {})",
+            new.version,
+            uncollected.len(),
+            uncollected[0].0,
+            uncollected[0].1.lines().next().unwrap_or_default()
+        ));
+    }
+    // Each test bounded (a put-back that loops is stopped where it is), the whole run too: the
+    // release's own suite within half an hour, each put-back's tests within four times that.
     let limits = TestLimits {
         per_test: Some(Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS)),
+        timeout: Duration::from_secs(BASELINE_SECONDS),
         ..TestLimits::default()
     };
     let all = RunSpec {
@@ -66,6 +89,9 @@ pub fn harvest(
     let green = |run: &crate::repo::testrun::TestRun| -> BTreeSet<String> {
         run.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect()
     };
+    if first.timed_out || second.timed_out {
+        bail!("{project} {}: its suite ran past {BASELINE_SECONDS} s", new.version);
+    }
     let suite: BTreeSet<String> = green(&first).intersection(&green(&second)).cloned().collect();
     report(&format!(
         "{project} {}: {} of {} collected tests green twice",
@@ -88,6 +114,7 @@ pub fn harvest(
         project: project.to_string(),
         versions: [old.version.to_string(), new.version.to_string()],
         collected: collected.len(),
+        uncollected: uncollected.len(),
         suite: suite.len(),
         ..Harvested::default()
     };

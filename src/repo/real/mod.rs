@@ -46,8 +46,11 @@ pub struct Harvested {
     pub changed: usize,
     pub instances: Vec<Instance>,
     pub dropped: BTreeMap<String, usize>,
-    /// Tests the newer release collects, and those green twice.
+    /// Tests the newer release collects, and those green twice; its test modules that do not
+    /// collect (left out).
     pub collected: usize,
+    #[serde(default)]
+    pub uncollected: usize,
     pub suite: usize,
     pub seconds: f64,
 }
@@ -57,7 +60,7 @@ impl Harvested {
     pub fn line(&self) -> String {
         let dropped: Vec<String> = self.dropped.iter().map(|(why, n)| format!("{n} {why}")).collect();
         format!(
-            "{} {} -> {}: {} changed functions, {} instances ({} tests green twice of {} collected) in {:.0}s{}",
+            "{} {} -> {}: {} changed functions, {} instances ({} tests green twice of {} collected{}) in {:.0}s{}",
             self.project,
             self.versions[0],
             self.versions[1],
@@ -65,6 +68,11 @@ impl Harvested {
             self.instances.len(),
             self.suite,
             self.collected,
+            if self.uncollected > 0 {
+                format!(", {} test modules not collecting", self.uncollected)
+            } else {
+                String::new()
+            },
             self.seconds,
             if dropped.is_empty() {
                 String::new()
