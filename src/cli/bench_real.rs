@@ -31,6 +31,9 @@ pub struct RealArgs {
     /// rgd's cache first, `HOME/bench/real/PROJECT-VERSION`, then fetched from PyPI)
     #[arg(long, value_name = "FILE")]
     pub instances: Option<PathBuf>,
+    /// At most N instances, spread evenly over the set (its order: by project and release)
+    #[arg(long, value_parser = crate::validate::parse_count)]
+    pub limit: Option<usize>,
     /// Go on from an earlier run's results (kept per set in rgd's home), measuring only what it
     /// did not
     #[arg(long)]
@@ -94,6 +97,13 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
         .filter(|i| held_out(i) == args.held_out)
         .filter(|i| args.projects.is_empty() || args.projects.contains(&i.project))
         .collect();
+    let chosen: Vec<Instance> = match args.limit {
+        Some(n) if n < chosen.len() => {
+            let step = chosen.len() as f64 / n as f64;
+            (0..n).map(|k| chosen[(k as f64 * step) as usize].clone()).collect()
+        }
+        _ => chosen,
+    };
     if chosen.is_empty() {
         bail!(
             "no instance of the list is in the {} set{}",
@@ -190,7 +200,7 @@ fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result<Exi
         e.1.insert(&i.versions);
     }
     for (project, (n, pairs)) in &by_project {
-        println!("{project:<20} {n:>4} instances from {} release pairs", pairs.len());
+        println!("{project:<20} {n:>4} instances from {} release pairs that gave any", pairs.len());
     }
     println!("{} instances from {} projects", all.len(), by_project.len());
     Ok(ExitCode::SUCCESS)
