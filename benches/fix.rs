@@ -101,7 +101,8 @@ async fn main() {
     let runner = rgd::repo::testrun::ProjectTests::new(&python).expect("pytest runner");
     let say = |s: &str| eprintln!("{s}");
     let cases = if args.iter().any(|a| a == "--real") {
-        real_cases(&args, &only, &say)
+        let limit = value("--limit").and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+        real_cases(args.iter().any(|a| a == "--held-out"), &only, limit, &say)
     } else {
         // Half again as many tried as wanted: some mutants survive every test.
         let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
@@ -316,15 +317,8 @@ fn mutant_cases(
 /// `--real`: rgd's shipped real regressions (`rgd bench real --list`), the tuning set or
 /// `--held-out`, at most `--limit` of them: the newer release with the older function put back;
 /// the oracle answers the newer release's function (the real fix).
-fn real_cases(args: &[String], only: &[String], say: &dyn Fn(&str)) -> Vec<Case> {
+fn real_cases(want_held_out: bool, only: &[String], limit: usize, say: &dyn Fn(&str)) -> Vec<Case> {
     use rgd::repo::real::measure::held_out;
-    let limit: usize = args
-        .iter()
-        .position(|a| a == "--limit")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX);
-    let want_held_out = args.iter().any(|a| a == "--held-out");
     let list = rgd::repo::real::from_jsonl(include_str!("../assets/real/instances.jsonl"), "assets/real/instances.jsonl")
         .expect("the shipped list");
     let cache = rgd::store::Home::resolve(None).root.join("bench").join("real");

@@ -53,8 +53,8 @@ pub enum RealAction {
         /// The project's name on PyPI (with --from/--to: the name the instances get)
         project: String,
         /// The releases to pair, oldest..newest (either end may be left out: `2.0..`)
-        #[arg(long, value_name = "A..B")]
-        releases: Option<String>,
+        #[arg(long, value_name = "A..B", value_parser = parse_releases)]
+        releases: Option<(Option<String>, Option<String>)>,
         /// Two source trees instead of PyPI's sdists: the older release ...
         #[arg(long, requires = "to", value_name = "DIR")]
         from: Option<PathBuf>,
@@ -72,6 +72,13 @@ pub enum RealAction {
     },
 }
 
+/// `A..B`, either end possibly empty.
+fn parse_releases(text: &str) -> Result<(Option<String>, Option<String>), String> {
+    let (a, b) = text.split_once("..").ok_or_else(|| format!("{text}: not A..B"))?;
+    let end = |v: &str| (!v.is_empty()).then(|| v.to_string());
+    Ok((end(a), end(b)))
+}
+
 pub fn run(home: &Path, args: RealArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         Some(RealAction::Harvest {
@@ -82,7 +89,7 @@ pub fn run(home: &Path, args: RealArgs) -> anyhow::Result<ExitCode> {
             out,
             python,
             json,
-        }) => harvest_command(home, &project, releases.as_deref(), from.zip(to), out, python, json),
+        }) => harvest_command(home, &project, releases.unwrap_or_default(), from.zip(to), out, python, json),
         None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
         None => measure(home, &args),
     }
@@ -104,10 +111,10 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
         }
         _ => chosen,
     };
+    let set = if args.held_out { "held-out" } else { "tuning" };
     if chosen.is_empty() {
         bail!(
-            "no instance of the list is in the {} set{}",
-            if args.held_out { "held-out" } else { "tuning" },
+            "no instance of the list is in the {set} set{}",
             if args.projects.is_empty() {
                 String::new()
             } else {
@@ -117,7 +124,7 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
     }
     let dir = home.join("bench").join("real");
     std::fs::create_dir_all(&dir)?;
-    let results_path = dir.join(if args.held_out { "held-out.jsonl" } else { "tuning.jsonl" });
+    let results_path = dir.join(format!("{set}.jsonl"));
     let mut results: Vec<Measured> = Vec::new();
     if args.resume {
         if let Ok(text) = std::fs::read_to_string(&results_path) {
@@ -127,8 +134,10 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
     } else {
         let _ = std::fs::remove_file(&results_path);
     }
-    results.retain(|m| chosen.iter().any(|i| key(i) == m.key));
-    let todo: Vec<&Instance> = chosen.iter().filter(|i| !results.iter().any(|m| m.key == key(i))).collect();
+    let keys: std::collections::HashSet<String> = chosen.iter().map(key).collect();
+    results.retain(|m| keys.contains(&m.key));
+    let done: std::collections::HashSet<&str> = results.iter().map(|m| m.key.as_str()).collect();
+    let todo: Vec<&Instance> = chosen.iter().filter(|i| !done.contains(key(i).as_str())).collect();
     let runner = crate::repo::testrun::ProjectTests::with(args.python.as_deref())?;
     let bar = indicatif::ProgressBar::new(chosen.len() as u64).with_position(results.len() as u64);
     bar.set_style(
@@ -154,12 +163,8 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
         println!("not located: {}: {}", m.key, m.error.as_deref().unwrap_or_default());
     }
     println!(
-        "{} set: {} instances from {} projects located ({} could not be) in {:.0}s",
-        if args.held_out { "held-out" } else { "tuning" },
-        s.instances,
-        s.projects,
-        s.errors,
-        s.seconds
+        "{set} set: {} instances from {} projects located ({} could not be) in {:.0}s",
+        s.instances, s.projects, s.errors, s.seconds
     );
     println!("{:<16} {:>6} {:>6} {:>6} {:>10}", "ranking", "top-1", "top-3", "top-5", "mean rank");
     for (name, top, mean) in [
@@ -209,7 +214,7 @@ fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result<Exi
 fn harvest_command(
     home: &Path,
     project: &str,
-    releases: Option<&str>,
+    (from, to): (Option<String>, Option<String>),
     trees: Option<(PathBuf, PathBuf)>,
     out: Option<PathBuf>,
     python: Option<PathBuf>,
@@ -221,8 +226,9 @@ fn harvest_command(
     let mut failed = Vec::new();
     if let Some((older, newer)) = trees {
         let name = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let (a, b) = match releases.and_then(|r| r.split_once("..")) {
-            Some((a, b)) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
+        // Named by --releases when it gives both ends, else by their directories.
+        let (a, b) = match (from, to) {
+            (Some(a), Some(b)) => (a, b),
             _ => (name(&older), name(&newer)),
         };
         let old = Release {
@@ -241,36 +247,25 @@ fn harvest_command(
         }
         harvested.push(h);
     } else {
-        let (from, to) = match releases {
-            None => (None, None),
-            Some(r) => {
-                let (a, b) = r.split_once("..").with_context(|| format!("--releases {r}: not A..B"))?;
-                ((!a.is_empty()).then_some(a), (!b.is_empty()).then_some(b))
-            }
-        };
         let versions = pypi::releases(project)?;
         let cache = home.join("bench").join("real");
-        for (a, b) in pypi::pairs(&versions, from, to)? {
-            let fetched = pypi::sdist(&cache, project, &a).and_then(|old| Ok((old, pypi::sdist(&cache, project, &b)?)));
-            let ((old_dir, old_hash), (new_dir, new_hash)) = match fetched {
-                Ok(f) => f,
-                Err(e) => {
-                    say(&format!("{project} {a} -> {b}: skipped: {e:#}"));
-                    failed.push(format!("{a} -> {b}: {e:#}"));
-                    continue;
-                }
-            };
-            let old = Release {
-                version: &a,
-                sha256: &old_hash,
-                dir: &old_dir,
-            };
-            let new = Release {
-                version: &b,
-                sha256: &new_hash,
-                dir: &new_dir,
-            };
-            match harvest(project, &old, &new, &runner, &say) {
+        for (a, b) in pypi::pairs(&versions, from.as_deref(), to.as_deref())? {
+            // A release that cannot be fetched skips its pairs as a failed harvest does.
+            let harvested_pair = pypi::sdist(&cache, project, &a).and_then(|(old_dir, old_hash)| {
+                let (new_dir, new_hash) = pypi::sdist(&cache, project, &b)?;
+                let old = Release {
+                    version: &a,
+                    sha256: &old_hash,
+                    dir: &old_dir,
+                };
+                let new = Release {
+                    version: &b,
+                    sha256: &new_hash,
+                    dir: &new_dir,
+                };
+                harvest(project, &old, &new, &runner, &say)
+            });
+            match harvested_pair {
                 Ok(h) => {
                     if !json {
                         println!("{}", h.line());

@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::parse_python;
-use super::splice::{definitions, find_function};
+use super::splice::{find_function, qualnames};
 
 /// A function both versions define, with different code.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,21 +23,8 @@ pub struct Changed {
 pub fn qualified_functions(source: &str) -> Vec<String> {
     let tree = parse_python(source);
     let mut out = Vec::new();
-    collect(tree.root_node(), source, "", &mut out);
+    qualnames(tree.root_node(), source, "", &mut out);
     out
-}
-
-fn collect(block: Node, source: &str, prefix: &str, out: &mut Vec<String>) {
-    for (name, _, def) in definitions(block, source) {
-        let qual = format!("{prefix}{name}");
-        if def.kind() == "class_definition" {
-            if let Some(body) = def.child_by_field_name("body") {
-                collect(body, source, &format!("{qual}."), out);
-            }
-        } else {
-            out.push(qual);
-        }
-    }
 }
 
 /// The code of a definition as tokens, comments left out: equal for two versions that differ only

@@ -91,7 +91,7 @@ fn nested_in(root: Node, source: &str, name: &str) -> Option<String> {
 }
 
 /// Every function a module defines at the top level or in a class, as `Class.name`.
-fn qualnames(block: Node, source: &str, prefix: &str, out: &mut Vec<String>) {
+pub(super) fn qualnames(block: Node, source: &str, prefix: &str, out: &mut Vec<String>) {
     for (name, _, def) in definitions(block, source) {
         let qual = format!("{prefix}{name}");
         match def.kind() {

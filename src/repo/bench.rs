@@ -107,6 +107,12 @@ pub fn chosen(cache: &Path, set: &'static [Project], only: &[String], report: &d
         .collect())
 }
 
+/// Whether `file` (relative to a project's root) is the project's own library code: not a test,
+/// not its setup script, not its documentation. What the benches plant faults in or align.
+pub fn is_library_file(file: &str) -> bool {
+    !super::chunks::is_test_file(file) && !file.ends_with("setup.py") && !file.starts_with("doc")
+}
+
 /// Whether a project's source distribution ships its tests: a `test*` file among its Python
 /// `files` (`index::python_files`) that are test files.
 pub fn ships_tests(files: &[String]) -> bool {

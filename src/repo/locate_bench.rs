@@ -12,7 +12,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::bench::{Project, chosen, ships_tests};
-use super::chunks::is_test_file;
 use super::locate::{Signals, rank_with};
 use super::testrun::{ProjectTests, RunSpec, TestLimits};
 
@@ -127,10 +126,7 @@ pub fn run(
             ..limits
         };
         let mut candidates = Vec::new();
-        for file in files
-            .iter()
-            .filter(|f| !is_test_file(f) && !f.ends_with("setup.py") && !f.starts_with("doc"))
-        {
+        for file in files.iter().filter(|f| super::bench::is_library_file(f)) {
             let text = std::fs::read_to_string(dir.join(file))?;
             candidates.extend(crate::code::mutate::mutants(&text).into_iter().map(|m| (file.clone(), m)));
         }

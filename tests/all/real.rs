@@ -31,6 +31,29 @@ fn release(ops: &str) -> tempfile::TempDir {
     ])
 }
 
+/// `rgd bench real harvest calc --from OLD --to NEW` into `out`, with `extra` flags.
+fn harvest_trees(
+    home: &std::path::Path,
+    old: &std::path::Path,
+    new: &std::path::Path,
+    python: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    rgd(home, "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--from"])
+        .arg(old)
+        .arg("--to")
+        .arg(new)
+        .arg("--python")
+        .arg(python)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvesting_again_gives_the_same() {
     let Some(python) = support::pytest_python() else { return };
@@ -38,17 +61,7 @@ fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvest
     let home = temp_home();
     let out = home.path().join("instances.jsonl");
     let harvest = || {
-        let run = rgd(home.path(), "http://127.0.0.1:9")
-            .args(["bench", "real", "harvest", "calc", "--releases", "1.0..1.1", "--from"])
-            .arg(old.path())
-            .arg("--to")
-            .arg(new.path())
-            .arg("--python")
-            .arg(&python)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let run = harvest_trees(home.path(), old.path(), new.path(), &python, &out, &["--releases", "1.0..1.1"]);
         let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{said}");
         (said, std::fs::read(&out).unwrap())
@@ -133,17 +146,7 @@ fn a_release_without_tests_is_named_and_nothing_is_recorded() {
     let new = project_with(&[("calc/__init__.py", ""), ("calc/ops.py", NEW_OPS)]);
     let home = temp_home();
     let out = home.path().join("instances.jsonl");
-    let run = rgd(home.path(), "http://127.0.0.1:9")
-        .args(["bench", "real", "harvest", "calc", "--from"])
-        .arg(old.path())
-        .arg("--to")
-        .arg(new.path())
-        .arg("--python")
-        .arg(&python)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = harvest_trees(home.path(), old.path(), new.path(), &python, &out, &[]);
     let said = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && said.contains("its source ships no tests"), "{said}");
     assert!(!out.exists(), "no partial list is written");

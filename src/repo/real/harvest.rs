@@ -5,7 +5,7 @@
 //! both times and they are few: a put-back that turns a large share of the suite red is an
 //! interface change (an older body calling what the newer release renamed), not a bug.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,8 +13,7 @@ use anyhow::bail;
 
 use super::{Harvested, Instance};
 use crate::code::align::{changed_functions, put_back};
-use crate::repo::bench::ships_tests;
-use crate::repo::chunks::is_test_file;
+use crate::repo::bench::{is_library_file, ships_tests};
 use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// How long the newer release's whole suite may run (under the spectrum collector).
@@ -118,11 +117,7 @@ pub fn harvest(
         suite: suite.len(),
         ..Harvested::default()
     };
-    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
-    for file in files
-        .iter()
-        .filter(|f| !is_test_file(f) && !f.ends_with("setup.py") && !f.starts_with("doc"))
-    {
+    for file in files.iter().filter(|f| is_library_file(f)) {
         let Ok(before) = std::fs::read_to_string(old.dir.join(file)) else {
             continue; // a module the older release does not have: nothing to align
         };
@@ -133,29 +128,24 @@ pub fn harvest(
                 .get(&(file.clone(), changed.qualname.clone()))
                 .map(|ids| ids.iter().cloned().collect())
                 .unwrap_or_default();
-            let why = match regression(runner, new.dir, file, &after, &changed, &covering, suite.len(), limits)? {
-                Ok(red) => {
-                    out.instances.push(Instance {
-                        project: project.to_string(),
-                        versions: out.versions.clone(),
-                        sdists: [old.sha256.to_string(), new.sha256.to_string()],
-                        file: file.clone(),
-                        function: changed.qualname.clone(),
-                        line: changed.line,
-                        red_tests: red,
-                        suite: suite.len(),
-                        covering: covering.len(),
-                        faulty: changed.old.clone(),
-                        fixed: changed.new.clone(),
-                    });
-                    continue;
-                }
-                Err(why) => why,
-            };
-            *dropped.entry(why.to_string()).or_default() += 1;
+            match regression(runner, new.dir, file, &after, &changed, &covering, suite.len(), limits)? {
+                Ok(red) => out.instances.push(Instance {
+                    project: project.to_string(),
+                    versions: out.versions.clone(),
+                    sdists: [old.sha256.to_string(), new.sha256.to_string()],
+                    file: file.clone(),
+                    function: changed.qualname.clone(),
+                    line: changed.line,
+                    red_tests: red,
+                    suite: suite.len(),
+                    covering: covering.len(),
+                    faulty: changed.old.clone(),
+                    fixed: changed.new.clone(),
+                }),
+                Err(why) => *out.dropped.entry(why.to_string()).or_default() += 1,
+            }
         }
     }
-    out.dropped = dropped;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
 }
