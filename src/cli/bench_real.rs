@@ -279,6 +279,11 @@ fn harvest_command(
             }
         }
     }
+    // Nothing harvested leaves `--out` as it was: a failed fetch must not replace the project's
+    // earlier instances with none.
+    if harvested.is_empty() && !failed.is_empty() {
+        bail!("no pair of {project}'s releases could be harvested: {}", failed.join("; "));
+    }
     let instances: Vec<Instance> = harvested.iter().flat_map(|h| h.instances.iter().cloned()).collect();
     if let Some(out) = &out {
         write_instances(out, project, &instances)?;
@@ -296,9 +301,6 @@ fn harvest_command(
                 format!("; {} pairs skipped: {}", failed.len(), failed.join("; "))
             }
         );
-    }
-    if harvested.is_empty() && !failed.is_empty() {
-        bail!("no pair of {project}'s releases could be harvested");
     }
     Ok(ExitCode::SUCCESS)
 }
