@@ -11,10 +11,8 @@
 //! function below the candidates tried), and seconds per mutant. It says nothing about a real
 //! model's repairs; it measures localisation and rgd fix's loop.
 //!
-//! `-- --real [--held-out] [--project NAME] [--limit N]`: the same on rgd's real regressions
-//! (`rgd bench real --list`): the newer release with the older function put back, `rgd fix
-//! --failing <its red tests>`, and an oracle that answers the newer release's function, the fix
-//! its authors released. Fixed: that function, and only it, repaired with no passing test broken.
+//! The same on real regressions, with an oracle that answers the released fix, is `rgd bench real
+//! --fix oracle`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -34,27 +32,6 @@ struct Oracle {
     /// `write the function `f`` or `write the method `m` of the class `C``, as the task says it.
     asked: String,
     answer: String,
-}
-
-fn marker(qualname: &str) -> String {
-    match qualname.rsplit_once('.') {
-        Some((class, method)) => format!("write the method `{method}` of the class `{class}`"),
-        None => format!("write the function `{qualname}`"),
-    }
-}
-
-/// The original definition of `qualname` in `module`, decorators included, at column 0.
-fn original(module: &str, qualname: &str) -> Option<String> {
-    let site = rgd::code::find_function(module, qualname).ok()?;
-    let text = &module[site.start..site.end];
-    let pad = " ".repeat(site.indent);
-    Some(
-        text.lines()
-            .map(|l| l.strip_prefix(&pad).unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("\n")
-            + "\n",
-    )
 }
 
 struct Outcome {
@@ -100,14 +77,9 @@ async fn main() {
     let cache = rgd::store::Home::resolve(None).root.join("bench").join("repo");
     let runner = rgd::repo::testrun::ProjectTests::new(&python).expect("pytest runner");
     let say = |s: &str| eprintln!("{s}");
-    let cases = if args.iter().any(|a| a == "--real") {
-        let limit = value("--limit").and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
-        real_cases(args.iter().any(|a| a == "--held-out"), &only, limit, &say)
-    } else {
-        // Half again as many tried as wanted: some mutants survive every test.
-        let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
-        mutant_cases(&cache, set, &projects, per_project, &say)
-    };
+    // Half again as many tried as wanted: some mutants survive every test.
+    let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
+    let cases = mutant_cases(&cache, set, &projects, per_project, &say);
 
     let oracle = Arc::new(Mutex::new(Oracle::default()));
     let script = {
@@ -143,7 +115,7 @@ async fn main() {
             let path = work.join(&m.file);
             let before = std::fs::read_to_string(&path).unwrap();
             *oracle.lock().unwrap() = Oracle {
-                asked: marker(&m.function),
+                asked: rgd::repo::task::writing(&m.function),
                 answer: m.answer.clone(),
             };
             if m.failing.is_empty() {
@@ -296,7 +268,7 @@ fn mutant_cases(
             .expect("project dir");
         for m in p.located.iter().take(per_project) {
             let before = std::fs::read_to_string(source.join(&m.file)).unwrap();
-            let Some(answer) = original(&before, &m.function) else {
+            let Some(answer) = rgd::code::align::definition(&before, &m.function) else {
                 continue;
             };
             cases.push(Case {
@@ -310,50 +282,6 @@ fn mutant_cases(
                 label: m.operator.clone(),
             });
         }
-    }
-    cases
-}
-
-/// `--real`: rgd's shipped real regressions (`rgd bench real --list`), the tuning set or
-/// `--held-out`, at most `--limit` of them: the newer release with the older function put back;
-/// the oracle answers the newer release's function (the real fix).
-fn real_cases(want_held_out: bool, only: &[String], limit: usize, say: &dyn Fn(&str)) -> Vec<Case> {
-    use rgd::repo::real::measure::held_out;
-    let list = rgd::repo::real::from_jsonl(include_str!("../assets/real/instances.jsonl"), "assets/real/instances.jsonl")
-        .expect("the shipped list");
-    let cache = rgd::store::Home::resolve(None).root.join("bench").join("real");
-    let mut cases = Vec::new();
-    for i in list
-        .iter()
-        .filter(|i| held_out(i) == want_held_out && (only.is_empty() || only.contains(&i.project)))
-        .take(limit)
-    {
-        let (tree, hash) = match rgd::repo::real::pypi::sdist(&cache, &i.project, &i.versions[1]) {
-            Ok(fetched) => fetched,
-            Err(e) => {
-                say(&format!("{} {}: {e:#}; left out", i.project, i.versions[1]));
-                continue;
-            }
-        };
-        assert_eq!(hash, i.sdists[1], "{} {}: the sdist changed", i.project, i.versions[1]);
-        let module = std::fs::read_to_string(tree.join(&i.file)).unwrap();
-        let (Some(text), Some(answer)) = (
-            rgd::code::align::put_back(&module, &i.function, &i.faulty),
-            original(&module, &i.function),
-        ) else {
-            say(&format!("{} {}::{}: cannot be put back; left out", i.project, i.file, i.function));
-            continue;
-        };
-        cases.push(Case {
-            project: format!("{} {}", i.project, i.versions[1]),
-            source: tree,
-            file: i.file.clone(),
-            function: i.function.clone(),
-            text,
-            answer,
-            failing: i.red_tests.clone(),
-            label: format!("{}..{}", i.versions[0], i.versions[1]),
-        });
     }
     cases
 }

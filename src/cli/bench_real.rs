@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
+use crate::config::LlmArgs;
 use crate::repo::real::harvest::{Release, harvest};
 use crate::repo::real::{Harvested, Instance, from_jsonl, pypi, to_jsonl};
 
@@ -38,11 +39,29 @@ pub struct RealArgs {
     /// did not
     #[arg(long)]
     pub resume: bool,
-    /// The interpreter (with pytest) the suites run with (else $RGD_PYTHON, else python3)
+    /// The interpreter (with pytest) the suites run with, as it is (else $RGD_PYTHON, else a venv
+    /// rgd makes per project with pytest and the release's test dependencies)
     #[arg(long)]
     pub python: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
+    /// Then repair each instance with `rgd fix`: the agents on an oracle that answers the
+    /// released fix (the pipeline's ceiling), or on the configured model (--base-url/--model, or
+    /// the embedded one)
+    #[arg(long, value_enum, value_name = "MODEL")]
+    pub fix: Option<FixWith>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// Whose repairs `--fix` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FixWith {
+    /// A scripted model that writes the faulty function as its authors released it, and
+    /// nothing else
+    Oracle,
+    /// The configured model
+    Model,
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,7 +83,8 @@ pub enum RealAction {
         /// Write the instances here as JSON lines (a project's earlier ones replaced)
         #[arg(long)]
         out: Option<PathBuf>,
-        /// The interpreter (with pytest) the suites run with (else $RGD_PYTHON, else python3)
+        /// The interpreter (with pytest) the suites run with, as it is (else $RGD_PYTHON, else a
+        /// venv rgd makes per project with pytest and the release's test dependencies)
         #[arg(long)]
         python: Option<PathBuf>,
         #[arg(long)]
@@ -79,7 +99,7 @@ fn parse_releases(text: &str) -> Result<(Option<String>, Option<String>), String
     Ok((end(a), end(b)))
 }
 
-pub fn run(home: &Path, args: RealArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         Some(RealAction::Harvest {
             project,
@@ -89,16 +109,16 @@ pub fn run(home: &Path, args: RealArgs) -> anyhow::Result<ExitCode> {
             out,
             python,
             json,
-        }) => harvest_command(home, &project, releases.unwrap_or_default(), from.zip(to), out, python, json),
+        }) => harvest_command(&home.root, &project, releases.unwrap_or_default(), from.zip(to), out, python, json),
         None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
-        None => measure(home, &args),
+        None => measure(home, config, &args).await,
     }
 }
 
-/// Locates every instance of the set chosen (tuning or held-out, `--project`), appending each
-/// result as it comes; `--resume` skips those an earlier run recorded.
-fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
-    use crate::repo::real::measure::{Measured, held_out, key, locate, summary};
+/// Locates every instance of the set chosen (tuning or held-out, `--project`), and with `--fix`
+/// repairs it, appending each result as it comes; `--resume` skips those an earlier run recorded.
+async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealArgs) -> anyhow::Result<ExitCode> {
+    use crate::repo::real::measure::{Measured, held_out, key, summary};
     let chosen: Vec<Instance> = instances(args.instances.as_deref())?
         .into_iter()
         .filter(|i| held_out(i) == args.held_out)
@@ -122,9 +142,14 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    let dir = home.join("bench").join("real");
+    let dir = home.root.join("bench").join("real");
     std::fs::create_dir_all(&dir)?;
-    let results_path = dir.join(format!("{set}.jsonl"));
+    // Each kind of measurement keeps its own results: a fix run's instances are located too.
+    let results_path = dir.join(match args.fix {
+        None => format!("{set}.jsonl"),
+        Some(FixWith::Oracle) => format!("{set}-fix-oracle.jsonl"),
+        Some(FixWith::Model) => format!("{set}-fix-model.jsonl"),
+    });
     let mut results: Vec<Measured> = Vec::new();
     if args.resume {
         if let Ok(text) = std::fs::read_to_string(&results_path) {
@@ -138,7 +163,11 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
     results.retain(|m| keys.contains(&m.key));
     let done: std::collections::HashSet<&str> = results.iter().map(|m| m.key.as_str()).collect();
     let todo: Vec<&Instance> = chosen.iter().filter(|i| !done.contains(key(i).as_str())).collect();
-    let runner = crate::repo::testrun::ProjectTests::with(args.python.as_deref())?;
+    let mut runners: std::collections::HashMap<String, crate::repo::testrun::ProjectTests> = Default::default();
+    let fixer = match args.fix {
+        Some(with) => Some(Fixer::start(home, config, args, with).await?),
+        None => None,
+    };
     let bar = indicatif::ProgressBar::new(chosen.len() as u64).with_position(results.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} instances, {elapsed} ({msg})")
@@ -147,7 +176,25 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&results_path)?;
     for i in todo {
         bar.set_message(format!("{} {}", i.project, i.function));
-        let m = locate(&dir, &runner, i);
+        if !runners.contains_key(&i.project) {
+            let runner = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+                let (tree, _) = pypi::sdist(&dir, &i.project, &i.versions[1])?;
+                runner_for(&dir, args.python.as_deref(), &i.project, &tree, &|l| bar.println(l))
+            });
+            match runner {
+                Ok(r) => {
+                    runners.insert(i.project.clone(), r);
+                }
+                Err(e) => bar.println(format!("{}: no interpreter for its suite: {e:#}", i.project)),
+            }
+        }
+        let m = match runners.get(&i.project) {
+            Some(runner) => measure_one(&dir, runner, fixer.as_ref(), i).await,
+            None => crate::repo::real::measure::Measured::failed(i, "no interpreter for its suite (said above)".into(), 0.0),
+        };
+        if let Some(f) = &m.fix {
+            bar.println(format!("{}: {}", m.key, f.line()));
+        }
         std::io::Write::write_all(&mut file, format!("{}\n", serde_json::to_string(&m)?).as_bytes())?;
         file.sync_data()?;
         results.push(m);
@@ -173,8 +220,154 @@ fn measure(home: &Path, args: &RealArgs) -> anyhow::Result<ExitCode> {
     ] {
         println!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]);
     }
+    if let Some(f) = &s.fix {
+        println!(
+            "rgd fix ({}): {} of {} fixed ({:.3}; {} as released, {} fixed but breaking the suite), {:.0}s, {:.1} calls and {:.0} tokens per instance",
+            f.model,
+            f.fixed,
+            f.instances,
+            f.fixed as f64 / f.instances.max(1) as f64,
+            f.as_released,
+            f.breaking,
+            f.seconds,
+            f.calls,
+            f.tokens
+        );
+    }
     println!("results: {}", results_path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One instance: located in a copy of its release with the faulty function put back, then
+/// (with a fixer) repaired by `rgd fix` in that same copy.
+async fn measure_one(
+    cache: &Path,
+    runner: &crate::repo::testrun::ProjectTests,
+    fixer: Option<&Fixer<'_>>,
+    i: &Instance,
+) -> crate::repo::real::measure::Measured {
+    use crate::repo::real::measure::{Fixing, faulty_copy, judge_fix, locate};
+    let started = std::time::Instant::now();
+    let (copy, released) = match tokio::task::block_in_place(|| faulty_copy(cache, i)) {
+        Ok(made) => made,
+        Err(e) => return crate::repo::real::measure::Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()),
+    };
+    let mut m = tokio::task::block_in_place(|| locate(copy.path(), runner, i, started));
+    let Some(fixer) = fixer.filter(|_| m.error.is_none()) else {
+        return m;
+    };
+    let fixing = std::time::Instant::now();
+    let mut f = match fixer.fix(copy.path(), i, &released, runner.python()).await {
+        Ok(record) => {
+            let changes: Vec<(String, String)> = record.changes.iter().map(|c| (c.file.clone(), c.after.clone())).collect();
+            let mut f = tokio::task::block_in_place(|| judge_fix(copy.path(), runner, i, &released, record.fixed_by.as_deref(), &changes));
+            f.attempts = record.tried.len();
+            f.runs = record
+                .tried
+                .iter()
+                .filter(|t| !t.run_id.is_empty())
+                .map(|t| t.run_id.clone())
+                .collect();
+            f.calls = record.tried.iter().map(|t| t.calls).sum();
+            f.tokens = record.tried.iter().map(|t| t.tokens).sum();
+            f
+        }
+        Err(e) => Fixing {
+            error: Some(format!("{e:#}")),
+            ..Fixing::default()
+        },
+    };
+    f.model = fixer.model.clone();
+    f.seconds = fixing.elapsed().as_secs_f64();
+    m.fix = Some(f);
+    m
+}
+
+/// `rgd fix` as `--fix` runs it: on the oracle (started here, on loopback) or the configured
+/// model, without the memory pool (no instance learns from another), every run recorded.
+struct Fixer<'a> {
+    home: &'a crate::store::Home,
+    config: Option<&'a Path>,
+    llm: LlmArgs,
+    oracle: Option<crate::repo::real::oracle::Oracle>,
+    model: String,
+}
+
+impl<'a> Fixer<'a> {
+    async fn start(home: &'a crate::store::Home, config: Option<&'a Path>, args: &RealArgs, with: FixWith) -> anyhow::Result<Fixer<'a>> {
+        let mut llm = args.llm.clone();
+        let (oracle, model) = match with {
+            FixWith::Oracle => {
+                let oracle = crate::repo::real::oracle::Oracle::start().await?;
+                llm = LlmArgs {
+                    base_url: Some(oracle.base_url().to_string()),
+                    api_key: Some("oracle".into()),
+                    model: Some(crate::repo::real::oracle::MODEL.into()),
+                    no_stream: true,
+                    ..LlmArgs::default()
+                };
+                (Some(oracle), crate::repo::real::oracle::MODEL.to_string())
+            }
+            FixWith::Model => {
+                let from = crate::config::Configured::load(config, &home.root, &llm)?;
+                let settings = from.settings(None, None);
+                let model = settings.agents.values().next().map(|p| p.model.clone()).unwrap_or_default();
+                (None, model)
+            }
+        };
+        Ok(Fixer {
+            home,
+            config,
+            llm,
+            oracle,
+            model,
+        })
+    }
+
+    /// `rgd fix --repo COPY --failing <the red tests>` on the faulty copy, its suite run by `python`.
+    async fn fix(&self, copy: &Path, i: &Instance, released: &str, python: &Path) -> anyhow::Result<super::fix::FixRecord> {
+        if let Some(oracle) = &self.oracle {
+            oracle.knows(&i.function, released);
+        }
+        let mut argv: Vec<std::ffi::OsString> = vec!["fix".into(), "--repo".into(), copy.into(), "--no-memory".into(), "--quiet".into()];
+        for t in &i.red_tests {
+            argv.extend(["--failing".into(), t.into()]);
+        }
+        if self.oracle.is_some() {
+            // The oracle answers at once or never: more iterations only repeat its silence.
+            argv.extend(["--max-iters".into(), "2".into()]);
+        }
+        argv.extend(["--python".into(), python.into()]);
+        let args = <FixCommand as clap::Parser>::try_parse_from(argv)?.args;
+        let from = crate::config::Configured::load(self.config, &self.home.root, &self.llm)?;
+        super::fix::fix_for(self.home, &from, &args, &|_: &crate::repo::fix_event::FixEvent| {}).await
+    }
+}
+
+/// `rgd fix`'s own flags, read as a user would give them (their defaults are the command's).
+#[derive(Debug, clap::Parser)]
+struct FixCommand {
+    #[command(flatten)]
+    args: super::fix::FixArgs,
+}
+
+/// The suites' interpreter: the one given (`--python`, else `$RGD_PYTHON`) as it is, else the
+/// project's venv with what the release at `tree` names for its tests (`venv.rs`).
+fn runner_for(
+    cache: &Path,
+    given: Option<&Path>,
+    project: &str,
+    tree: &Path,
+    say: &dyn Fn(&str),
+) -> anyhow::Result<crate::repo::testrun::ProjectTests> {
+    let given = given
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from));
+    let python = match given {
+        Some(p) => p,
+        None => crate::repo::real::venv::project_python(cache, project, tree, say)?,
+    };
+    crate::repo::testrun::ProjectTests::new(&python)
 }
 
 /// The shipped instances, or those of `file`.
@@ -220,8 +413,8 @@ fn harvest_command(
     python: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
     let say = |line: &str| eprintln!("{line}");
+    let cache = home.join("bench").join("real");
     let mut harvested: Vec<Harvested> = Vec::new();
     let mut failed = Vec::new();
     if let Some((older, newer)) = trees {
@@ -241,6 +434,7 @@ fn harvest_command(
             sha256: "",
             dir: &newer,
         };
+        let runner = runner_for(&cache, python.as_deref(), project, &newer, &say)?;
         let h = harvest(project, &old, &new, &runner, &say)?;
         if !json {
             println!("{}", h.line());
@@ -248,7 +442,6 @@ fn harvest_command(
         harvested.push(h);
     } else {
         let versions = pypi::releases(project)?;
-        let cache = home.join("bench").join("real");
         for (a, b) in pypi::pairs(&versions, from.as_deref(), to.as_deref())? {
             // A release that cannot be fetched skips its pairs as a failed harvest does.
             let harvested_pair = pypi::sdist(&cache, project, &a).and_then(|(old_dir, old_hash)| {
@@ -263,6 +456,7 @@ fn harvest_command(
                     sha256: &new_hash,
                     dir: &new_dir,
                 };
+                let runner = runner_for(&cache, python.as_deref(), project, &new_dir, &say)?;
                 harvest(project, &old, &new, &runner, &say)
             });
             match harvested_pair {

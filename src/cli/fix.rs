@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use clap::Args;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::args::CommonArgs;
@@ -61,22 +61,27 @@ pub struct FixArgs {
 }
 
 /// One repair the agents tried.
-#[derive(Debug, Clone, Serialize)]
-struct Tried {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tried {
     /// The function repaired, and the one staged under it (a pair's first).
-    target: String,
-    on_top_of: Option<String>,
-    run_id: String,
+    pub target: String,
+    pub on_top_of: Option<String>,
+    pub run_id: String,
     /// "fixed", or why not.
-    outcome: String,
+    pub outcome: String,
+    /// The model calls the attempt made, and their tokens (prompt and answer).
+    #[serde(default)]
+    pub calls: u32,
+    #[serde(default)]
+    pub tokens: u64,
 }
 
 /// A file the fix changes.
-#[derive(Debug, Clone, Serialize)]
-struct Change {
-    file: String,
-    before: String,
-    after: String,
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Change {
+    pub file: String,
+    pub before: String,
+    pub after: String,
 }
 
 impl Change {
@@ -86,18 +91,18 @@ impl Change {
     }
 }
 
-/// What `rgd fix` keeps in `fix/`.
+/// What `rgd fix` keeps in `fix/` (and prints with --json).
 #[derive(Debug, Serialize)]
-struct FixRecord<'a> {
-    root: String,
-    failing: &'a [String],
-    regression: &'a [String],
-    ranking: &'a [Candidate],
-    tried: &'a [Tried],
-    fixed_by: Option<Vec<String>>,
-    changes: &'a [Change],
+pub struct FixRecord {
+    pub root: String,
+    pub failing: Vec<String>,
+    pub regression: Vec<String>,
+    pub ranking: Vec<Candidate>,
+    pub tried: Vec<Tried>,
+    pub fixed_by: Option<Vec<String>>,
+    pub changes: Vec<Change>,
     /// What the printer printed and the view showed, in order.
-    events: &'a [FixEvent],
+    pub events: Vec<FixEvent>,
 }
 
 /// Where the fix's events go (a printer or the view), each kept for the record.
@@ -142,88 +147,33 @@ struct Repair {
     /// It passed every failing and every regression test, proven and run again.
     fixed: bool,
     outcome: String,
+    calls: u32,
+    tokens: u64,
 }
 
 pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: FixArgs) -> anyhow::Result<ExitCode> {
     if args.common.tui && (args.common.breakpoints.is_some() || args.common.control.is_some()) {
         anyhow::bail!("rgd fix --tui follows each attempt and cannot drive the debugger: give --break without --tui (commands on stdin)");
     }
-    let root = project_root(&args.failure.repo)?;
-    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
-    let python = runner.python().to_path_buf();
     let from = crate::config::Configured::load(config, &home.root, llm)?;
-    let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
-    let found = suspects(&from, &runner, &root, &args.failure, test_seconds).await?;
-    let (visible, hidden) = split_tests(&found);
-    eprintln!(
-        "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}; {}",
-        visible.len(),
-        hidden.len(),
-        runner.confinement().describe(),
-        runner.confinement().program_reads()
-    );
-    if !found.also_failing.is_empty() {
-        eprintln!(
-            "{} other tests of the selection fail too and are left out (e.g. {})",
-            found.also_failing.len(),
-            found.also_failing[0]
-        );
-    }
-    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
-    let shown = args.candidates.max(args.pairs_of);
-    if !args.common.tui {
-        println!("suspects:");
-        print_ranking(&found.ranked, found.failing_spectra, shown);
-    }
-    let (mut index, report) = open(home, &root, Embed::Ready)?;
-    if !args.common.json {
-        print_report(&report, &root);
-    }
-    let targets: Vec<String> = found.ranked.iter().take(shown).map(|c| c.target()).collect();
-    crate::launch::project::prepare_targets(&mut index, &root, &targets, &args.repo_args)?;
+    let p = prepare(home, &from, &args, true).await?;
     // Headless, the events are lines on stderr; with --tui, the view's (printed after it closes).
     let (to_view, from_fix) = tokio::sync::mpsc::unbounded_channel::<FixEvent>();
-    let print = |e: &FixEvent| {
-        if let Some(line) = e.line() {
-            eprintln!("{line}");
-        }
-    };
     let send = move |e: &FixEvent| {
         let _ = to_view.send(e.clone());
     };
     let reporter = Reporter {
-        out: if args.common.tui { &send } else { &print },
+        out: if args.common.tui { &send } else { &print_event },
         kept: Mutex::new(Vec::new()),
     };
-    let cx = Ctx {
-        home,
-        from: &from,
-        args: &args,
-        runner: &runner,
-        index: &index,
-        python: &python,
-        visible: &visible,
-        hidden: &hidden,
-        report: &reporter,
-    };
-    reporter.send(FixEvent::Suspects {
-        suspects: found
-            .ranked
-            .iter()
-            .take(shown)
-            .map(|c| Suspect::of(c, found.failing_spectra))
-            .collect(),
-        candidates: args.candidates,
-        visible: visible.len(),
-        hidden: hidden.len(),
-    });
+    let cx = p.context(home, &from, &args, &reporter);
     let ended = match args.common.tui {
-        false => drive(&cx, &root, &found).await?,
-        true => match watched(&cx, &root, &found, from_fix).await? {
+        false => drive(&cx, &p.root, &p.found).await?,
+        true => match watched(&cx, &p.root, &p.found, from_fix).await? {
             Some(ended) => {
                 for e in reporter.kept.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                     if let FixEvent::Finished { .. } = e {
-                        print(e);
+                        print_event(e);
                     }
                 }
                 ended
@@ -234,46 +184,168 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
             }
         },
     };
-    let Ended { tried, fixed, changes } = ended;
-    let events = reporter.kept.into_inner().unwrap_or_else(|e| e.into_inner());
-    let record = FixRecord {
-        root: root.display().to_string(),
-        failing: &found.failing,
-        regression: &hidden,
-        ranking: &found.ranked[..found.ranked.len().min(20)],
-        tried: &tried,
-        fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
-        changes: &changes,
-        events: &events,
-    };
-    let saved = save_record(home, &record)?;
+    let (record, saved) = p.recorded(home, ended, reporter)?;
     if args.common.json {
         println!("{}", serde_json::to_string(&record)?);
     }
     eprintln!("\nattempts ({} recorded): {}", saved.display(), {
-        let ids: Vec<String> = tried
+        let ids: Vec<String> = record
+            .tried
             .iter()
             .filter(|t| !t.run_id.is_empty())
             .map(|t| format!("rgd replay {}", t.run_id))
             .collect();
         ids.join("; ")
     });
-    if fixed.is_none() {
+    if record.fixed_by.is_none() {
         return Ok(ExitCode::FAILURE);
     }
     if !args.common.json {
-        for c in &changes {
+        for c in &record.changes {
             println!("{}", crate::terminal::clean(&c.diff()));
         }
     }
     if args.write {
-        for c in &changes {
-            write_keeping_backup(&root.join(&c.file), &c.after)?;
+        for c in &record.changes {
+            write_keeping_backup(&p.root.join(&c.file), &c.after)?;
         }
     } else {
         eprintln!("the project is unchanged (--write applies the fix)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rgd fix` as part of another command (`rgd bench real`): nothing printed, each event handed
+/// to `events`, the project never written; the record it kept in `fix/`.
+pub async fn fix_for(
+    home: &Home,
+    from: &crate::config::Configured<'_>,
+    args: &FixArgs,
+    events: &(dyn Fn(&FixEvent) + Sync),
+) -> anyhow::Result<FixRecord> {
+    let p = prepare(home, from, args, false).await?;
+    let reporter = Reporter {
+        out: events,
+        kept: Mutex::new(Vec::new()),
+    };
+    let ended = drive(&p.context(home, from, args, &reporter), &p.root, &p.found).await?;
+    Ok(p.recorded(home, ended, reporter)?.0)
+}
+
+fn print_event(e: &FixEvent) {
+    if let Some(line) = e.line() {
+        eprintln!("{line}");
+    }
+}
+
+/// The fault located, the tests split and the project indexed: what every attempt shares.
+struct Prepared {
+    root: PathBuf,
+    runner: ProjectTests,
+    python: PathBuf,
+    found: Localisation,
+    visible: Vec<String>,
+    hidden: Vec<String>,
+    index: crate::repo::RepoIndex,
+}
+
+/// Locates the fault and opens the project's index, saying what it found when `print`.
+async fn prepare(home: &Home, from: &crate::config::Configured<'_>, args: &FixArgs, print: bool) -> anyhow::Result<Prepared> {
+    let root = project_root(&args.failure.repo)?;
+    let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
+    let python = runner.python().to_path_buf();
+    let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
+    let found = suspects(from, &runner, &root, &args.failure, test_seconds).await?;
+    let (visible, hidden) = split_tests(&found);
+    if print {
+        eprintln!(
+            "{} failing tests (visible to the agents), {} passing tests as the regression suite (hidden); {}; {}",
+            visible.len(),
+            hidden.len(),
+            runner.confinement().describe(),
+            runner.confinement().program_reads()
+        );
+        if !found.also_failing.is_empty() {
+            eprintln!(
+                "{} other tests of the selection fail too and are left out (e.g. {})",
+                found.also_failing.len(),
+                found.also_failing[0]
+            );
+        }
+    }
+    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
+    let shown = args.candidates.max(args.pairs_of);
+    if print && !args.common.tui {
+        println!("suspects:");
+        print_ranking(&found.ranked, found.failing_spectra, shown);
+    }
+    let (mut index, report) = open(home, &root, Embed::Ready)?;
+    if print && !args.common.json {
+        print_report(&report, &root);
+    }
+    let targets: Vec<String> = found.ranked.iter().take(shown).map(|c| c.target()).collect();
+    crate::launch::project::prepare_targets(&mut index, &root, &targets, &args.repo_args)?;
+    Ok(Prepared {
+        root,
+        runner,
+        python,
+        found,
+        visible,
+        hidden,
+        index,
+    })
+}
+
+impl Prepared {
+    /// What the attempts share; the suspects are announced to `report` first.
+    fn context<'a>(
+        &'a self,
+        home: &'a Home,
+        from: &'a crate::config::Configured<'a>,
+        args: &'a FixArgs,
+        report: &'a Reporter<'a>,
+    ) -> Ctx<'a> {
+        report.send(FixEvent::Suspects {
+            suspects: self
+                .found
+                .ranked
+                .iter()
+                .take(args.candidates.max(args.pairs_of))
+                .map(|c| Suspect::of(c, self.found.failing_spectra))
+                .collect(),
+            candidates: args.candidates,
+            visible: self.visible.len(),
+            hidden: self.hidden.len(),
+        });
+        Ctx {
+            home,
+            from,
+            args,
+            runner: &self.runner,
+            index: &self.index,
+            python: &self.python,
+            visible: &self.visible,
+            hidden: &self.hidden,
+            report,
+        }
+    }
+
+    /// The record of what the attempts came to, kept in `fix/` (and where).
+    fn recorded(&self, home: &Home, ended: Ended, reporter: Reporter<'_>) -> anyhow::Result<(FixRecord, PathBuf)> {
+        let Ended { tried, fixed, changes } = ended;
+        let record = FixRecord {
+            root: self.root.display().to_string(),
+            failing: self.found.failing.clone(),
+            regression: self.hidden.clone(),
+            ranking: self.found.ranked[..self.found.ranked.len().min(20)].to_vec(),
+            tried,
+            fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
+            changes,
+            events: reporter.kept.into_inner().unwrap_or_else(|e| e.into_inner()),
+        };
+        let saved = save_record(home, &record)?;
+        Ok((record, saved))
+    }
 }
 
 /// What the attempts came to.
@@ -405,10 +477,16 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         run_id: attempt.run_id,
         fixed: false,
         outcome: "the run recorded no result".into(),
+        calls: 0,
+        tokens: 0,
     };
     let Some(result) = attempt.result else {
         return Ok(Some(repair));
     };
+    for t in result.tokens.values() {
+        repair.calls += t.calls;
+        repair.tokens += t.input + t.output;
+    }
     if !result.completion.is_empty() {
         repair.program = result.completion.clone();
     }
@@ -530,6 +608,8 @@ fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: r.run_id.clone(),
         outcome: r.outcome.clone(),
+        calls: r.calls,
+        tokens: r.tokens,
     }
 }
 
@@ -550,10 +630,12 @@ fn skipped(c: &Candidate, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: String::new(),
         outcome: "skipped: not a function the agents can repair".into(),
+        calls: 0,
+        tokens: 0,
     }
 }
 
-fn save_record(home: &Home, record: &FixRecord<'_>) -> anyhow::Result<PathBuf> {
+fn save_record(home: &Home, record: &FixRecord) -> anyhow::Result<PathBuf> {
     let dir = home.root.join("fix");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S%.3f");
@@ -593,6 +675,8 @@ mod tests {
             run_id: String::new(),
             fixed: true,
             outcome: String::new(),
+            calls: 0,
+            tokens: 0,
         };
         let changes = changes_of(&[r("m.py::f", "m.py", "v0", "v1"), r("m.py::g", "m.py", "v1", "v2")]);
         assert_eq!(changes.len(), 1);

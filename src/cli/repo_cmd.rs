@@ -449,7 +449,7 @@ fn project_set(held_out: bool) -> &'static [crate::repo::bench::Project] {
 
 pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let (warm, json, with_model, held_out, sample, llm) = match cmd {
-        BenchCommand::Real(args) => return super::bench_real::run(&home.root, args),
+        BenchCommand::Real(args) => return super::bench_real::run(home, config, args).await,
         BenchCommand::Verdicts {
             held_out,
             isolation: true,

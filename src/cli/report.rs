@@ -11,7 +11,8 @@ use crate::store::Home;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run ids and experiment ids (unique prefixes)
+    /// Run ids and experiment ids (unique prefixes), or the results file of `rgd bench real
+    /// --fix` (its repairs' runs)
     #[arg(required = true)]
     pub ids: Vec<String>,
     /// Where report.md and report.html go
@@ -25,6 +26,10 @@ pub async fn execute(home: &Home, data_dir: Option<&std::path::Path>, args: Repo
     let started = std::time::Instant::now();
     let mut run_ids: Vec<String> = Vec::new();
     for id in &args.ids {
+        if let Some(runs) = bench_real_runs(std::path::Path::new(id))? {
+            run_ids.extend(runs);
+            continue;
+        }
         match home.load_experiment(id) {
             Ok(experiment) => run_ids.extend(experiment.cells.iter().filter_map(|c| c.run_id.clone())),
             Err(_) => run_ids.push(
@@ -59,4 +64,26 @@ pub async fn execute(home: &Home, data_dir: Option<&std::path::Path>, args: Repo
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runs of the repairs a `rgd bench real --fix` results file records (None: `path` is not a
+/// file, so an id).
+fn bench_real_runs(path: &std::path::Path) -> anyhow::Result<Option<Vec<String>>> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let mut runs = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let m: crate::repo::real::measure::Measured =
+            serde_json::from_str(line).with_context(|| format!("{}:{}: not a result of rgd bench real", path.display(), n + 1))?;
+        runs.extend(m.fix.into_iter().flat_map(|f| f.runs));
+    }
+    if runs.is_empty() {
+        anyhow::bail!(
+            "{}: no repair recorded a run (results of rgd bench real --fix have them)",
+            path.display()
+        );
+    }
+    Ok(Some(runs))
 }

@@ -81,6 +81,18 @@ pub fn put_back(new: &str, qualname: &str, definition: &str) -> Option<String> {
     (!parse_python(&text).root_node().has_error()).then_some(text)
 }
 
+/// The definition of `qualname` in `source` (decorators included) moved to column 0, as an agent
+/// answers it; None when `source` has no such function.
+pub fn definition(source: &str, qualname: &str) -> Option<String> {
+    let site = find_function(source, qualname).ok()?;
+    let pad = " ".repeat(site.indent);
+    let text: Vec<&str> = source[site.start..site.end]
+        .lines()
+        .map(|l| l.strip_prefix(pad.as_str()).unwrap_or(l))
+        .collect();
+    Some(text.join("\n") + "\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +121,11 @@ mod tests {
         assert!(back.contains("def added()") && back.contains("def s():"), "{back}");
         assert_eq!(changed_functions(&back, OLD), vec![], "the put-back module has the old method");
         assert_eq!(put_back(NEW, "K.nothing", "def nothing(): pass"), None);
+    }
+
+    #[test]
+    fn a_method_s_definition_is_given_at_column_zero_with_its_decorator() {
+        assert_eq!(definition(NEW, "K.s").as_deref(), Some("@staticmethod\ndef s():\n    return 'a'\n"));
+        assert_eq!(definition(NEW, "K.nothing"), None);
     }
 }

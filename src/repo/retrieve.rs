@@ -124,6 +124,37 @@ pub const CONFIDENT_COSINE_GAP: f32 = 0.1;
 /// own first hits may outvote it, their noise may not bury it.
 pub const CONFIDENT_PLACE: usize = 3;
 
+/// The repair context's first places ...
+pub const TOP: usize = 5;
+/// ... of which one class's methods may hold this many while BM25's first hit waits below them:
+/// the graph (weighted 3) lists the target's class members together, and four of them would push
+/// out the one function BM25 found by its name and docstring.
+pub const SIBLINGS_IN_TOP: usize = 3;
+
+/// Moves `hit` (BM25's first) up to place `TOP` when it is below it and more than
+/// `SIBLINGS_IN_TOP` of the first `TOP` are methods of one class (`class_of`).
+fn unbury(fused: &mut Vec<Piece>, hit: usize, class_of: &dyn Fn(usize) -> Option<String>) {
+    let Some(at) = fused.iter().position(|p| p.chunk == hit).filter(|&at| at >= TOP) else {
+        return;
+    };
+    let mut per_class: HashMap<String, usize> = HashMap::new();
+    for p in &fused[..TOP] {
+        if let Some(class) = class_of(p.chunk) {
+            *per_class.entry(class).or_default() += 1;
+        }
+    }
+    if per_class.values().all(|&n| n <= SIBLINGS_IN_TOP) {
+        return;
+    }
+    let mut piece = fused.remove(at);
+    if let Some(f) = piece.found_by.iter_mut().find(|f| f.stream == Stream::Bm25) {
+        f.reason.push_str(&format!(
+            " (BM25's first: kept in the first {TOP}, above the members of one class that filled them)"
+        ));
+    }
+    fused.insert(TOP - 1, piece);
+}
+
 /// Whether `q` may return tests by their code (tests get code vectors only then).
 fn wants_test_code(q: &Query) -> bool {
     q.tests && q.streams.iter().any(|s| matches!(s, Stream::Code | Stream::Augmented))
@@ -561,6 +592,15 @@ impl RepoIndex {
                 fused.insert(CONFIDENT_PLACE - 1, piece);
             }
         }
+        if let Some((_, _, list)) = lists.iter().find(|(s, _, l)| *s == Stream::Bm25 && !l.is_empty()) {
+            let chunks = &self.graph.chunks;
+            let class_of = |i: usize| {
+                let c = &chunks[i];
+                c.class_header.as_ref()?;
+                Some(format!("{}::{}", c.file, c.name.rsplit_once('.')?.0))
+            };
+            unbury(&mut fused, list[0].0, &class_of);
+        }
         Ok(fused)
     }
 }
@@ -571,6 +611,44 @@ mod tests {
 
     fn list(scores: &[f32]) -> Ranked {
         scores.iter().enumerate().map(|(i, s)| (i, *s, String::new())).collect()
+    }
+
+    fn pieces(n: usize) -> Vec<Piece> {
+        (0..n)
+            .map(|chunk| Piece {
+                chunk,
+                score: 1.0 / (chunk as f32 + 1.0),
+                found_by: vec![Found {
+                    stream: Stream::Bm25,
+                    rank: 1,
+                    score: 1.0,
+                    reason: String::new(),
+                }],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bm25_s_first_hit_is_not_buried_under_four_members_of_one_class() {
+        // Chunks 0..4 are methods of K, 5 of L; BM25's first is chunk 6.
+        let class_of = |i: usize| match i {
+            0..=3 => Some("m.py::K".to_string()),
+            5 => Some("m.py::L".to_string()),
+            _ => None,
+        };
+        let mut fused = pieces(8);
+        unbury(&mut fused, 6, &class_of);
+        let order: Vec<usize> = fused.iter().map(|p| p.chunk).collect();
+        assert_eq!(order, [0, 1, 2, 3, 6, 4, 5, 7]);
+        assert!(fused[4].found_by[0].reason.contains("BM25's first"));
+        // Three of one class leave the fusion's order alone, as does a hit already in the top 5.
+        let three = |i: usize| (i < 3).then(|| "m.py::K".to_string());
+        let mut fused = pieces(8);
+        unbury(&mut fused, 6, &three);
+        assert_eq!(fused.iter().map(|p| p.chunk).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+        let mut fused = pieces(8);
+        unbury(&mut fused, 2, &class_of);
+        assert_eq!(fused.iter().map(|p| p.chunk).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
     }
 
     #[test]

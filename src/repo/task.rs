@@ -78,10 +78,11 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
         prompt.push_str("\n\n");
     }
     let what = match name.rsplit_once('.') {
-        Some((class, method)) => format!(
-            "write the method `{method}` of the class `{class}` (answer with its `def {method}(...)`, decorators included; the rest of the class stays as it is)"
+        Some((_, method)) => format!(
+            "{} (answer with its `def {method}(...)`, decorators included; the rest of the class stays as it is)",
+            writing(name)
         ),
-        None => format!("write the function `{name}`"),
+        None => writing(name),
     };
     prompt.push_str(&format!(
         "{function}\n\n(From the repository's file {file}: {what}; the rest of the file stays as it is. Import what you use from the project's other modules.)\n"
@@ -112,4 +113,13 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
         module,
         has_hidden: !spec.hidden.is_empty(),
     })
+}
+
+/// How a task asks for `qualname` ("write the function `f`", "write the method `m` of the class
+/// `C`"): what `rgd bench real`'s oracle recognises its function by.
+pub fn writing(qualname: &str) -> String {
+    match qualname.rsplit_once('.') {
+        Some((class, method)) => format!("write the method `{method}` of the class `{class}`"),
+        None => format!("write the function `{qualname}`"),
+    }
 }

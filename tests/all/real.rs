@@ -172,3 +172,80 @@ fn the_shipped_list_prints_as_a_json_array_of_instances() {
         assert!(!i["red_tests"].as_array().unwrap().is_empty(), "{i}");
     }
 }
+
+/// `rgd bench real --fix`: the `add` regression of the two releases above (written as a harvest
+/// writes it), repaired by `rgd fix` on the oracle (as released) and on a model whose repair is
+/// another (`b + a`), which the release's whole suite then judges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whole_suite() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let new = release(NEW_OPS);
+    let cached = home.path().join("bench/real/calc-1.1");
+    rgd::checked::copy_tree(new.path(), &cached).unwrap();
+    std::fs::write(home.path().join("bench/real/calc-1.1.sha256"), "").unwrap();
+    let instance = serde_json::json!({
+        "project": "calc", "versions": ["1.0", "1.1"], "sdists": ["", ""], "file": "calc/ops.py",
+        "function": "add", "line": 1, "red_tests": ["tests/test_ops.py::test_add"], "suite": 12,
+        "covering": 1, "faulty": "def add(a, b):\n    return a - b", "fixed": "def add(a, b):\n    return a + b"
+    });
+    let list = home.path().join("instances.jsonl");
+    std::fs::write(&list, format!("{instance}\n")).unwrap();
+    // The configured model writes `add` its own way, and nothing else.
+    let server = support::ScriptedServer::start(std::sync::Arc::new(|req: &support::Request| match req.purpose {
+        "debug_init" | "debug_fix" if req.user.contains("write the function `add`") => {
+            support::Reply::Text(support::fenced("def add(a, b):\n    return b + a\n"))
+        }
+        _ => support::Reply::Text("1. Read the function.".into()),
+    }))
+    .await;
+    let bench = |with: &'static str| {
+        let mut cmd = rgd(home.path(), &server.base_url());
+        cmd.args(["bench", "real", "--json", "--fix", with, "--instances"])
+            .arg(&list)
+            .arg("--python")
+            .arg(&python);
+        async move {
+            let run = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+            assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+            serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap()
+        }
+    };
+    let oracle = bench("oracle").await;
+    let fix = &oracle["instances"][0]["fix"];
+    assert_eq!(fix["model"], "oracle", "{oracle}");
+    assert_eq!(
+        (&fix["fixed"], &fix["as_released"], &fix["suite_green"]),
+        (&true.into(), &true.into(), &true.into()),
+        "{oracle}"
+    );
+    assert_eq!(fix["fixed_by"], serde_json::json!(["calc/ops.py::add"]));
+    assert!(fix["calls"].as_u64().unwrap() >= 1, "{oracle}");
+    assert_eq!(oracle["summary"]["fix"]["fixed"], 1, "{oracle}");
+    let results = home.path().join("bench/real/tuning-fix-oracle.jsonl");
+    assert!(results.is_file(), "a fix run keeps its own results");
+    // Each repair is a recorded run: `rgd report` renders them from the results file.
+    let out = home.path().join("report");
+    let report = rgd(home.path(), &server.base_url())
+        .arg("report")
+        .arg(&results)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(std::fs::read_to_string(out.join("report.md")).unwrap().contains("add"));
+
+    let model = bench("model").await;
+    let fix = &model["instances"][0]["fix"];
+    assert!(
+        !fix["model"].as_str().unwrap().is_empty() && fix["model"] != "oracle",
+        "the configured model's name: {model}"
+    );
+    assert_eq!(
+        (&fix["fixed"], &fix["as_released"], &fix["suite_green"]),
+        (&true.into(), &false.into(), &true.into()),
+        "another repair, judged by the suite: {model}"
+    );
+    assert!(fix["tokens"].as_u64().unwrap() > 0, "{model}");
+}

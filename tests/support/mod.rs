@@ -260,17 +260,7 @@ fn classify(system: &str, user: &str) -> &'static str {
 }
 
 async fn chat(State(state): State<AppState>, Json(body): Json<Value>) -> Response {
-    let text_of = |role: &str| -> String {
-        body["messages"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|m| m["role"] == role)
-            .filter_map(|m| m["content"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let (system, user) = (text_of("system"), text_of("user"));
+    let (system, user) = rgd::repo::real::oracle::system_and_user(&body);
     let request = Request {
         stream: body["stream"] == true,
         purpose: classify(&system, &user),

@@ -35,6 +35,106 @@ pub struct Measured {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub seconds: f64,
+    /// What `rgd fix` made of it (`--fix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fixing>,
+}
+
+/// What `rgd fix` made of one instance.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Fixing {
+    /// The model the agents ran on ("oracle" for the scripted one).
+    pub model: String,
+    /// rgd fix's verdict: a repair turned every red test green and broke none of the tests that
+    /// passed in the red tests' files.
+    pub fixed: bool,
+    /// The faulty function alone was repaired, and its code (comments aside) is the released fix.
+    pub as_released: bool,
+    /// After the repair, the whole suite passes as often as it did on the release (`suite`
+    /// tests). A repair as released is the release itself and is not run again.
+    pub suite_green: bool,
+    /// The functions the repair changed.
+    pub fixed_by: Vec<String>,
+    /// Attempts (one function each), each a recorded run (`rgd replay`, `rgd report`), model
+    /// calls and tokens.
+    pub attempts: usize,
+    #[serde(default)]
+    pub runs: Vec<String>,
+    pub calls: u32,
+    pub tokens: u64,
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Fixing {
+    /// Fixed: every red test and the release's regression suite green.
+    pub fn counts(&self) -> bool {
+        self.fixed && self.suite_green
+    }
+
+    /// One line, as the bench prints each instance's repair.
+    pub fn line(&self) -> String {
+        let what = match (&self.error, self.fixed, self.as_released, self.suite_green) {
+            (Some(e), _, _, _) => format!("not repaired ({e})"),
+            (None, false, _, _) => "not fixed".to_string(),
+            (None, true, true, _) => "fixed as released".to_string(),
+            (None, true, false, true) => format!("fixed otherwise ({})", self.fixed_by.join(", ")),
+            (None, true, false, false) => format!("fixed the red tests but broke the suite ({})", self.fixed_by.join(", ")),
+        };
+        format!(
+            "{what} after {} attempts, {} calls, {} tokens, {:.0}s",
+            self.attempts, self.calls, self.tokens, self.seconds
+        )
+    }
+}
+
+/// The repairs of one set.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixSummary {
+    pub model: String,
+    /// Instances a repair was tried on (located ones).
+    pub instances: usize,
+    /// Every red test and the suite green (`Fixing::counts`).
+    pub fixed: usize,
+    pub as_released: usize,
+    /// The red tests green but the suite broken.
+    pub breaking: usize,
+    pub seconds: f64,
+    /// Per instance.
+    pub calls: f64,
+    pub tokens: f64,
+}
+
+fn fix_summary(results: &[Measured]) -> Option<FixSummary> {
+    let fixes: Vec<&Fixing> = results.iter().filter_map(|m| m.fix.as_ref()).collect();
+    let n = fixes.len();
+    (n > 0).then(|| FixSummary {
+        model: fixes[0].model.clone(),
+        instances: n,
+        fixed: fixes.iter().filter(|f| f.counts()).count(),
+        as_released: fixes.iter().filter(|f| f.as_released).count(),
+        breaking: fixes.iter().filter(|f| f.fixed && !f.suite_green && f.error.is_none()).count(),
+        seconds: fixes.iter().map(|f| f.seconds).sum(),
+        calls: fixes.iter().map(|f| f.calls as f64).sum::<f64>() / n as f64,
+        tokens: fixes.iter().map(|f| f.tokens as f64).sum::<f64>() / n as f64,
+    })
+}
+
+impl Measured {
+    /// An instance that could not be measured, and why.
+    pub fn failed(i: &Instance, error: String, seconds: f64) -> Measured {
+        Measured {
+            key: key(i),
+            project: i.project.clone(),
+            combined: None,
+            ochiai: None,
+            ranked: 0,
+            error: Some(error),
+            seconds,
+            fix: None,
+        }
+    }
 }
 
 pub fn key(i: &Instance) -> String {
@@ -45,25 +145,26 @@ pub fn held_out(i: &Instance) -> bool {
     HELD_OUT.contains(&i.project.as_str())
 }
 
-/// Locates one instance in a copy of its newer release with the faulty function put back.
-pub fn locate(cache: &Path, runner: &ProjectTests, i: &Instance) -> Measured {
-    let started = Instant::now();
-    let (combined, ochiai, ranked, error) = match located(cache, runner, i) {
-        Ok((c, o, n)) => (c, o, n, None),
-        Err(e) => (None, None, 0, Some(format!("{e:#}"))),
-    };
-    Measured {
-        key: key(i),
-        project: i.project.clone(),
-        combined,
-        ochiai,
-        ranked,
-        error,
-        seconds: started.elapsed().as_secs_f64(),
+/// Locates one instance in `copy` (`faulty_copy`).
+pub fn locate(copy: &Path, runner: &ProjectTests, i: &Instance, started: Instant) -> Measured {
+    match located(copy, runner, i) {
+        Ok((combined, ochiai, ranked)) => Measured {
+            key: key(i),
+            project: i.project.clone(),
+            combined,
+            ochiai,
+            ranked,
+            error: None,
+            seconds: started.elapsed().as_secs_f64(),
+            fix: None,
+        },
+        Err(e) => Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()),
     }
 }
 
-fn located(cache: &Path, runner: &ProjectTests, i: &Instance) -> anyhow::Result<(Option<Place>, Option<Place>, usize)> {
+/// A copy of the instance's newer release (its sdist fetched once and hash-checked) with the
+/// faulty function put back, and the released definition of that function (at column 0).
+pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::TempDir, String)> {
     let (tree, hash) = pypi::sdist(cache, &i.project, &i.versions[1])?;
     if !i.sdists[1].is_empty() && hash != i.sdists[1] {
         bail!(
@@ -76,17 +177,84 @@ fn located(cache: &Path, runner: &ProjectTests, i: &Instance) -> anyhow::Result<
     let copy = tempfile::tempdir()?;
     crate::checked::copy_tree(&tree, copy.path()).context("copying the release")?;
     let module = std::fs::read_to_string(copy.path().join(&i.file)).with_context(|| i.file.clone())?;
+    let released =
+        crate::code::align::definition(&module, &i.function).with_context(|| format!("{}: the release has no {}", i.file, i.function))?;
     let faulty = crate::code::align::put_back(&module, &i.function, &i.faulty)
         .with_context(|| format!("{}: cannot put {} back", i.file, i.function))?;
     std::fs::write(copy.path().join(&i.file), faulty)?;
+    Ok((copy, released))
+}
+
+fn located(copy: &Path, runner: &ProjectTests, i: &Instance) -> anyhow::Result<(Option<Place>, Option<Place>, usize)> {
     let seconds = std::time::Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS);
-    let found = crate::repo::localise::localise(runner, copy.path(), &i.red_tests, None, seconds)?;
+    let found = crate::repo::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
     Ok((
         Place::of(&found.ranked, &i.file, &i.function),
         Place::by(&found.ranked, &i.file, &i.function, |c| c.ochiai),
         found.ranked.len(),
     ))
 }
+
+/// Judges the repair `rgd fix` found for instance `i` in `copy` (None: it found none): the
+/// functions it changed (`fixed_by`, `file::qualname`) and the files it changed, as (file, new
+/// text). Fixed as released: the faulty function alone, its code (comments aside) the released
+/// fix's; any other repair has the release's whole suite run on it.
+pub fn judge_fix(
+    copy: &Path,
+    runner: &ProjectTests,
+    i: &Instance,
+    released: &str,
+    fixed_by: Option<&[String]>,
+    changes: &[(String, String)],
+) -> Fixing {
+    let Some(fixed_by) = fixed_by else {
+        return Fixing::default();
+    };
+    let mut f = Fixing {
+        fixed: true,
+        fixed_by: fixed_by.to_vec(),
+        ..Fixing::default()
+    };
+    let target = format!("{}::{}", i.file, i.function);
+    let repaired = changes
+        .iter()
+        .find(|(file, _)| *file == i.file)
+        .and_then(|(_, text)| crate::code::align::definition(text, &i.function));
+    f.as_released = fixed_by == [target]
+        && changes.len() == 1
+        && repaired.is_some_and(|r| crate::code::align::tokens(&r) == crate::code::align::tokens(released));
+    if f.as_released {
+        f.suite_green = true;
+        return f;
+    }
+    let suite = (|| -> anyhow::Result<usize> {
+        for (file, text) in changes {
+            std::fs::write(copy.join(file), text)?;
+        }
+        let ids = runner.collect_with_errors(copy, &[])?.ids;
+        let all = crate::repo::testrun::RunSpec {
+            ids: &ids,
+            ..Default::default()
+        };
+        let limits = crate::repo::testrun::TestLimits {
+            timeout: std::time::Duration::from_secs(SUITE_SECONDS),
+            ..Default::default()
+        };
+        let run = runner.run(copy, &all, limits)?;
+        if run.timed_out {
+            bail!("the suite ran past {SUITE_SECONDS} s with the repair");
+        }
+        Ok(run.outcomes.iter().filter(|o| o.passed()).count())
+    })();
+    match suite {
+        Ok(passed) => f.suite_green = passed >= i.suite,
+        Err(e) => f.error = Some(format!("{e:#}")),
+    }
+    f
+}
+
+/// How long the whole suite may run on a repair that is not the released one.
+const SUITE_SECONDS: u64 = 600;
 
 /// The results of one set: top-k of each ranking (ties broken at random) and the mean first rank.
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +268,9 @@ pub struct Summary {
     pub rgd_mean_rank: f64,
     pub ochiai_mean_rank: f64,
     pub seconds: f64,
+    /// With `--fix`: what the repairs came to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixSummary>,
 }
 
 pub fn summary(results: &[Measured]) -> Summary {
@@ -123,5 +294,6 @@ pub fn summary(results: &[Measured]) -> Summary {
         rgd_mean_rank: mean(|m| m.combined),
         ochiai_mean_rank: mean(|m| m.ochiai),
         seconds: results.iter().map(|m| m.seconds).sum(),
+        fix: fix_summary(results),
     }
 }

@@ -6,7 +6,9 @@
 
 pub mod harvest;
 pub mod measure;
+pub mod oracle;
 pub mod pypi;
+pub mod venv;
 
 use std::collections::BTreeMap;
 
