@@ -49,6 +49,26 @@ impl Lexical {
         Ok(Lexical { bm25, functions, tests })
     }
 
+    /// The function `name` names (a qualified name, or a bare one as older Pythons print it), as
+    /// (file, qualified name): the one function when only one is called so, else the one of those
+    /// in `entered` (the files a failing test ran); None when that leaves none or several.
+    pub fn defining(&self, name: &str, entered: &std::collections::BTreeSet<&str>) -> Option<(String, String)> {
+        let dotted = format!(".{name}");
+        let exact: Vec<&(String, String)> = self.functions.iter().filter(|(_, q)| q == name).collect();
+        let found: Vec<&(String, String)> = if exact.is_empty() {
+            self.functions.iter().filter(|(_, q)| q.ends_with(&dotted)).collect()
+        } else {
+            exact
+        };
+        match found.as_slice() {
+            [one] => Some((*one).clone()),
+            many => {
+                let ran: Vec<&&(String, String)> = many.iter().filter(|(f, _)| entered.contains(f.as_str())).collect();
+                (ran.len() == 1).then(|| (*ran[0]).clone())
+            }
+        }
+    }
+
     /// The source of the test a node id names (`tests/t.py::TestC::test_m[1]`), if known.
     pub fn test_source(&self, node: &str) -> Option<&str> {
         self.tests.get(&super::task::test_chunk_id(node)?).map(String::as_str)

@@ -154,6 +154,24 @@ pub fn localise(
             message: message.to_string(),
         })
         .collect();
+    // A callee a failing call's arguments did not fit counts as entered by that test, as the
+    // innermost frame of its exception path (`locate::mismatched_callee`).
+    let failing_spectra: Vec<super::testrun::Spectrum> = failing_spectra
+        .into_iter()
+        .map(|s| {
+            let mut s = s.clone();
+            let callee = outcome(&s.id).and_then(|o| super::locate::mismatched_callee(&o.message));
+            let entered: std::collections::BTreeSet<&str> = s.functions.iter().map(|f| f.0.as_str()).collect();
+            let found = callee.and_then(|name| lexical.defining(name, &entered));
+            if let Some((file, name)) = found.filter(|(file, name)| !s.functions.iter().any(|f| &f.0 == file && &f.1 == name)) {
+                let frame = (file, name, 0);
+                s.functions.push(frame.clone());
+                s.raised.push(frame);
+            }
+            s
+        })
+        .collect();
+    let failing_spectra: Vec<&super::testrun::Spectrum> = failing_spectra.iter().collect();
     let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
     if ranked.is_empty() {
         bail!(

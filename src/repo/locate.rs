@@ -191,6 +191,28 @@ pub fn per_test(records: &[Spectrum], ids: &[String]) -> Vec<Spectrum> {
 }
 
 /// The project's functions entered by a failing test, best suspect first.
+/// The function a call's arguments did not fit, as the TypeError names it (`f() takes 2
+/// positional arguments but 3 were given`, `C.m() got an unexpected keyword argument 'x'`, `f()
+/// missing 1 required positional argument: 'y'`). Such a call fails before the callee's frame
+/// begins, so no spectrum has the callee entered, though the fault is at that boundary: often the
+/// callee's own signature, as when a release changed both the caller and the callee.
+pub fn mismatched_callee(message: &str) -> Option<&str> {
+    const MISMATCHES: &[&str] = &[
+        "() takes ",
+        "() got an unexpected keyword argument",
+        "() missing ",
+        "() got multiple values for argument",
+        "() got some positional-only arguments",
+    ];
+    message.lines().filter_map(|l| l.split("TypeError: ").nth(1)).find_map(|said| {
+        MISMATCHES.iter().find_map(|m| {
+            let name = &said[..said.find(m)?];
+            let ok = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            ok.then_some(name)
+        })
+    })
+}
+
 pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retrieved) -> Vec<Candidate> {
     rank_with(failing, passing, retrieval, Signals::COMBINED)
 }
@@ -316,6 +338,22 @@ pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_callee_an_argument_mismatch_names_is_read_from_the_typeerror() {
+        let said = mismatched_callee;
+        assert_eq!(
+            said("E   TypeError: _sample_unweighted() takes from 2 to 3 positional arguments but 4 were given"),
+            Some("_sample_unweighted")
+        );
+        assert_eq!(
+            said("x\nTypeError: Token.__init__() got an unexpected keyword argument 'parent'"),
+            Some("Token.__init__")
+        );
+        assert_eq!(said("TypeError: f() missing 1 required positional argument: 'y'"), Some("f"));
+        assert_eq!(said("TypeError: unsupported operand type(s) for +: 'int' and 'str'"), None);
+        assert_eq!(said("AssertionError: f() takes"), None, "only a TypeError says so");
+    }
 
     fn f(name: &str) -> (String, String, u32) {
         ("pkg/m.py".into(), name.into(), 1)

@@ -266,3 +266,32 @@ fn a_fault_that_loops_forever_is_stopped_where_it_loops_and_located() {
     // Stopped at its limit, not at the run's (120 s).
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
 }
+
+#[test]
+fn a_callee_whose_signature_the_call_does_not_fit_is_a_suspect_though_never_entered() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    // A release changed both sides: `pick` now passes a seed, and `_choose` (the fault here: the
+    // older one, put back) does not take it. The call fails before `_choose`'s frame begins, so no
+    // failing test enters it; the TypeError names it.
+    files.push((
+        "shop/draw.py",
+        "def _choose(items):\n    return items[0]\n\n\ndef pick(items, seed=0):\n    return _choose(items, seed)\n\n\ndef first(items):\n    return _choose(items)\n",
+    ));
+    files.push((
+        "tests/test_draw.py",
+        "from shop.draw import _choose, first, pick\n\n\ndef test_pick():\n    assert pick([3, 4]) == 3\n\n\ndef test_first():\n    assert first([5]) == 5\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_draw.py::test_pick", "--tests", "tests/test_draw.py"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let ranked: Vec<&str> = stdout.lines().filter(|l| l.starts_with(" 1.") || l.starts_with(" 2.")).collect();
+    assert!(
+        ranked.iter().any(|l| l.contains("_choose")) && ranked.iter().any(|l| l.contains("pick")),
+        "the callee and the call's caller lead: {stdout}"
+    );
+}
