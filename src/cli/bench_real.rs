@@ -74,6 +74,10 @@ pub enum RealAction {
         /// The releases to pair, oldest..newest (either end may be left out: `2.0..`)
         #[arg(long, value_name = "A..B", value_parser = parse_releases)]
         releases: Option<(Option<String>, Option<String>)>,
+        /// A local git repository's tags instead of PyPI's releases (the tags in version order;
+        /// --releases names tags)
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["from", "to"])]
+        git: Option<PathBuf>,
         /// Two source trees instead of PyPI's sdists: the older release ...
         #[arg(long, requires = "to", value_name = "DIR")]
         from: Option<PathBuf>,
@@ -104,12 +108,20 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
         Some(RealAction::Harvest {
             project,
             releases,
+            git,
             from,
             to,
             out,
             python,
             json,
-        }) => harvest_command(&home.root, &project, releases.unwrap_or_default(), from.zip(to), out, python, json),
+        }) => {
+            let source = match (git, from.zip(to)) {
+                (Some(repo), _) => Source::Git(repo),
+                (None, Some(trees)) => Source::Trees(trees),
+                (None, None) => Source::PyPi,
+            };
+            harvest_command(&home.root, &project, releases.unwrap_or_default(), source, out, python, json)
+        }
         None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
         None => measure(home, config, &args).await,
     }
@@ -404,11 +416,22 @@ fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// A release's tree, fetched once into the cache, and its sdist's sha256 (or tag's commit).
+type Fetch<'a> = dyn Fn(&str) -> anyhow::Result<(PathBuf, String)> + 'a;
+
+/// Where a harvest's releases come from.
+enum Source {
+    PyPi,
+    Git(PathBuf),
+    /// An older and a newer source tree.
+    Trees((PathBuf, PathBuf)),
+}
+
 fn harvest_command(
     home: &Path,
     project: &str,
     (from, to): (Option<String>, Option<String>),
-    trees: Option<(PathBuf, PathBuf)>,
+    source: Source,
     out: Option<PathBuf>,
     python: Option<PathBuf>,
     json: bool,
@@ -417,7 +440,7 @@ fn harvest_command(
     let cache = home.join("bench").join("real");
     let mut harvested: Vec<Harvested> = Vec::new();
     let mut failed = Vec::new();
-    if let Some((older, newer)) = trees {
+    if let Source::Trees((older, newer)) = source {
         let name = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // Named by --releases when it gives both ends, else by their directories.
         let (a, b) = match (from, to) {
@@ -441,11 +464,20 @@ fn harvest_command(
         }
         harvested.push(h);
     } else {
-        let versions = pypi::releases(project)?;
+        let (versions, fetch): (Vec<String>, Box<Fetch<'_>>) = match &source {
+            Source::Git(repo) => (
+                crate::repo::real::git::tags(repo)?,
+                Box::new(|tag: &str| crate::repo::real::git::export(&cache, project, repo, tag)),
+            ),
+            _ => (
+                pypi::releases(project)?,
+                Box::new(|version: &str| pypi::sdist(&cache, project, version)),
+            ),
+        };
         for (a, b) in pypi::pairs(&versions, from.as_deref(), to.as_deref())? {
             // A release that cannot be fetched skips its pairs as a failed harvest does.
-            let harvested_pair = pypi::sdist(&cache, project, &a).and_then(|(old_dir, old_hash)| {
-                let (new_dir, new_hash) = pypi::sdist(&cache, project, &b)?;
+            let harvested_pair = fetch(&a).and_then(|(old_dir, old_hash)| {
+                let (new_dir, new_hash) = fetch(&b)?;
                 let old = Release {
                     version: &a,
                     sha256: &old_hash,

@@ -249,3 +249,54 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
     );
     assert!(fix["tokens"].as_u64().unwrap() > 0, "{model}");
 }
+
+/// `--git DIR`: the same two releases as tags of a local repository (and a tag between them in
+/// version order, so the pairs follow version order, not the order the tags were listed).
+#[test]
+fn a_git_repository_s_tags_are_releases_each_tree_exported_once_with_its_commit() {
+    let Some(python) = support::pytest_python() else { return };
+    let repo = release(OLD_OPS);
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(["-c", "user.name=rgd", "-c", "user.email=rgd@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "1.0"]);
+    git(&["tag", "v1.0"]);
+    std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
+    git(&["commit", "-qam", "1.10"]);
+    git(&["tag", "v1.10"]);
+    git(&["tag", "v1.9", "v1.0"]);
+    let newest = git(&["rev-parse", "v1.10^{commit}"]);
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let run = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--git"])
+        .arg(repo.path())
+        .arg("--python")
+        .arg(&python)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    assert!(said.contains("calc v1.0 -> v1.9: 0 changed functions"), "{said}");
+    assert!(said.contains("calc v1.9 -> v1.10: 3 changed functions, 1 instances"), "{said}");
+    let instance: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&out).unwrap().trim()).unwrap();
+    assert_eq!(instance["versions"], serde_json::json!(["v1.9", "v1.10"]));
+    assert_eq!(
+        instance["sdists"][1],
+        newest.as_str(),
+        "the tag's commit stands for the sdist's hash"
+    );
+    assert!(home.path().join("bench/real/calc-v1.10/calc/ops.py").is_file());
+}
