@@ -50,6 +50,10 @@ pub struct RealArgs {
     /// the embedded one)
     #[arg(long, value_enum, value_name = "MODEL")]
     pub fix: Option<FixWith>,
+    /// Iterations of each attempt's agents (default: 2 on the oracle, which answers at once or
+    /// never; rgd fix's own on a model)
+    #[arg(long, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fix_iters: Option<u32>,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -303,6 +307,7 @@ struct Fixer<'a> {
     llm: LlmArgs,
     oracle: Option<crate::repo::real::oracle::Oracle>,
     model: String,
+    iterations: Option<u32>,
 }
 
 impl<'a> Fixer<'a> {
@@ -333,6 +338,7 @@ impl<'a> Fixer<'a> {
             llm,
             oracle,
             model,
+            iterations: args.fix_iters,
         })
     }
 
@@ -345,9 +351,9 @@ impl<'a> Fixer<'a> {
         for t in &i.red_tests {
             argv.extend(["--failing".into(), t.into()]);
         }
-        if self.oracle.is_some() {
-            // The oracle answers at once or never: more iterations only repeat its silence.
-            argv.extend(["--max-iters".into(), "2".into()]);
+        // The oracle answers at once or never: more iterations only repeat its silence.
+        if let Some(n) = self.iterations.or(self.oracle.as_ref().map(|_| 2)) {
+            argv.extend(["--max-iters".into(), n.to_string().into()]);
         }
         argv.extend(["--python".into(), python.into()]);
         let args = <FixCommand as clap::Parser>::try_parse_from(argv)?.args;
