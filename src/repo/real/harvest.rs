@@ -38,6 +38,13 @@ const FLAKY: &str = "red tests differ between two runs";
 const INTERFACE: &str = "interface changes (too many tests red)";
 const CUT: &str = "runs cut at their time limit";
 
+/// A project's task-runner scripts at its root (nox, invoke, fabric, doit): code no test runs,
+/// so a release that edits its sessions has no function to harvest there (webcolors 24.11.1
+/// changed seventeen, all in `noxfile.py`).
+fn is_tool_script(file: &str) -> bool {
+    matches!(file, "noxfile.py" | "tasks.py" | "fabfile.py" | "dodo.py")
+}
+
 pub fn harvest(
     project: &str,
     old: &Release<'_>,
@@ -117,7 +124,7 @@ pub fn harvest(
         suite: suite.len(),
         ..Harvested::default()
     };
-    for file in files.iter().filter(|f| is_library_file(f)) {
+    for file in files.iter().filter(|f| is_library_file(f) && !is_tool_script(f)) {
         let Ok(before) = std::fs::read_to_string(old.dir.join(file)) else {
             continue; // a module the older release does not have: nothing to align
         };
