@@ -50,6 +50,13 @@ pub struct RealArgs {
     /// the embedded one)
     #[arg(long, value_enum, value_name = "MODEL")]
     pub fix: Option<FixWith>,
+    /// Write each instance's whole ranking here (every signal of every function, the true one
+    /// named), to study or weigh localisation's signals anew
+    #[arg(long, value_name = "DIR")]
+    pub rankings: Option<PathBuf>,
+    /// How many of the ranked suspects `rgd fix` repairs (its --candidates; default: its own, 3)
+    #[arg(long, value_name = "N", requires = "fix", value_parser = crate::validate::parse_count)]
+    pub fix_candidates: Option<usize>,
     /// Iterations of each attempt's agents (default: 2 on the oracle, which answers at once or
     /// never; rgd fix's own on a model)
     #[arg(long, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u32).range(1..))]
@@ -195,21 +202,21 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         if !runners.contains_key(&i.project) {
             let runner = tokio::task::block_in_place(|| -> anyhow::Result<_> {
                 let (tree, _) = pypi::sdist(&dir, &i.project, &i.versions[1])?;
-                runner_for(&dir, args.python.as_deref(), &i.project, &tree, &|l| bar.println(l))
+                runner_for(&dir, args.python.as_deref(), &i.project, &tree, &|l| say(&bar, l))
             });
             match runner {
                 Ok(r) => {
                     runners.insert(i.project.clone(), r);
                 }
-                Err(e) => bar.println(format!("{}: no interpreter for its suite: {e:#}", i.project)),
+                Err(e) => say(&bar, &format!("{}: no interpreter for its suite: {e:#}", i.project)),
             }
         }
         let m = match runners.get(&i.project) {
-            Some(runner) => measure_one(&dir, runner, fixer.as_ref(), i).await,
+            Some(runner) => measure_one(&dir, runner, fixer.as_ref(), i, args.rankings.as_deref()).await,
             None => crate::repo::real::measure::Measured::failed(i, "no interpreter for its suite (said above)".into(), 0.0),
         };
         if let Some(f) = &m.fix {
-            bar.println(format!("{}: {}", m.key, f.line()));
+            say(&bar, &format!("{}: {}", m.key, f.line()));
         }
         std::io::Write::write_all(&mut file, format!("{}\n", serde_json::to_string(&m)?).as_bytes())?;
         file.sync_data()?;
@@ -254,6 +261,11 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
     Ok(ExitCode::SUCCESS)
 }
 
+/// A line on stderr above the progress bar (which `println` would drop when stderr is no terminal).
+fn say(bar: &indicatif::ProgressBar, line: &str) {
+    bar.suspend(|| eprintln!("{line}"));
+}
+
 /// One instance: located in a copy of its release with the faulty function put back, then
 /// (with a fixer) repaired by `rgd fix` in that same copy.
 async fn measure_one(
@@ -261,6 +273,7 @@ async fn measure_one(
     runner: &crate::repo::testrun::ProjectTests,
     fixer: Option<&Fixer<'_>>,
     i: &Instance,
+    rankings: Option<&Path>,
 ) -> crate::repo::real::measure::Measured {
     use crate::repo::real::measure::{Fixing, faulty_copy, judge_fix, locate};
     let started = std::time::Instant::now();
@@ -268,7 +281,7 @@ async fn measure_one(
         Ok(made) => made,
         Err(e) => return crate::repo::real::measure::Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()),
     };
-    let mut m = tokio::task::block_in_place(|| locate(copy.path(), runner, i, started));
+    let mut m = tokio::task::block_in_place(|| locate(copy.path(), runner, i, started, rankings));
     let Some(fixer) = fixer.filter(|_| m.error.is_none()) else {
         return m;
     };
@@ -308,6 +321,7 @@ struct Fixer<'a> {
     oracle: Option<crate::repo::real::oracle::Oracle>,
     model: String,
     iterations: Option<u32>,
+    candidates: Option<usize>,
 }
 
 impl<'a> Fixer<'a> {
@@ -339,6 +353,7 @@ impl<'a> Fixer<'a> {
             oracle,
             model,
             iterations: args.fix_iters,
+            candidates: args.fix_candidates,
         })
     }
 
@@ -354,6 +369,9 @@ impl<'a> Fixer<'a> {
         // The oracle answers at once or never: more iterations only repeat its silence.
         if let Some(n) = self.iterations.or(self.oracle.as_ref().map(|_| 2)) {
             argv.extend(["--max-iters".into(), n.to_string().into()]);
+        }
+        if let Some(n) = self.candidates {
+            argv.extend(["--candidates".into(), n.to_string().into()]);
         }
         argv.extend(["--python".into(), python.into()]);
         let args = <FixCommand as clap::Parser>::try_parse_from(argv)?.args;

@@ -133,6 +133,8 @@ struct Ctx<'a> {
     visible: &'a [String],
     hidden: &'a [String],
     report: &'a Reporter<'a>,
+    /// The attempts print nothing of their own (another command's output is around them).
+    silent: bool,
 }
 
 /// What one attempt left.
@@ -166,7 +168,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         out: if args.common.tui { &send } else { &print_event },
         kept: Mutex::new(Vec::new()),
     };
-    let cx = p.context(home, &from, &args, &reporter);
+    let cx = p.context(home, &from, &args, &reporter, false);
     let ended = match args.common.tui {
         false => drive(&cx, &p.root, &p.found).await?,
         true => match watched(&cx, &p.root, &p.found, from_fix).await? {
@@ -228,7 +230,7 @@ pub async fn fix_for(
         out: events,
         kept: Mutex::new(Vec::new()),
     };
-    let ended = drive(&p.context(home, from, args, &reporter), &p.root, &p.found).await?;
+    let ended = drive(&p.context(home, from, args, &reporter, true), &p.root, &p.found).await?;
     Ok(p.recorded(home, ended, reporter)?.0)
 }
 
@@ -304,6 +306,7 @@ impl Prepared {
         from: &'a crate::config::Configured<'a>,
         args: &'a FixArgs,
         report: &'a Reporter<'a>,
+        silent: bool,
     ) -> Ctx<'a> {
         report.send(FixEvent::Suspects {
             suspects: self
@@ -327,6 +330,7 @@ impl Prepared {
             visible: &self.visible,
             hidden: &self.hidden,
             report,
+            silent,
         }
     }
 
@@ -462,7 +466,7 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
             task_id: task_id.into(),
         })
     };
-    let watcher: Option<Watcher<'_>> = cx.args.common.tui.then_some(&watch);
+    let watcher: Option<Watcher<'_>> = (cx.args.common.tui || cx.silent).then_some(&watch);
     let mut common = cx.args.common.clone();
     common.allow_in_process = cx.args.repo_args.allow_in_process;
     // A user's red test can be the thing that is wrong: the Feedback agent may say so.

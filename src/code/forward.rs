@@ -7,6 +7,41 @@ use tree_sitter::Node;
 use super::parse_python;
 use super::splice::{definitions, is_docstring, locate};
 
+/// The tests' half for a program that repairs `qualname` in `source` (the project's module): the
+/// forwarding stub under the function's own signature, or, when the program gave the function
+/// another signature (a repair that adds a parameter its callers pass), under `(*rgd_args,
+/// **rgd_kwargs)`, so every call reaches the program's process, which binds the arguments with
+/// its own signature (a call that does not fit raises its TypeError there). The program's
+/// signature is only compared, never put in the tests' process: its defaults and annotations are
+/// code, which the tests' process must not run.
+pub fn forwarding_stub_for(source: &str, program: &str, qualname: &str) -> Result<String, String> {
+    let signature = |text: &str| -> Option<String> {
+        let tree = parse_python(text);
+        let (_, def, _) = locate(tree.root_node(), text, qualname)?;
+        let params = def.child_by_field_name("parameters")?;
+        Some(text[params.byte_range()].split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    match (signature(source), signature(program)) {
+        (Some(a), Some(b)) if a != b => generic_stub(source, qualname),
+        _ => forwarding_stub(source, qualname),
+    }
+}
+
+/// `forwarding_stub` with the parameters replaced by `(*rgd_args, **rgd_kwargs)` (the lines they
+/// took kept, so the module's other lines keep their numbers).
+fn generic_stub(source: &str, qualname: &str) -> Result<String, String> {
+    let tree = parse_python(source);
+    let (_, def, _) =
+        locate(tree.root_node(), source, qualname).ok_or_else(|| format!("the project's module has no function `{qualname}`"))?;
+    let params = def
+        .child_by_field_name("parameters")
+        .ok_or_else(|| format!("`{qualname}` has no parameters"))?;
+    let lines = source[params.byte_range()].matches('\n').count();
+    let generic = format!("(*rgd_args, **rgd_kwargs{})", "\n".repeat(lines));
+    let text = format!("{}{generic}{}", &source[..params.start_byte()], &source[params.end_byte()..]);
+    forwarding_stub(&text, qualname)
+}
+
 /// `source` with the body of `qualname` replaced by a call through `rgd_isolate` that forwards
 /// every argument as the signature bound it (its docstring kept, its line count kept so the
 /// module's other lines keep their numbers); or why the function cannot be forwarded.
@@ -173,6 +208,30 @@ mod tests {
                 .contains("async generator")
         );
         assert!(forwarding_stub("def f():\n    pass\n", "nope").is_err());
+    }
+
+    #[test]
+    fn a_program_that_changes_the_signature_is_forwarded_every_argument_and_none_of_its_code() {
+        let src = "def windowed(src,\n             size):\n    \"\"\"Doc.\"\"\"\n    return list(src)[:size]\n\n\ndef after():\n    pass\n";
+        let program = "def windowed(src, size, fill=__import__('os').getpid()):\n    return []\n";
+        let out = forwarding_stub_for(src, program, "windowed").unwrap();
+        assert!(
+            out.contains("def windowed(*rgd_args, **rgd_kwargs\n):")
+                && out.contains("return __import__(\"rgd_isolate\").call(\"windowed\", (*rgd_args,), {**rgd_kwargs})"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("getpid"),
+            "the program's defaults stay out of the tests' process: {out}"
+        );
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+        // The same signature (spacing aside) keeps the bound forwarding.
+        let same = "def windowed(src, size):\n    return []\n";
+        assert!(
+            forwarding_stub_for(src, same, "windowed")
+                .unwrap()
+                .contains("call(\"windowed\", (src, size,), {})")
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod mutate;
 mod splice;
 
 pub use extract::{ExtractProblem, Extracted, extract_code};
-pub use forward::{forwarding_stub, program_names};
+pub use forward::{forwarding_stub, forwarding_stub_for, program_names};
 pub use hierarchy::{TopFunction, bottom_up, top_functions};
 pub use highlight::{Class, highlight};
 pub use splice::{Site, find_definition, find_function, splice, stubbed};

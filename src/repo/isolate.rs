@@ -54,7 +54,7 @@ impl Halves {
     /// cannot be isolated.
     pub fn new(original: &str, program: &str, qualname: &str) -> Result<Halves, String> {
         Ok(Halves {
-            tests_text: crate::code::forwarding_stub(original, qualname)?,
+            tests_text: crate::code::forwarding_stub_for(original, program, qualname)?,
             program_text: program.to_string(),
             program_names: crate::code::program_names(original, program, qualname),
         })

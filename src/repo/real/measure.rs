@@ -145,9 +145,10 @@ pub fn held_out(i: &Instance) -> bool {
     HELD_OUT.contains(&i.project.as_str())
 }
 
-/// Locates one instance in `copy` (`faulty_copy`).
-pub fn locate(copy: &Path, runner: &ProjectTests, i: &Instance, started: Instant) -> Measured {
-    match located(copy, runner, i) {
+/// Locates one instance in `copy` (`faulty_copy`); with `rankings`, its whole ranking (every
+/// signal of every function, the true one named) is written there as `N.json`.
+pub fn locate(copy: &Path, runner: &ProjectTests, i: &Instance, started: Instant, rankings: Option<&Path>) -> Measured {
+    match located(copy, runner, i, rankings) {
         Ok((combined, ochiai, ranked)) => Measured {
             key: key(i),
             project: i.project.clone(),
@@ -185,9 +186,20 @@ pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::Temp
     Ok((copy, released))
 }
 
-fn located(copy: &Path, runner: &ProjectTests, i: &Instance) -> anyhow::Result<(Option<Place>, Option<Place>, usize)> {
+fn located(
+    copy: &Path,
+    runner: &ProjectTests,
+    i: &Instance,
+    rankings: Option<&Path>,
+) -> anyhow::Result<(Option<Place>, Option<Place>, usize)> {
     let seconds = std::time::Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS);
     let found = crate::repo::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
+    if let Some(dir) = rankings {
+        std::fs::create_dir_all(dir)?;
+        let n = std::fs::read_dir(dir)?.count();
+        let record = serde_json::json!({"key": key(i), "file": i.file, "function": i.function, "ranked": found.ranked});
+        std::fs::write(dir.join(format!("{n}.json")), record.to_string())?;
+    }
     Ok((
         Place::of(&found.ranked, &i.file, &i.function),
         Place::by(&found.ranked, &i.file, &i.function, |c| c.ochiai),
