@@ -57,9 +57,9 @@ pub struct RealArgs {
     /// How many of the ranked suspects `rgd fix` repairs (its --candidates; default: its own, 3)
     #[arg(long, value_name = "N", requires = "fix", value_parser = crate::validate::parse_count)]
     pub fix_candidates: Option<usize>,
-    /// Iterations of each attempt's agents (default: 2 on the oracle, which answers at once or
-    /// never; rgd fix's own on a model)
-    #[arg(long, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Iterations of each attempt's agents, at least 2: the first runs the code as it is (default:
+    /// 2 on the oracle, which answers at once or never; rgd fix's own on a model)
+    #[arg(long, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u32).range(2..))]
     pub fix_iters: Option<u32>,
     #[command(flatten)]
     pub llm: LlmArgs,
