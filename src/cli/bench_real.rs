@@ -167,6 +167,9 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
     }
     let dir = home.root.join("bench").join("real");
     std::fs::create_dir_all(&dir)?;
+    if let Some(rankings) = &args.rankings {
+        std::fs::create_dir_all(rankings).with_context(|| format!("--rankings {}", rankings.display()))?;
+    }
     // Each kind of measurement keeps its own results: a fix run's instances are located too.
     let results_path = dir.join(match args.fix {
         None => format!("{set}.jsonl"),

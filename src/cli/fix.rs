@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use clap::Args;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::args::CommonArgs;
@@ -61,7 +61,7 @@ pub struct FixArgs {
 }
 
 /// One repair the agents tried.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Tried {
     /// The function repaired, and the one staged under it (a pair's first).
     pub target: String,
@@ -70,14 +70,12 @@ pub struct Tried {
     /// "fixed", or why not.
     pub outcome: String,
     /// The model calls the attempt made, and their tokens (prompt and answer).
-    #[serde(default)]
     pub calls: u32,
-    #[serde(default)]
     pub tokens: u64,
 }
 
 /// A file the fix changes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Change {
     pub file: String,
     pub before: String,

@@ -160,9 +160,11 @@ pub fn localise(
         .into_iter()
         .map(|s| {
             let mut s = s.clone();
-            let callee = outcome(&s.id).and_then(|o| super::locate::mismatched_callee(&o.message));
+            let Some(callee) = outcome(&s.id).and_then(|o| super::locate::mismatched_callee(&o.message)) else {
+                return s;
+            };
             let entered: std::collections::BTreeSet<&str> = s.functions.iter().map(|f| f.0.as_str()).collect();
-            let found = callee.and_then(|name| lexical.defining(name, &entered));
+            let found = lexical.defining(callee, &entered);
             if let Some((file, name)) = found.filter(|(file, name)| !s.functions.iter().any(|f| &f.0 == file && &f.1 == name)) {
                 let frame = (file, name, 0);
                 s.functions.push(frame.clone());

@@ -190,7 +190,6 @@ pub fn per_test(records: &[Spectrum], ids: &[String]) -> Vec<Spectrum> {
         .collect()
 }
 
-/// The project's functions entered by a failing test, best suspect first.
 /// The function a call's arguments did not fit, as the TypeError names it (`f() takes 2
 /// positional arguments but 3 were given`, `C.m() got an unexpected keyword argument 'x'`, `f()
 /// missing 1 required positional argument: 'y'`). Such a call fails before the callee's frame
@@ -213,6 +212,7 @@ pub fn mismatched_callee(message: &str) -> Option<&str> {
     })
 }
 
+/// The project's functions entered by a failing test, best suspect first.
 pub fn rank(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retrieved) -> Vec<Candidate> {
     rank_with(failing, passing, retrieval, Signals::COMBINED)
 }

@@ -145,8 +145,8 @@ pub fn held_out(i: &Instance) -> bool {
     HELD_OUT.contains(&i.project.as_str())
 }
 
-/// Locates one instance in `copy` (`faulty_copy`); with `rankings`, its whole ranking (every
-/// signal of every function, the true one named) is written there as `N.json`.
+/// Locates one instance in `copy` (`faulty_copy`); with `rankings` (an existing directory), its
+/// whole ranking (every signal of every function, the true one named) is written there as `N.json`.
 pub fn locate(copy: &Path, runner: &ProjectTests, i: &Instance, started: Instant, rankings: Option<&Path>) -> Measured {
     match located(copy, runner, i, rankings) {
         Ok((combined, ochiai, ranked)) => Measured {
@@ -195,7 +195,6 @@ fn located(
     let seconds = std::time::Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS);
     let found = crate::repo::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
     if let Some(dir) = rankings {
-        std::fs::create_dir_all(dir)?;
         let n = std::fs::read_dir(dir)?.count();
         let record = serde_json::json!({"key": key(i), "file": i.file, "function": i.function, "ranked": found.ranked});
         std::fs::write(dir.join(format!("{n}.json")), record.to_string())?;
