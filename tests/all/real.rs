@@ -251,6 +251,10 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
         (&true.into(), &false.into(), &true.into()),
         "another repair, judged by the suite: {model}"
     );
+    assert!(
+        fix["suite_in_process"].is_null(),
+        "one function's repair is judged with its process apart from the tests': {model}"
+    );
     assert!(fix["tokens"].as_u64().unwrap() > 0, "{model}");
 }
 

@@ -53,6 +53,10 @@ pub struct Fixing {
     /// After the repair, the whole suite passes as often as it did on the release (`suite`
     /// tests). A repair as released is the release itself and is not run again.
     pub suite_green: bool,
+    /// Why that suite verdict was reached with the repair in the tests' process (in-process, best
+    /// effort), when it was: a repair of several functions, or one the tests hand what is not data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_in_process: Option<String>,
     /// The functions the repair changed.
     pub fixed_by: Vec<String>,
     /// Attempts (one function each), each a recorded run (`rgd replay`, `rgd report`), model
@@ -82,8 +86,12 @@ impl Fixing {
             (None, true, false, true) => format!("fixed otherwise ({})", self.fixed_by.join(", ")),
             (None, true, false, false) => format!("fixed the red tests but broke the suite ({})", self.fixed_by.join(", ")),
         };
+        let best_effort = match &self.suite_in_process {
+            Some(why) => format!(" (suite judged {}: {why})", crate::repo::isolate::Isolation::BEST_EFFORT),
+            None => String::new(),
+        };
         format!(
-            "{what} after {} attempts, {} calls, {} tokens, {:.0}s",
+            "{what}{best_effort} after {} attempts, {} calls, {} tokens, {:.0}s",
             self.attempts, self.calls, self.tokens, self.seconds
         )
     }
@@ -238,27 +246,51 @@ pub fn judge_fix(
         f.suite_green = true;
         return f;
     }
-    let suite = (|| -> anyhow::Result<usize> {
-        for (file, text) in changes {
-            std::fs::write(copy.join(file), text)?;
-        }
+    let suite = (|| -> anyhow::Result<(usize, Option<String>)> {
+        // The suite as the release collects it, before any of the repair is in the copy: code the
+        // repair wrote cannot add or hide a test.
         let ids = runner.collect_with_errors(copy, &[])?.ids;
-        let all = crate::repo::testrun::RunSpec {
-            ids: &ids,
-            ..Default::default()
-        };
         let limits = crate::repo::testrun::TestLimits {
             timeout: std::time::Duration::from_secs(SUITE_SECONDS),
             ..Default::default()
         };
-        let run = runner.run(copy, &all, limits)?;
+        let (run, in_process) = match (changes, fixed_by) {
+            // One function in one file: its process apart from the tests' (`isolate.rs`).
+            ([(file, text)], [target]) if target.starts_with(&format!("{file}::")) => {
+                let spec = crate::repo::testrun::RunSpec {
+                    replace: Some((file, text)),
+                    target: Some(&target[file.len() + 2..]),
+                    ids: &ids,
+                    withhold: &[],
+                };
+                let run = runner.run(copy, &spec, limits)?;
+                let why = run.isolation.best_effort().map(str::to_string);
+                (run, why)
+            }
+            _ => {
+                for (file, text) in changes {
+                    std::fs::write(copy.join(file), text)?;
+                }
+                let spec = crate::repo::testrun::RunSpec {
+                    ids: &ids,
+                    ..Default::default()
+                };
+                let why = "a repair of several functions runs in the tests' process".to_string();
+                (runner.run(copy, &spec, limits)?, Some(why))
+            }
+        };
         if run.timed_out {
             bail!("the suite ran past {SUITE_SECONDS} s with the repair");
         }
-        Ok(run.outcomes.iter().filter(|o| o.passed()).count())
+        let ids: std::collections::HashSet<&String> = ids.iter().collect();
+        let passed = run.outcomes.iter().filter(|o| o.passed() && ids.contains(&o.id)).count();
+        Ok((passed, in_process))
     })();
     match suite {
-        Ok(passed) => f.suite_green = passed >= i.suite,
+        Ok((passed, in_process)) => {
+            f.suite_green = passed >= i.suite;
+            f.suite_in_process = in_process;
+        }
         Err(e) => f.error = Some(format!("{e:#}")),
     }
     f
