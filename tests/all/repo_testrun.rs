@@ -840,3 +840,42 @@ fn weak_references_and_threads_waiting_on_each_other_are_judged_in_process() {
     let threads = "import threading\n\nfrom pkg.m import run\n\n\ndef test_threads():\n    barrier = threading.Barrier(3, timeout=3)\n    out = []\n\n    def work():\n        out.append(run(lambda: barrier.wait() is not None))\n\n    threads = [threading.Thread(target=work) for _ in range(3)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert out == [True] * 3\n";
     passes_in_process_because(module, threads, "run", "several threads");
 }
+
+/// A test's input function that raises `KeyboardInterrupt`, which the program turns into its
+/// own exception (click's `prompt` makes it `Abort`), reaches the program as itself; the
+/// program's own `KeyboardInterrupt` still never reaches pytest.
+#[test]
+fn a_tests_keyboard_interrupt_reaches_the_program_as_itself() {
+    let module = "class Abort(Exception):\n    pass\n\n\ndef ask(read):\n    try:\n        return read()\n    except KeyboardInterrupt:\n        raise Abort() from None\n";
+    let tests = "import pytest\n\nfrom pkg.m import Abort, ask\n\n\ndef test_interrupted():\n    def read():\n        raise KeyboardInterrupt()\n\n    with pytest.raises(Abort):\n        ask(read)\n    assert ask(lambda: 'y') == 'y'\n";
+    passes_isolated_as_in_one_process(module, tests, "ask", 1);
+}
+
+/// A test's class handed over as a value is shown as Python shows a class (`str(Class1)` is
+/// `type.__str__` bound to it, not `object.__str__` unbound), and a target that is a
+/// `contextlib.contextmanager` is entered by the tests as in one process.
+#[test]
+fn a_tests_class_prints_as_a_class_and_a_context_manager_target_is_entered() {
+    let module = "import contextlib\n\n\ndef show(value):\n    return '%s|%r' % (str(value), value)\n\n\n@contextlib.contextmanager\ndef opened(stream, color=None):\n    yield stream, 'utf-8', bool(color)\n\n\ndef use(stream):\n    with opened(stream) as (s, enc, color):\n        s.write('hi')\n        return enc, color\n";
+    let tests = "import io\n\nfrom pkg.m import show, use\n\n\nclass Class1:\n    pass\n\n\ndef test_show():\n    assert show(Class1) == '%s|%r' % (Class1, Class1)\n\n\ndef test_use():\n    s = io.StringIO()\n    assert use(s) == ('utf-8', False)\n    assert s.getvalue() == 'hi'\n";
+    passes_isolated_as_in_one_process(module, tests, "show", 2);
+    passes_isolated_as_in_one_process(module, tests, "opened", 2);
+}
+
+/// A method its class deletes once a descriptor holds it (boltons' statsutils: `_calc_x` kept
+/// only as a `_StatsProperty`'s `.func`) is still the target the program's process runs.
+#[test]
+fn a_method_its_class_deletes_once_a_descriptor_holds_it_is_isolated() {
+    let module = "class Lazy:\n    def __init__(self, func):\n        self.func = func\n\n    def __get__(self, obj, objtype=None):\n        return self if obj is None else self.func(obj)\n\n\nclass Stats:\n    def __init__(self, data):\n        self.data = data\n\n    def _calc_total(self):\n        return sum(self.data)\n\n    total = Lazy(_calc_total)\n\n\ndel Stats._calc_total\n";
+    let tests = "from pkg.m import Stats\n\n\ndef test_total():\n    assert Stats([1, 2, 3]).total == 6\n";
+    passes_isolated_as_in_one_process(module, tests, "Stats._calc_total", 1);
+}
+
+/// Members of an enum the tests define are enum members to the program (`isinstance(c,
+/// enum.Enum)`, `c.name`), as click's `Choice` shows them.
+#[test]
+fn members_of_a_tests_enum_are_enum_members_to_the_program() {
+    let module = "import enum\n\n\ndef metavar(choices):\n    return '{%s}' % '|'.join(c.name if isinstance(c, enum.Enum) else str(c) for c in choices)\n";
+    let tests = "import enum\n\nfrom pkg.m import metavar\n\n\nclass MyEnum(enum.Enum):\n    foo = 1\n    bar = 2\n\n\ndef test_metavar():\n    class Mixed(str, enum.Enum):\n        FOO = 'foo-value'\n\n    assert metavar(list(MyEnum)) == '{foo|bar}'\n    assert metavar(list(Mixed)) == '{FOO}'\n    assert metavar(['a', 'b']) == '{a|b}'\n";
+    passes_isolated_as_in_one_process(module, tests, "metavar", 1);
+}
