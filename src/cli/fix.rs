@@ -25,7 +25,7 @@ use super::args::CommonArgs;
 use crate::config::LlmArgs;
 use crate::front::attempt::{Watcher, run_agents, write_keeping_backup};
 use crate::launch::project::{FailureArgs, print_ranking, suspects};
-use crate::launch::project::{RepoSolveArgs, open, print_report, project_root, target_task, verifier};
+use crate::launch::project::{RepoSolveArgs, open, print_report, project_root, rerun, target_task};
 use crate::repo::fix_event::{FixEvent, Suspect};
 use crate::repo::index::Embed;
 use crate::repo::localise::Localisation;
@@ -69,6 +69,9 @@ pub struct Tried {
     pub run_id: String,
     /// "fixed", or why not.
     pub outcome: String,
+    /// Why the verdict that fixed it was reached in the tests' process (`--allow-in-process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_process: Option<String>,
     /// The model calls the attempt made, and their tokens (prompt and answer).
     pub calls: u32,
     pub tokens: u64,
@@ -146,6 +149,8 @@ struct Repair {
     run_id: String,
     /// It passed every failing and every regression test, proven and run again.
     fixed: bool,
+    /// Why that verdict was reached in the tests' process (best effort), when it was.
+    in_process: Option<String>,
     outcome: String,
     calls: u32,
     tokens: u64,
@@ -478,6 +483,7 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         program: before,
         run_id: attempt.run_id,
         fixed: false,
+        in_process: None,
         outcome: "the run recorded no result".into(),
         calls: 0,
         tokens: 0,
@@ -499,12 +505,20 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
     let all: Vec<String> = cx.visible.iter().chain(cx.hidden).cloned().collect();
     let checked = result.proven().map_err(anyhow::Error::msg).and_then(|()| {
         let allow = cx.args.repo_args.allow_in_process;
-        verifier(cx.runner, root, &repair.file, &repair.name, &all, allow)(&repair.program)
+        rerun(cx.runner, root, &repair.file, &repair.name, &all, allow, &repair.program)
     });
     match checked {
-        Ok(()) => {
+        Ok(in_process) => {
             repair.fixed = true;
             repair.outcome = if staged.is_some() { "fixed (with the first)" } else { "fixed" }.into();
+            if let Some(why) = &in_process {
+                repair.outcome = format!(
+                    "{} (judged {}: {why})",
+                    repair.outcome,
+                    crate::repo::isolate::Isolation::BEST_EFFORT
+                );
+            }
+            repair.in_process = in_process;
         }
         Err(why) => repair.outcome = format!("not fixed: {why:#}"),
     }
@@ -610,6 +624,7 @@ fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: r.run_id.clone(),
         outcome: r.outcome.clone(),
+        in_process: r.in_process.clone(),
         calls: r.calls,
         tokens: r.tokens,
     }
@@ -632,6 +647,7 @@ fn skipped(c: &Candidate, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: String::new(),
         outcome: "skipped: not a function the agents can repair".into(),
+        in_process: None,
         calls: 0,
         tokens: 0,
     }
@@ -676,6 +692,7 @@ mod tests {
             program: program.into(),
             run_id: String::new(),
             fixed: true,
+            in_process: None,
             outcome: String::new(),
             calls: 0,
             tokens: 0,

@@ -376,23 +376,35 @@ pub fn verifier<'a>(
     all: &'a [String],
     allow_in_process: bool,
 ) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
-    move |program: &str| {
-        let spec = RunSpec {
-            replace: Some((file, program)),
-            target: Some(name),
-            ids: all,
-            withhold: &[],
-        };
-        let run = runner.run(root, &spec, TestLimits::default())?;
-        run.all_passed()
-            .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
-        match run.isolation.best_effort() {
-            Some(why) if !allow_in_process => anyhow::bail!(
-                "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
-                crate::repo::isolate::Isolation::BEST_EFFORT
-            ),
-            _ => Ok(()),
-        }
+    move |program: &str| rerun(runner, root, file, name, all, allow_in_process, program).map(|_| ())
+}
+
+/// `verifier`'s check of one program, saying why its verdict was reached in-process (best
+/// effort) when it was and that was allowed.
+pub fn rerun(
+    runner: &ProjectTests,
+    root: &Path,
+    file: &str,
+    name: &str,
+    all: &[String],
+    allow_in_process: bool,
+    program: &str,
+) -> anyhow::Result<Option<String>> {
+    let spec = RunSpec {
+        replace: Some((file, program)),
+        target: Some(name),
+        ids: all,
+        withhold: &[],
+    };
+    let run = runner.run(root, &spec, TestLimits::default())?;
+    run.all_passed()
+        .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
+    match run.isolation.best_effort() {
+        Some(why) if !allow_in_process => anyhow::bail!(
+            "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
+            crate::repo::isolate::Isolation::BEST_EFFORT
+        ),
+        why => Ok(why.map(str::to_string)),
     }
 }
 

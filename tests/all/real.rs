@@ -226,6 +226,9 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
     assert_eq!(fix["fixed_by"], serde_json::json!(["calc/ops.py::add"]));
     assert!(fix["calls"].as_u64().unwrap() >= 1, "{oracle}");
     assert_eq!(oracle["summary"]["fix"]["fixed"], 1, "{oracle}");
+    // Judged with `add` in a process of its own: not counted among the in-process verdicts.
+    assert!(fix["in_process"].is_null(), "{oracle}");
+    assert_eq!(oracle["summary"]["fix"]["in_process"], 0, "{oracle}");
     let results = home.path().join("bench/real/tuning-fix-oracle.jsonl");
     assert!(results.is_file(), "a fix run keeps its own results");
     // Each repair is a recorded run: `rgd report` renders them from the results file.

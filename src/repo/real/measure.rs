@@ -57,6 +57,10 @@ pub struct Fixing {
     /// effort), when it was: a repair of several functions, or one the tests hand what is not data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite_in_process: Option<String>,
+    /// Why rgd fix's verdict on the repair was reached in the tests' process (best effort), when
+    /// it was: such a repair is counted apart (`FixSummary::in_process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_process: Option<String>,
     /// The functions the repair changed.
     pub fixed_by: Vec<String>,
     /// Attempts (one function each), each a recorded run (`rgd replay`, `rgd report`), model
@@ -72,9 +76,15 @@ pub struct Fixing {
 }
 
 impl Fixing {
-    /// Fixed: every red test and the release's regression suite green.
+    /// Fixed: every red test and the release's regression suite green, rgd fix's verdict reached
+    /// with the function in a process of its own.
     pub fn counts(&self) -> bool {
-        self.fixed && self.suite_green
+        self.fixed && self.suite_green && self.in_process.is_none()
+    }
+
+    /// Fixed as `counts` says, but with rgd fix's verdict reached in the tests' process.
+    pub fn counts_in_process(&self) -> bool {
+        self.fixed && self.suite_green && self.in_process.is_some()
     }
 
     /// One line, as the bench prints each instance's repair.
@@ -86,10 +96,11 @@ impl Fixing {
             (None, true, false, true) => format!("fixed otherwise ({})", self.fixed_by.join(", ")),
             (None, true, false, false) => format!("fixed the red tests but broke the suite ({})", self.fixed_by.join(", ")),
         };
-        let best_effort = match &self.suite_in_process {
-            Some(why) => format!(" (suite judged {}: {why})", crate::repo::isolate::Isolation::BEST_EFFORT),
+        let judged = |what: &str, why: &Option<String>| match why {
+            Some(why) => format!(" ({what} judged {}: {why})", crate::repo::isolate::Isolation::BEST_EFFORT),
             None => String::new(),
         };
+        let best_effort = judged("verdict", &self.in_process) + &judged("suite", &self.suite_in_process);
         format!(
             "{what}{best_effort} after {} attempts, {} calls, {} tokens, {:.0}s",
             self.attempts, self.calls, self.tokens, self.seconds
@@ -105,6 +116,8 @@ pub struct FixSummary {
     pub instances: usize,
     /// Every red test and the suite green (`Fixing::counts`).
     pub fixed: usize,
+    /// The same, rgd fix's verdict reached in the tests' process (`Fixing::counts_in_process`).
+    pub in_process: usize,
     pub as_released: usize,
     /// The red tests green but the suite broken.
     pub breaking: usize,
@@ -121,6 +134,7 @@ fn fix_summary(results: &[Measured]) -> Option<FixSummary> {
         model: fixes[0].model.clone(),
         instances: n,
         fixed: fixes.iter().filter(|f| f.counts()).count(),
+        in_process: fixes.iter().filter(|f| f.counts_in_process()).count(),
         as_released: fixes.iter().filter(|f| f.as_released).count(),
         breaking: fixes.iter().filter(|f| f.fixed && !f.suite_green && f.error.is_none()).count(),
         seconds: fixes.iter().map(|f| f.seconds).sum(),
@@ -338,5 +352,48 @@ pub fn summary(results: &[Measured]) -> Summary {
         ochiai_mean_rank: mean(|m| m.ochiai),
         seconds: results.iter().map(|m| m.seconds).sum(),
         fix: fix_summary(results),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(fix: Fixing) -> Measured {
+        Measured {
+            key: "k".into(),
+            project: "p".into(),
+            combined: None,
+            ochiai: None,
+            ranked: 0,
+            error: None,
+            seconds: 0.0,
+            fix: Some(fix),
+        }
+    }
+
+    /// A repair whose verdict was reached in the tests' process is counted apart from the
+    /// isolated ones, and said in its line; one that broke the suite counts in neither.
+    #[test]
+    fn repairs_judged_in_process_are_counted_apart() {
+        let isolated = Fixing {
+            fixed: true,
+            as_released: true,
+            suite_green: true,
+            ..Fixing::default()
+        };
+        let in_process = Fixing {
+            in_process: Some("the tests hold a weak reference".into()),
+            ..isolated.clone()
+        };
+        let breaking = Fixing {
+            suite_green: false,
+            as_released: false,
+            ..isolated.clone()
+        };
+        assert!(in_process.line().contains("verdict judged in-process (best effort): the tests hold a weak reference"));
+        let results = [isolated, in_process, breaking, Fixing::default()].map(measured);
+        let f = fix_summary(&results).unwrap();
+        assert_eq!((f.instances, f.fixed, f.in_process, f.breaking), (4, 1, 1, 1));
     }
 }
