@@ -14,14 +14,34 @@ use super::splice::{definitions, is_docstring, locate};
 /// its own signature (a call that does not fit raises its TypeError there). The program's
 /// signature is only compared, never put in the tests' process: its defaults and annotations are
 /// code, which the tests' process must not run.
+///
+/// A program that changes the function's decorators or whether it yields cannot be forwarded:
+/// the tests' half applies the module's decorators around a stub of the module's kind, and the
+/// program's process calls its function bare (click's `_nullpager` became a
+/// `contextlib.contextmanager` generator: its callers would get the generator, not the manager).
 pub fn forwarding_stub_for(source: &str, program: &str, qualname: &str) -> Result<String, String> {
-    let signature = |text: &str| -> Option<String> {
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shape = |text: &str| -> Option<(String, String, bool)> {
         let tree = parse_python(text);
-        let (_, def, _) = locate(tree.root_node(), text, qualname)?;
+        let (node, def, _) = locate(tree.root_node(), text, qualname)?;
         let params = def.child_by_field_name("parameters")?;
-        Some(text[params.byte_range()].split_whitespace().collect::<Vec<_>>().join(" "))
+        let decorators = flat(&text[node.start_byte()..def.start_byte()]);
+        let generator = def.child_by_field_name("body").is_some_and(yields);
+        Some((flat(&text[params.byte_range()]), decorators, generator))
     };
-    match (signature(source), signature(program)) {
+    let (source_shape, program_shape) = (shape(source), shape(program));
+    if let (Some((_, a, x)), Some((_, b, y))) = (&source_shape, &program_shape) {
+        if a != b {
+            return Err(format!(
+                "the program changes the decorators of `{qualname}`, which run in the tests' process"
+            ));
+        }
+        if x != y {
+            return Err(format!("the program changes whether `{qualname}` is a generator"));
+        }
+    }
+    let signature = |shape: Option<(String, String, bool)>| shape.map(|s| s.0);
+    match (signature(source_shape), signature(program_shape)) {
         (Some(a), Some(b)) if a != b => generic_stub(source, qualname),
         _ => forwarding_stub(source, qualname),
     }
@@ -225,6 +245,12 @@ mod tests {
             "the program's defaults stay out of the tests' process: {out}"
         );
         assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+        // A program that adds a decorator, or yields where the module's function returned, is
+        // not forwarded (the run is judged in-process).
+        let decorated = "@contextlib.contextmanager\ndef windowed(src, size):\n    yield src\n";
+        assert!(forwarding_stub_for(src, decorated, "windowed").unwrap_err().contains("decorators"));
+        let yielding = "def windowed(src, size):\n    yield src\n";
+        assert!(forwarding_stub_for(src, yielding, "windowed").unwrap_err().contains("generator"));
         // The same signature (spacing aside) keeps the bound forwarding.
         let same = "def windowed(src, size):\n    return []\n";
         assert!(

@@ -391,7 +391,11 @@ mod tests {
             as_released: false,
             ..isolated.clone()
         };
-        assert!(in_process.line().contains("verdict judged in-process (best effort): the tests hold a weak reference"));
+        assert!(
+            in_process
+                .line()
+                .contains("verdict judged in-process (best effort): the tests hold a weak reference")
+        );
         let results = [isolated, in_process, breaking, Fixing::default()].map(measured);
         let f = fix_summary(&results).unwrap();
         assert_eq!((f.instances, f.fixed, f.in_process, f.breaking), (4, 1, 1, 1));
