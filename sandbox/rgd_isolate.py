@@ -2088,6 +2088,13 @@ class Peer:
         self.touch(m, read, check)
 
     def serve_other(self, m):
+        if m.get("op") in ("set", "del") and self.policy.strict:
+            # The program writes into a function the tests handed it (click's `option` keeps
+            # `f.__click_params__` on the test's command function): as in one process only in
+            # it, so the run is judged there (labelled), never failed for it.
+            name = m.get("name")
+            self.refuse_request("the program %s %s of a function the tests handed it" % ("set" if m.get("op") == "set" else "deleted", name if isinstance(name, str) else "an attribute"))
+            return
         if m.get("op") in ("get", "set", "del"):
             # An AttributeError, so that `hasattr(fn, "func")` in the program says False.
             failure = AttributeError("%s: what the tests handed over can be called, not looked into" % (m.get("name"),))

@@ -879,3 +879,12 @@ fn members_of_a_tests_enum_are_enum_members_to_the_program() {
     let tests = "import enum\n\nfrom pkg.m import metavar\n\n\nclass MyEnum(enum.Enum):\n    foo = 1\n    bar = 2\n\n\ndef test_metavar():\n    class Mixed(str, enum.Enum):\n        FOO = 'foo-value'\n\n    assert metavar(list(MyEnum)) == '{foo|bar}'\n    assert metavar(list(Mixed)) == '{FOO}'\n    assert metavar(['a', 'b']) == '{a|b}'\n";
     passes_isolated_as_in_one_process(module, tests, "metavar", 1);
 }
+
+/// A decorator of the project's that keeps what it adds on the test's own function (click's
+/// `option` sets `f.__click_params__`) is judged in the tests' process, said why, not failed.
+#[test]
+fn a_decorator_that_writes_into_a_tests_function_is_judged_in_process() {
+    let module = "class Opt:\n    def __init__(self, v):\n        self.v = v\n\n\ndef memo(f, value):\n    if not hasattr(f, 'memo'):\n        f.memo = []\n    f.memo.append(value)\n\n\ndef deco(value):\n    def decorator(f):\n        memo(f, Opt(value))\n        return f\n    return decorator\n";
+    let tests = "from pkg.m import deco\n\n\ndef test_deco():\n    @deco(3)\n    def cli():\n        pass\n\n    assert cli.memo[0].v == 3\n";
+    passes_in_process_because(module, tests, "deco", "set memo of a function the tests handed it");
+}
