@@ -202,19 +202,22 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&results_path)?;
     for i in todo {
         bar.set_message(format!("{} {}", i.project, i.function));
-        if !runners.contains_key(&i.project) {
+        // One interpreter per release: the venv holds what that release names for its tests
+        // (reused as it is while the requirements stay the same, as the harvest does per pair).
+        let release = format!("{} {}", i.project, i.versions[1]);
+        if !runners.contains_key(&release) {
             let runner = tokio::task::block_in_place(|| -> anyhow::Result<_> {
                 let (tree, _) = pypi::sdist(&dir, &i.project, &i.versions[1])?;
                 runner_for(&dir, args.python.as_deref(), &i.project, &tree, &|l| say(&bar, l))
             });
             match runner {
                 Ok(r) => {
-                    runners.insert(i.project.clone(), r);
+                    runners.insert(release.clone(), r);
                 }
-                Err(e) => say(&bar, &format!("{}: no interpreter for its suite: {e:#}", i.project)),
+                Err(e) => say(&bar, &format!("{release}: no interpreter for its suite: {e:#}")),
             }
         }
-        let m = match runners.get(&i.project) {
+        let m = match runners.get(&release) {
             Some(runner) => measure_one(&dir, runner, fixer.as_ref(), i, args.rankings.as_deref()).await,
             None => crate::repo::real::measure::Measured::failed(i, "no interpreter for its suite (said above)".into(), 0.0),
         };

@@ -885,6 +885,7 @@ fn members_of_a_tests_enum_are_enum_members_to_the_program() {
 #[test]
 fn a_decorator_that_writes_into_a_tests_function_is_judged_in_process() {
     let module = "class Opt:\n    def __init__(self, v):\n        self.v = v\n\n\ndef memo(f, value):\n    if not hasattr(f, 'memo'):\n        f.memo = []\n    f.memo.append(value)\n\n\ndef deco(value):\n    def decorator(f):\n        memo(f, Opt(value))\n        return f\n    return decorator\n";
-    let tests = "from pkg.m import deco\n\n\ndef test_deco():\n    @deco(3)\n    def cli():\n        pass\n\n    assert cli.memo[0].v == 3\n";
+    let tests =
+        "from pkg.m import deco\n\n\ndef test_deco():\n    @deco(3)\n    def cli():\n        pass\n\n    assert cli.memo[0].v == 3\n";
     passes_in_process_because(module, tests, "deco", "set memo of a function the tests handed it");
 }
