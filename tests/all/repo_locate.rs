@@ -295,3 +295,36 @@ fn a_callee_whose_signature_the_call_does_not_fit_is_a_suspect_though_never_ente
         "the callee and the call's caller lead: {stdout}"
     );
 }
+
+/// What runs once per process (a table built on first use) is charged to the first test that
+/// needs it: the failing tests run last, so a failing test listed first in its file is not
+/// charged with the table every test needs, and the fault leads alone.
+#[test]
+fn what_runs_once_per_process_is_not_charged_to_the_failing_test() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/table.py",
+        "_TABLE = None\n\n\ndef build():\n    return {i: i * i for i in range(10)}\n\n\ndef table():\n    global _TABLE\n    if _TABLE is None:\n        _TABLE = build()\n    return _TABLE\n\n\ndef square(x):\n    return table()[x]\n\n\ndef half(x):\n    return x // 3\n",
+    ));
+    files.push((
+        "tests/test_table.py",
+        "from shop.table import half, square\n\n\ndef test_half_of_a_square():\n    assert half(square(2)) == 2\n\n\ndef test_square():\n    assert square(3) == 9\n\n\ndef test_other_square():\n    assert square(1) == 1\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &[
+            "--failing",
+            "tests/test_table.py::test_half_of_a_square",
+            "--tests",
+            "tests/test_table.py",
+        ],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().find(|l| l.starts_with(" 1.")).unwrap_or_default();
+    let second = stdout.lines().find(|l| l.starts_with(" 2.")).unwrap_or_default();
+    assert!(first.contains("half"), "{stdout}");
+    assert!(!second.contains("build"), "the table's building is every test's: {stdout}");
+}
