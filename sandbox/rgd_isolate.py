@@ -437,9 +437,13 @@ _STD_VALUE_CLASSES = frozenset(
 def _hidden_state_base(cls):
     """The first class below `cls` written in C that keeps state outside `__dict__` and slots,
     if any: not `object`, the builtins whose contents cross (`_BUILTIN_BASES`), or io's abstract
-    bases (which hold none)."""
+    bases (which hold none). A heap type with methods written in C is one too (`functools.partial`
+    is a heap type since Python 3.10; boltons' `CachedInstancePartial` over it keeps its function
+    outside `__dict__`)."""
     for base in cls.__mro__[1:]:
-        if base.__flags__ & _HEAPTYPE or base is object or base in _BUILTIN_BASES:
+        if base.__flags__ & _HEAPTYPE and not any(type(x) is types.MethodDescriptorType for x in vars(base).values()):
+            continue
+        if base is object or base in _BUILTIN_BASES:
             continue
         if base.__module__ in ("_io", "io") and base.__name__.startswith("_") and base.__name__.endswith("IOBase"):
             continue

@@ -889,3 +889,13 @@ fn a_decorator_that_writes_into_a_tests_function_is_judged_in_process() {
         "from pkg.m import deco\n\n\ndef test_deco():\n    @deco(3)\n    def cli():\n        pass\n\n    assert cli.memo[0].v == 3\n";
     passes_in_process_because(module, tests, "deco", "set memo of a function the tests handed it");
 }
+
+/// An object of a project class over `functools.partial` (a C heap type whose function lives
+/// outside `__dict__`, as boltons' `CachedInstancePartial`) is no data: the run is judged
+/// in-process and says so, not failed because the program's process could not rebuild it.
+#[test]
+fn a_project_class_over_functools_partial_is_judged_in_process() {
+    let module = "import functools\n\n\nclass Bound(functools.partial):\n    def __get__(self, obj, objtype=None):\n        return self if obj is None else functools.partial(self.func, obj)\n\n\ndef greet(self, who):\n    return 'hello ' + who\n\n\nclass Greeter:\n    say = Bound(greet)\n";
+    let tests = "from pkg.m import Greeter\n\n\ndef test_say():\n    assert Greeter().say('you') == 'hello you'\n";
+    passes_in_process_because(module, tests, "Bound.__get__", "the tests passed a value of type pkg.m.Bound");
+}
