@@ -227,8 +227,16 @@ fn reindent(text: &str, from: usize, to: usize) -> String {
     out
 }
 
-/// The agents' definition of `name`: at the top level of their code, or in one of its classes.
-fn their_definition<'t>(root: Node<'t>, code: &str, name: &str) -> Option<Node<'t>> {
+/// The agents' definition of `qualname`: where its qualified name puts it (a method in its own
+/// class, when their code holds the whole module: boltons' funcutils has `__get__` in two classes,
+/// and the first is not the target's), else `name` at the top level of their code, or in one of its
+/// classes.
+fn their_definition<'t>(root: Node<'t>, code: &str, qualname: &str, name: &str) -> Option<Node<'t>> {
+    if let Some((node, def, _)) = locate(root, code, qualname)
+        && def.kind() == "function_definition"
+    {
+        return Some(node);
+    }
     let top = definitions(root, code);
     if let Some((_, node, _)) = top.iter().find(|(n, _, d)| n == name && d.kind() == "function_definition") {
         return Some(*node);
@@ -257,7 +265,7 @@ pub fn splice(module: &str, qualname: &str, code: &str) -> String {
     };
     let name = qualname.rsplit('.').next().unwrap_or(qualname);
     let new_root = new_tree.root_node();
-    let Some(new_def) = their_definition(new_root, code, name) else {
+    let Some(new_def) = their_definition(new_root, code, qualname, name) else {
         return code.to_string();
     };
     let theirs = top_level(new_root, code);
@@ -412,5 +420,23 @@ mod tests {
         assert_eq!(out.matches("def fetch").count(), 1, "{out}");
         assert!(out.contains("    def __init__(self, prices):"), "{out}");
         assert!(crate::code::parses_cleanly(&out), "{out}");
+    }
+
+    #[test]
+    fn a_whole_module_gives_the_method_of_the_target_s_own_class() {
+        // Two classes define `__get__` (boltons' funcutils): code that is the whole module gives
+        // the second class's, not the first one met.
+        let module =
+            "class A:\n    def __get__(self, obj, t):\n        return 1\n\n\nclass B:\n    def __get__(self, obj, t):\n        return 2\n";
+        let code = "class A:\n    def __get__(self, obj, t):\n        return 1\n\n\nclass B:\n    def __get__(self, obj, t):\n        return make(self)\n";
+        let out = splice(module, "B.__get__", code);
+        assert!(
+            out.contains("class A:\n    def __get__(self, obj, t):\n        return 1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("class B:\n    def __get__(self, obj, t):\n        return make(self)\n"),
+            "{out}"
+        );
     }
 }
