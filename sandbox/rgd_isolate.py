@@ -2034,7 +2034,7 @@ class Peer:
         obj = self.local_handle(hid)
         if op == "op":
             if name not in _LENT_OPERATORS:
-                self.send(self.failure(TypeError("an operation a lent object does not answer (%r)" % (name,))))
+                self.fail_unread(m, TypeError("an operation a lent object does not answer (%r)" % (name,)))
                 return
 
             def operate():
@@ -2050,7 +2050,7 @@ class Peer:
         # on a test's subclass of it, as `functools.update_wrapper` does).
         allowed = name in _LENT_PROTOCOL if op == "get" else op == "set" and name in _OPEN_NAMES
         if self.lent[hid] != "lent" or not isinstance(name, str) or (special and not allowed):
-            self.send(self.failure(AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,))))
+            self.fail_unread(m, AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,)))
             return
         if op in ("set", "del") and isinstance(obj, type):
             # A class the tests lent is theirs to judge with (an expected value kept as its
@@ -2061,7 +2061,7 @@ class Peer:
         if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
             # What a mock recorded is the test's evidence: the program makes calls, it does not
             # write, reset or replace the record, nor the assertions that read it.
-            self.send(self.failure(AttributeError("%s: a mock's record of its calls is the test's, not the program's to change" % (name,))))
+            self.fail_unread(m, AttributeError("%s: a mock's record of its calls is the test's, not the program's to change" % (name,)))
             return
 
         def read(obj, name):
@@ -2090,6 +2090,16 @@ class Peer:
                 raise AttributeError("%s: the program may not put its own function into an object the tests lent" % (name,))
 
         self.touch(m, read, check)
+
+    def fail_unread(self, m, failure):
+        """Answers `failure` to a request whose values this side does not need, read all the
+        same: the sender counts them as sent from now on (a list the program tried to set on a
+        lent object, which it returns later as that same list)."""
+        try:
+            self.decode(m)
+        except Refused:
+            pass
+        self.send(self.failure(failure))
 
     def serve_other(self, m):
         if m.get("op") in ("set", "del") and self.policy.strict:

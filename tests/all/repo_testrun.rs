@@ -899,3 +899,12 @@ fn a_project_class_over_functools_partial_is_judged_in_process() {
     let tests = "from pkg.m import Greeter\n\n\ndef test_say():\n    assert Greeter().say('you') == 'hello you'\n";
     passes_in_process_because(module, tests, "Bound.__get__", "the tests passed a value of type pkg.m.Bound");
 }
+
+/// A write the tests' side refuses (a special name on an object the tests lent) still has its
+/// value read, so what the program sent with it is known there when the program names it again.
+#[test]
+fn a_refused_write_still_has_its_value_read() {
+    let module = "def tag(box):\n    marker = []\n    try:\n        box.__weird__ = marker\n    except AttributeError:\n        pass\n    return marker\n";
+    let tests = "from pkg.m import tag\n\n\nclass Box:\n    pass\n\n\ndef test_tag():\n    assert tag(Box()) == []\n";
+    passes_isolated_as_in_one_process(module, tests, "tag", 1);
+}
