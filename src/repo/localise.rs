@@ -82,18 +82,35 @@ pub fn localise(
     // The failing tests run last: what runs once per process (a cache filled on first use, a
     // default instance made lazily: sqlparse's `Lexer.get_default_instance`, mistune's trigger
     // tables) is charged to the first test that needs it, and a failing test that ran first
-    // would be charged with what every test needs, as if it alone ran it.
-    let mut ids: Vec<String> = others.into_iter().filter(|id| !named.contains(id)).collect();
-    ids.extend(named.iter().cloned());
-    let spec = RunSpec {
-        ids: &ids,
-        ..RunSpec::default()
-    };
+    // would be charged with what every test needs, as if it alone ran it. A failing test that
+    // passes after the others (pathspec's link tests fail alone, or first, and pass after the
+    // rest of their file) is run again first, as it failed.
+    let last: Vec<String> = others
+        .iter()
+        .filter(|id| !named.contains(id))
+        .cloned()
+        .chain(named.iter().cloned())
+        .collect();
+    let first: Vec<String> = named
+        .iter()
+        .cloned()
+        .chain(others.into_iter().filter(|id| !named.contains(id)))
+        .collect();
     let limits = TestLimits {
         per_test: Some(test_timeout),
         ..TestLimits::default()
     };
-    let (run, records) = runner.spectra(root, &spec, limits)?;
+    let spectra_of = |ids: &[String]| {
+        let spec = RunSpec { ids, ..RunSpec::default() };
+        runner.spectra(root, &spec, limits)
+    };
+    let passes = |run: &super::testrun::TestRun| named.iter().any(|id| run.outcomes.iter().any(|o| &o.id == id && o.passed()));
+    let mut ids = last;
+    let (mut run, mut records) = spectra_of(&ids)?;
+    if passes(&run) {
+        ids = first;
+        (run, records) = spectra_of(&ids)?;
+    }
     let spectra = per_test(&records, &ids);
     let spectrum = |id: &str| spectra.iter().find(|s| s.id == id);
     if !run.tampered.is_empty() {

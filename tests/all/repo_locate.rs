@@ -328,3 +328,28 @@ fn what_runs_once_per_process_is_not_charged_to_the_failing_test() {
     assert!(first.contains("half"), "{stdout}");
     assert!(!second.contains("build"), "the table's building is every test's: {stdout}");
 }
+
+/// A failing test that passes after the other tests of its file (it fails alone, or first, as
+/// pathspec's link tests do) is run again first, as it failed, and located.
+#[test]
+fn a_failing_test_that_passes_after_the_others_is_run_again_first() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/walk.py",
+        "_CACHE = []\n\n\ndef warm():\n    _CACHE.extend([1, 1])\n\n\ndef _scan():\n    return [1]\n\n\ndef walk():\n    return len(_CACHE) if _CACHE else len(_scan())\n",
+    ));
+    files.push((
+        "tests/test_walk.py",
+        "from shop.walk import walk, warm\n\n\ndef test_cold():\n    assert walk() == 2\n\n\ndef test_warm():\n    warm()\n    assert walk() == 2\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_walk.py::test_cold", "--tests", "tests/test_walk.py"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let top: Vec<&str> = stdout.lines().filter(|l| l.starts_with(" 1.") || l.starts_with(" 2.")).collect();
+    assert!(top.iter().any(|l| l.contains("_scan")), "{stdout}");
+}
