@@ -242,12 +242,15 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         "{set} set: {} instances from {} projects located ({} could not be) in {:.0}s",
         s.instances, s.projects, s.errors, s.seconds
     );
-    println!("{:<16} {:>6} {:>6} {:>6} {:>10}", "ranking", "top-1", "top-3", "top-5", "mean rank");
-    for (name, top, mean) in [
-        ("rgd locate", s.rgd, s.rgd_mean_rank),
-        ("Ochiai alone", s.ochiai, s.ochiai_mean_rank),
-    ] {
-        println!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]);
+    // With nothing located there is no ranking to show (an empty sum would print as -0.000).
+    if s.instances > 0 {
+        println!("{:<16} {:>6} {:>6} {:>6} {:>10}", "ranking", "top-1", "top-3", "top-5", "mean rank");
+        for (name, top, mean) in [
+            ("rgd locate", s.rgd, s.rgd_mean_rank),
+            ("Ochiai alone", s.ochiai, s.ochiai_mean_rank),
+        ] {
+            println!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]);
+        }
     }
     if let Some(f) = &s.fix {
         println!(
