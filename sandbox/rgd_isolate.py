@@ -3195,8 +3195,9 @@ def _kept_unnamed(holder, qualname):
         if isinstance(value, (type, types.ModuleType)):
             continue
         try:
+            # (A module-level proxy may answer `__dict__` with anything, or raise.)
             own = vars(value)
-        except TypeError:
+        except Exception:
             continue
         for kept in list(own.values()) if isinstance(own, dict) else ():
             if isinstance(kept, types.FunctionType) and kept.__qualname__ == qualname:
