@@ -29,20 +29,12 @@ pub fn forwarding_stub_for(source: &str, program: &str, qualname: &str) -> Resul
         let generator = def.child_by_field_name("body").is_some_and(yields);
         Some((flat(&text[params.byte_range()]), decorators, generator))
     };
-    let (source_shape, program_shape) = (shape(source), shape(program));
-    if let (Some((_, a, x)), Some((_, b, y))) = (&source_shape, &program_shape) {
-        if a != b {
-            return Err(format!(
-                "the program changes the decorators of `{qualname}`, which run in the tests' process"
-            ));
-        }
-        if x != y {
-            return Err(format!("the program changes whether `{qualname}` is a generator"));
-        }
-    }
-    let signature = |shape: Option<(String, String, bool)>| shape.map(|s| s.0);
-    match (signature(source_shape), signature(program_shape)) {
-        (Some(a), Some(b)) if a != b => generic_stub(source, qualname),
+    match (shape(source), shape(program)) {
+        (Some((_, a, _)), Some((_, b, _))) if a != b => Err(format!(
+            "the program changes the decorators of `{qualname}`, which run in the tests' process"
+        )),
+        (Some((_, _, x)), Some((_, _, y))) if x != y => Err(format!("the program changes whether `{qualname}` is a generator")),
+        (Some((a, _, _)), Some((b, _, _))) if a != b => generic_stub(source, qualname),
         _ => forwarding_stub(source, qualname),
     }
 }

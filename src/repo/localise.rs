@@ -85,17 +85,7 @@ pub fn localise(
     // would be charged with what every test needs, as if it alone ran it. A failing test that
     // passes after the others (pathspec's link tests fail alone, or first, and pass after the
     // rest of their file) is run again first, as it failed.
-    let last: Vec<String> = others
-        .iter()
-        .filter(|id| !named.contains(id))
-        .cloned()
-        .chain(named.iter().cloned())
-        .collect();
-    let first: Vec<String> = named
-        .iter()
-        .cloned()
-        .chain(others.into_iter().filter(|id| !named.contains(id)))
-        .collect();
+    let rest: Vec<String> = others.into_iter().filter(|id| !named.contains(id)).collect();
     let limits = TestLimits {
         per_test: Some(test_timeout),
         ..TestLimits::default()
@@ -105,10 +95,10 @@ pub fn localise(
         runner.spectra(root, &spec, limits)
     };
     let passes = |run: &super::testrun::TestRun| named.iter().any(|id| run.outcomes.iter().any(|o| &o.id == id && o.passed()));
-    let mut ids = last;
+    let mut ids: Vec<String> = rest.iter().chain(&named).cloned().collect();
     let (mut run, mut records) = spectra_of(&ids)?;
     if passes(&run) {
-        ids = first;
+        ids = named.iter().chain(&rest).cloned().collect();
         (run, records) = spectra_of(&ids)?;
     }
     let spectra = per_test(&records, &ids);
