@@ -101,8 +101,9 @@ impl Withheld {
     }
 }
 
-/// `source` with the definitions of `functions` (`name`, `Class.name`) replaced by a function of
-/// the same name that does nothing, then empty lines.
+/// `source` with the definitions of `functions` (`name`, `Class.name`) replaced by `pass`, or, for
+/// a name the rest of the file uses, by a function of that name that does nothing; then empty
+/// lines.
 pub fn blank_functions(source: &str, functions: &[String]) -> String {
     let mut ranges = Vec::new();
     for f in functions {
@@ -112,6 +113,15 @@ pub fn blank_functions(source: &str, functions: &[String]) -> String {
         }
     }
     ranges.sort();
+    let mut kept = Vec::new();
+    let mut at = 0;
+    for &(start, end, _) in &ranges {
+        if start >= at {
+            kept.push(&source[at..start]);
+            at = end;
+        }
+    }
+    kept.push(&source[at..]);
     let mut out = String::with_capacity(source.len());
     let mut at = 0;
     for (start, end, name) in ranges {
@@ -119,15 +129,27 @@ pub fn blank_functions(source: &str, functions: &[String]) -> String {
             continue;
         }
         out.push_str(&source[at..start]);
-        // The name stays defined (a module that calls a test at import, as boltons'
-        // test_listutils.py calls `test_barrel_list()`, still imports) and a statement stays
-        // where the definition was (an emptied class body would not parse).
-        out.push_str(&format!("def {name}(*args, **kwargs): pass"));
+        // A statement stays where the definition was (an emptied class body would not parse).
+        // A name the visible rest of the file uses stays defined (boltons' test_listutils.py
+        // calls `test_barrel_list()` at import); any other hidden test's name is not written,
+        // so it cannot reach a prompt through what the program reads while visible tests run.
+        if kept.iter().any(|text| uses_name(text, name)) {
+            out.push_str(&format!("def {name}(*args, **kwargs): pass"));
+        } else {
+            out.push_str("pass");
+        }
         out.push_str(&"\n".repeat(source[start..end].matches('\n').count()));
         at = end;
     }
     out.push_str(&source[at..]);
     out
+}
+
+/// Whether `text` holds `name` as a whole word (not inside a longer identifier).
+fn uses_name(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name)
+        .any(|(i, _)| !text[..i].chars().next_back().is_some_and(word) && !text[i + name.len()..].chars().next().is_some_and(word))
 }
 
 #[cfg(test)]
@@ -183,6 +205,10 @@ mod tests {
         let src = "import pytest\n\ndef test_one():\n    assert 1\n\n@pytest.mark.slow\ndef test_two():\n    assert f(2.675) == 2.68\n\nclass TestC:\n    def test_m(self):\n        assert 1\n\n    def test_secret(self):\n        assert g() == 41\n";
         let blanked = blank_functions(src, &plan.blanked["tests/test_a.py"]);
         assert!(!blanked.contains("2.675") && !blanked.contains("41"), "{blanked}");
+        assert!(
+            !blanked.contains("test_two") && !blanked.contains("test_secret"),
+            "a hidden test's name nothing visible uses is not written: {blanked}"
+        );
         assert!(blanked.contains("def test_one") && blanked.contains("def test_m"), "{blanked}");
         assert_eq!(blanked.lines().count(), src.lines().count(), "{blanked}");
         assert!(crate::code::parses_cleanly(&blanked), "{blanked}");
