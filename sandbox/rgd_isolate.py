@@ -775,6 +775,9 @@ class Encoder:
         std = self.stdlib(v, t, depth)
         if std is not None:
             return std
+        if t is type and v in _MAKERS:
+            # The program's stand-in for a tests' class (`_stand_in`) is that class.
+            v = _MAKERS[v]
         hid = peer.remote_id(v)
         if hid is not None:
             return ["hb", hid]
@@ -888,7 +891,17 @@ class Encoder:
         elif kind == "lent" and callable(obj):
             # Only what can be called says it can (`callable(m)`: toolz asks it of all it is handed).
             kind = "lentc"
-        return ["h", hid, kind, None if base is None else self.ref(base, depth)]
+        node = ["h", hid, kind, None if base is None else self.ref(base, depth)]
+        if kind != "lentk" and base is not None and base.__module__ == "builtins" and t is not base:
+            # An object of a tests' class over a builtin one (a test's named tuple, a dict
+            # subclass): its class is lent with it, so that `value.__class__(...)` in the
+            # program makes one of the tests' class, as boltons' `remap` does (`_stand_in`).
+            mark = len(self.nodes)
+            try:
+                node += [self.ref(t, depth), t.__name__]
+            except Refused:
+                self.rollback(mark)
+        return node
 
     def rollback(self, mark):
         """Forgets the nodes from `mark` on."""
@@ -1269,7 +1282,12 @@ class Decoder:
                 raise Refused("a default value the function does not have")
             return defaults[n[1]]
         if k == "h":
-            return peer.proxy(n[1], n[2], self.get(n[3]) if len(n) > 3 and n[3] is not None else None)
+            cls = self.get(n[3]) if len(n) > 3 and n[3] is not None else None
+            if len(n) > 5 and not peer.policy.strict and isinstance(cls, type) and cls.__module__ == "builtins":
+                maker = self.get(n[4])
+                if type(maker) is LentClass and isinstance(n[5], str):
+                    cls = _stand_in(cls, maker, n[5])
+            return peer.proxy(n[1], n[2], cls)
         if k == "cls":
             cls = peer.policy.resolve_class(n[1], n[2])
             if peer.policy.strict and n[1] != "builtins" and not _by_class_name(peer.policy, cls):
@@ -2473,6 +2491,29 @@ class LentMethod(RemoteFunction):
         body = _encode_for(peer, {"a": args, "k": kwargs, "wb": peer.named() if along else []})
         body.update(op="cb", h=object.__getattribute__(self, "_hid"), along=along)
         return peer.result(peer.request(body))
+
+
+# The program's stand-in for each class the tests lent with an object over a builtin class, and back.
+_STAND_INS = {}
+_MAKERS = {}
+
+
+def _stand_in(base, maker, name):
+    """What a lent object of a tests' class over the builtin `base` says its class is: a subclass
+    of `base` (so `isinstance(value, tuple)` and `Sequence` hold), named as the tests' class,
+    whose calls make an object of the tests' class in the tests' process (`maker`): a test's
+    named tuple asked for `value.__class__()` raises as there, where `tuple()` would not. Sent
+    back, it is the tests' class again (`Encoder.ref`)."""
+    made = _STAND_INS.get(id(maker))
+    if made is None:
+
+        def __new__(cls, *args, **kwargs):
+            return maker(*args, **kwargs)
+
+        made = type(base)(name, (base,), {"__new__": __new__, "__slots__": (), "__module__": __name__})
+        _STAND_INS[id(maker)] = made
+        _MAKERS[made] = maker
+    return made
 
 
 def _cannot(peer, what):

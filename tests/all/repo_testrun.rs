@@ -908,3 +908,14 @@ fn a_refused_write_still_has_its_value_read() {
     let tests = "from pkg.m import tag\n\n\nclass Box:\n    pass\n\n\ndef test_tag():\n    assert tag(Box()) == []\n";
     passes_isolated_as_in_one_process(module, tests, "tag", 1);
 }
+
+/// A named tuple the tests define is of its own class to the program, not a plain tuple:
+/// `value.__class__()` needs its fields (boltons' `remap` expects the TypeError).
+#[test]
+fn a_tests_named_tuple_is_of_its_own_class_to_the_program() {
+    let module = "from collections.abc import Mapping, Sequence\n\n\ndef enter(value):\n    if isinstance(value, (Mapping, Sequence)):\n        return value.__class__()\n    return value\n\n\ndef fields(value):\n    return value._fields, value.x, value.__class__.__name__, len(value), value[1]\n\n\ndef klass(value):\n    return value.__class__\n";
+    let tests = "import collections\n\nimport pytest\n\nfrom pkg.m import enter, fields, klass\n\n\ndef test_enter():\n    Point = collections.namedtuple('Point', 'x y')\n    with pytest.raises(TypeError):\n        enter(Point(0, 0))\n    assert enter([1]) == []\n\n\ndef test_fields():\n    Point = collections.namedtuple('Point', 'x y')\n    assert fields(Point(3, 4)) == (('x', 'y'), 3, 'Point', 2, 4)\n\n\nclass Box(dict):\n    pass\n\n\ndef test_klass():\n    Point = collections.namedtuple('Point', 'x y')\n    assert klass(Point(1, 2)) is Point\n    made = enter(Box(a=1))\n    assert type(made) is Box and made == {}\n";
+    passes_isolated_as_in_one_process(module, tests, "enter", 3);
+    passes_isolated_as_in_one_process(module, tests, "fields", 3);
+    passes_isolated_as_in_one_process(module, tests, "klass", 3);
+}
