@@ -138,14 +138,60 @@ class _Tracer:
 
 
 def _path(tb):
-    """The project frames a traceback passed through, innermost last."""
+    """The project frames a traceback passed through, innermost last. A module's or a class's
+    body that raised while running a `def` (a decorator, a default, an annotation naming what the
+    module no longer imports) counts as that function's frame: the error is in its definition."""
     raised = []
     while tb is not None:
-        key = _key(tb.tb_frame.f_code)
+        key = _key(tb.tb_frame.f_code) or _defining(tb.tb_frame.f_code, tb.tb_lineno)
         if key is not None and (not raised or raised[-1] != key):
             raised.append(key)
         tb = tb.tb_next
     return raised
+
+
+_headers = {}
+
+
+def _defining(code, line):
+    """(file, qualified name, first line) of the project function whose `def` statement, from its
+    first decorator to the line before its body, holds `line` of the module or class body `code`;
+    else None."""
+    path = code.co_filename
+    if code.co_flags & _NEWLOCALS or not (path.startswith(_ROOT) and path.endswith(".py")):
+        return None
+    rel = path[len(_ROOT) :]
+    if _is_test(rel):
+        return None
+    headers = _headers.get(path)
+    if headers is None:
+        headers = _headers[path] = []
+        try:
+            import ast
+
+            with open(path, "rb") as source:
+                tree = ast.parse(source.read())
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        # Definitions that a module's or a class's body runs (not those inside functions).
+        todo = [(tree, "")] if tree is not None else []
+        while todo:
+            node, prefix = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    last = max(child.lineno, child.body[0].lineno - 1)
+                    headers.append((first, last, prefix + child.name, child.lineno))
+                elif isinstance(child, ast.ClassDef):
+                    todo.append((child, prefix + child.name + "."))
+                elif not isinstance(child, ast.Lambda):
+                    todo.append((child, prefix))
+    body = getattr(code, "co_qualname", code.co_name)
+    prefix = "" if body == "<module>" else body + "."
+    for first, last, name, at in headers:
+        if first <= line <= last and name.startswith(prefix) and "." not in name[len(prefix) :]:
+            return (rel.replace(os.sep, "/"), name, at)
+    return None
 
 
 def _write(record):

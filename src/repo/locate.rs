@@ -256,7 +256,9 @@ pub fn rank_with(failing: &[&Spectrum], passing: &[&Spectrum], retrieval: &Retri
             .collect()
     };
     for s in failing {
-        let entered: BTreeSet<Key> = s.functions.iter().map(key).collect();
+        // A frame the test's exception passed through was entered, traced or not (a `def` whose
+        // annotation raised while its module was imported, `project_spectra._defining`).
+        let entered: BTreeSet<Key> = s.functions.iter().chain(&s.raised).map(key).collect();
         for k in entered {
             counts.entry(k).or_default().ef += 1;
         }

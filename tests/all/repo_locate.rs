@@ -143,6 +143,38 @@ fn a_fault_that_stops_the_tests_module_importing_is_located_from_the_collection_
     assert!(!ok, "{stderr}");
 }
 
+/// A `def` that raises while its module is imported (an annotation naming what the module no
+/// longer imports, as a function put back from an older release does) is the suspect: the error
+/// is in its definition, though its body never ran (pathspec 0.12.1..1.0.0's `check_match_file`).
+#[test]
+fn a_definition_that_raises_at_import_is_located() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/units.py",
+        "from typing import Optional\n\n\ndef scale(n: int) -> int:\n    return n * 2\n\n\ndef pair(\n    n: Optional[int],\n) -> Tuple[int, int]:\n    \"\"\"Both.\"\"\"\n    return n, n\n",
+    ));
+    files.push((
+        "tests/test_units.py",
+        "from shop.units import scale\n\n\ndef test_scale():\n    assert scale(2) == 4\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_units.py::test_scale"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/units.py:8  pair"), "{stdout}");
+    // A method's decorator, run by its class's body.
+    std::fs::write(
+        project.path().join("shop/units.py"),
+        "def scale(n):\n    return n * 2\n\n\nclass Meter:\n    def show(self):\n        return 'm'\n\n    @cached\n    def size(self):\n        return 1\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = locate(project.path(), &python, &["--failing", "tests/test_units.py::test_scale"]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("shop/units.py:10  Meter.size"), "{stdout}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_guides_model_reranks_the_suspects_it_read() {
     let Some(python) = support::pytest_python() else { return };
