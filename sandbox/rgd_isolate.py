@@ -55,6 +55,8 @@ import weakref
 
 MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
+# Strings, tuples and frozensets whose identity the tests' side keeps for the run (`Peer.sent_values`).
+MAX_SENT_VALUES = 100_000
 MAX_DEPTH = 400
 # Below this depth a mutable object's contents are made from the top level, both ways (`Encoder.
 # finish`, `Decoder.later`): only immutable nesting (tuples in tuples) counts against MAX_DEPTH.
@@ -369,6 +371,39 @@ class Policy:
 
 # --- encoding -----------------------------------------------------------------------------------------
 
+
+def _exact(value, depth=0):
+    """A key equal only for values of the same types all the way down (`(1,)` is not `(1.0,)`),
+    or None for what is too big, too deep or not a plain immutable value."""
+    t = type(value)
+    if t is str or t is bytes or t is int or t is bool or value is None:
+        return (t, value)
+    if t is float:
+        return (t, value.hex())
+    if (t is tuple or t is frozenset) and depth < 4 and len(value) <= 64:
+        parts = [_exact(x, depth + 1) for x in value]
+        if None in parts:
+            return None
+        return (t, tuple(parts) if t is tuple else frozenset(parts))
+    return None
+
+
+def _keep_sent(sent, value):
+    """The tests' side keeps a tuple or frozenset it sent (`Peer.sent_values`)."""
+    if sent is not None and len(sent) < MAX_SENT_VALUES:
+        key = _exact(value)
+        if key is not None:
+            sent.setdefault(key, value)
+
+
+def _as_sent(sent, value):
+    """What the tests' side sent equal to `value`, exactly, if it did; else `value`."""
+    if sent is None:
+        return value
+    key = _exact(value)
+    return value if key is None else sent.get(key, value)
+
+
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
 _SCALAR_SET = frozenset(_SCALARS)
 # The builtin constants that are no scalars of JSON's, by their names.
@@ -639,6 +674,7 @@ class Encoder:
 
     def __init__(self, peer):
         self.peer = peer
+        self.values_sent = peer.sent_values if peer.policy.strict else None
         self.nodes = []
         self.memo = {}
         self.keep = []
@@ -655,6 +691,8 @@ class Encoder:
         t = type(value)
         if t is str:
             self.values += 1
+            if self.values_sent is not None and len(self.values_sent) < MAX_SENT_VALUES:
+                self.values_sent.setdefault(value, value)
             return value
         if t is int:
             self.values += 1
@@ -765,13 +803,17 @@ class Encoder:
         if t is list:
             return ["l", [self.ref(x, depth) for x in v]]
         if t is tuple:
-            return ["t", [self.ref(x, depth) for x in v]]
+            node = ["t", [self.ref(x, depth) for x in v]]
+            _keep_sent(self.values_sent, v)
+            return node
         if t is dict:
             return ["d", [[self.ref(k, depth), self.ref(x, depth)] for k, x in v.items()]]
         if t is set:
             return ["S", [self.ref(x, depth) for x in v]]
         if t is frozenset:
-            return ["fs", [self.ref(x, depth) for x in v]]
+            node = ["fs", [self.ref(x, depth) for x in v]]
+            _keep_sent(self.values_sent, v)
+            return node
         std = self.stdlib(v, t, depth)
         if std is not None:
             return std
@@ -1038,6 +1080,7 @@ class Decoder:
         self.memo = {}
         self.building = set()
         self.depth = 0
+        self.values_sent = peer.sent_values if peer.policy.strict else None
         # Mutable objects this message made or filled: what both sides now agree they hold.
         self.fresh = []
         self.later = []  # (index, node, object) made empty deep down, filled by `finish`
@@ -1047,6 +1090,8 @@ class Decoder:
         attributes, a builtin base's contents, an exception's arguments), so it is never made
         empty to be filled later."""
         t = type(i)
+        if t is str and self.values_sent is not None:
+            return self.values_sent.get(i, i)
         if t is not int:
             return self.scalar(i, t)
         if not 0 <= i < len(self.nodes):
@@ -1260,9 +1305,9 @@ class Decoder:
                 self.fill_node(i, n, obj)
                 return obj
         if k == "t":
-            return tuple([self.get(r) for r in n[1]])
+            return _as_sent(self.values_sent, tuple([self.get(r) for r in n[1]]))
         if k == "fs":
-            return frozenset([self.get(r) for r in n[1]])
+            return _as_sent(self.values_sent, frozenset([self.get(r) for r in n[1]]))
         if k == "bi":
             module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
             if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
@@ -1638,6 +1683,13 @@ class Peer:
         self.lent_methods = set()
         self.lent_bound = {}
         self.sent_now = []  # shared objects this side's messages named in this outermost call
+        # The tests' side: the strings, tuples and frozensets its messages sent in the run (the
+        # first MAX_SENT_VALUES), by value. One the program sends back equal, of the same types
+        # all the way down (`_exact`), is that object, as when one process passes it through
+        # (boltons' `remap` tests `value is target_str` and `old_parent is target_set` of what
+        # its target's iterator yielded, a later call than the one that sent it); such a value
+        # is otherwise a value, and which of two equal ones is which no verdict's business.
+        self.sent_values = {}
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
         self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made
