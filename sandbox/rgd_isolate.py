@@ -2562,7 +2562,11 @@ def _stand_in(base, maker, name):
         def __new__(cls, *args, **kwargs):
             return maker(*args, **kwargs)
 
-        made = type(base)(name, (base,), {"__new__": __new__, "__slots__": (), "__module__": __name__})
+        try:
+            made = type(base)(name, (base,), {"__new__": __new__, "__slots__": (), "__module__": __name__})
+        except TypeError:
+            # A builtin that takes no subclass here: the object says it is of the builtin, as before.
+            return base
         _STAND_INS[id(maker)] = made
         _MAKERS[made] = maker
     return made
