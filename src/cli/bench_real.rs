@@ -239,8 +239,8 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         println!("not located: {}: {}", m.key, m.error.as_deref().unwrap_or_default());
     }
     println!(
-        "{set} set: {} instances from {} projects located ({} could not be) in {:.0}s",
-        s.instances, s.projects, s.errors, s.seconds
+        "{set} set: {} instances from {} projects located ({} could not be; {} without the faulty function among the suspects) in {:.0}s",
+        s.instances, s.projects, s.errors, s.unranked, s.seconds
     );
     // With nothing located there is no ranking to show (an empty sum would print as -0.000).
     if s.instances > 0 {

@@ -319,6 +319,8 @@ pub struct Summary {
     pub instances: usize,
     pub projects: usize,
     pub errors: usize,
+    /// Located, but the faulty function is not among the suspects (a miss at every k).
+    pub unranked: usize,
     pub rgd: [f64; 3],
     pub ochiai: [f64; 3],
     /// Expected rank of the true function (unranked: one past the last ranked).
@@ -346,6 +348,7 @@ pub fn summary(results: &[Measured]) -> Summary {
         instances: located.len(),
         projects: projects.len(),
         errors: results.len() - located.len(),
+        unranked: located.iter().filter(|m| m.combined.is_none()).count(),
         rgd: [1, 3, 5].map(|k| top(|m| m.combined, k)),
         ochiai: [1, 3, 5].map(|k| top(|m| m.ochiai, k)),
         rgd_mean_rank: mean(|m| m.combined),
@@ -399,5 +402,24 @@ mod tests {
         let results = [isolated, in_process, breaking, Fixing::default()].map(measured);
         let f = fix_summary(&results).unwrap();
         assert_eq!((f.instances, f.fixed, f.in_process, f.breaking), (4, 1, 1, 1));
+    }
+
+    /// A located instance whose ranking lacks the faulty function is counted as such, and is a
+    /// miss at every k; one that could not be located is neither.
+    #[test]
+    fn a_ranking_without_the_faulty_function_is_counted_apart() {
+        let mut first = measured(Fixing::default());
+        first.combined = Some(Place { better: 0, tied: 1 });
+        first.ranked = 4;
+        let mut unranked = measured(Fixing::default());
+        unranked.ranked = 3;
+        let failed = Measured {
+            error: Some("a red test passes".into()),
+            ..measured(Fixing::default())
+        };
+        let s = summary(&[first, unranked, failed]);
+        assert_eq!((s.instances, s.errors, s.unranked), (2, 1, 1));
+        assert_eq!(s.rgd, [0.5, 0.5, 0.5]);
+        assert_eq!(s.rgd_mean_rank, (1.0 + 4.0) / 2.0);
     }
 }
