@@ -165,8 +165,8 @@ pub fn localise(
             message: message.to_string(),
         })
         .collect();
-    // A callee a failing call's arguments did not fit counts as entered by that test, as the
-    // innermost frame of its exception path (`locate::mismatched_callee`).
+    // A callee a failing call's arguments did not fit is the innermost frame of that test's
+    // exception path (`locate::mismatched_callee`), so it counts as entered (`locate::rank_with`).
     let failing_spectra: Vec<super::testrun::Spectrum> = failing_spectra
         .into_iter()
         .map(|s| {
@@ -177,9 +177,7 @@ pub fn localise(
             let entered: std::collections::BTreeSet<&str> = s.functions.iter().map(|f| f.0.as_str()).collect();
             let found = lexical.defining(callee, &entered);
             if let Some((file, name)) = found.filter(|(file, name)| !s.functions.iter().any(|f| &f.0 == file && &f.1 == name)) {
-                let frame = (file, name, 0);
-                s.functions.push(frame.clone());
-                s.raised.push(frame);
+                s.raised.push((file, name, 0));
             }
             s
         })
