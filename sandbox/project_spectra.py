@@ -184,7 +184,7 @@ def _defining(code, line):
                     headers.append((first, last, prefix + child.name, child.lineno))
                 elif isinstance(child, ast.ClassDef):
                     todo.append((child, prefix + child.name + "."))
-                elif not isinstance(child, ast.Lambda):
+                else:
                     todo.append((child, prefix))
     body = getattr(code, "co_qualname", code.co_name)
     prefix = "" if body == "<module>" else body + "."

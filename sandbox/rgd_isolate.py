@@ -374,9 +374,12 @@ class Policy:
 
 def _exact(value, depth=0):
     """A key equal only for values of the same types all the way down (`(1,)` is not `(1.0,)`),
-    or None for what is too big, too deep or not a plain immutable value."""
+    or None for what is too big, too deep or not a plain immutable value. A string is its own key
+    (every other key is a tuple): strings cross most, and this costs them no tuple."""
     t = type(value)
-    if t is str or t is bytes or t is int or t is bool or value is None:
+    if t is str:
+        return value
+    if t is bytes or t is int or t is bool or value is None:
         return (t, value)
     if t is float:
         return (t, value.hex())
@@ -389,7 +392,7 @@ def _exact(value, depth=0):
 
 
 def _keep_sent(sent, value):
-    """The tests' side keeps a tuple or frozenset it sent (`Peer.sent_values`)."""
+    """The tests' side keeps a string, tuple or frozenset it sent (`Peer.sent_values`)."""
     if sent is not None and len(sent) < MAX_SENT_VALUES:
         key = _exact(value)
         if key is not None:
@@ -691,8 +694,7 @@ class Encoder:
         t = type(value)
         if t is str:
             self.values += 1
-            if self.values_sent is not None and len(self.values_sent) < MAX_SENT_VALUES:
-                self.values_sent.setdefault(value, value)
+            _keep_sent(self.values_sent, value)
             return value
         if t is int:
             self.values += 1
@@ -1090,8 +1092,8 @@ class Decoder:
         attributes, a builtin base's contents, an exception's arguments), so it is never made
         empty to be filled later."""
         t = type(i)
-        if t is str and self.values_sent is not None:
-            return self.values_sent.get(i, i)
+        if t is str:
+            return _as_sent(self.values_sent, i)
         if t is not int:
             return self.scalar(i, t)
         if not 0 <= i < len(self.nodes):
