@@ -288,7 +288,11 @@ impl ProjectTests {
     /// an error names a selection of nothing, files that cannot be collected, and packages the
     /// tests need but cannot import.
     pub fn collect(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Vec<String>> {
-        let Collected { ids, errors, output } = self.collect_with_errors(root, selectors)?;
+        let spec = RunSpec {
+            ids: selectors,
+            ..RunSpec::default()
+        };
+        let Collected { ids, errors, output } = self.collect_with_errors(root, &spec)?;
         if let Some(m) = errors.iter().find_map(|(_, m)| missing_module(m)) {
             bail!(
                 "the project's tests need packages that are missing here: {m} (install it for {})",
@@ -312,10 +316,13 @@ impl ProjectTests {
         Ok(ids)
     }
 
-    /// The tests pytest collects, with every collector that failed instead of an error for the
-    /// first: a harvest takes what collects (`rgd bench real`).
-    pub fn collect_with_errors(&self, root: &Path, selectors: &[String]) -> anyhow::Result<Collected> {
-        let copy = prepared_copy(root, &RunSpec::default())?;
+    /// The tests pytest collects from `spec.ids` (selectors; none for the whole suite) in a copy
+    /// with `spec.replace` put in, with every collector that failed instead of an error for the
+    /// first: a harvest takes what collects, and asks whether a put-back still does (`rgd bench
+    /// real`).
+    pub fn collect_with_errors(&self, root: &Path, spec: &RunSpec<'_>) -> anyhow::Result<Collected> {
+        let copy = prepared_copy(root, spec)?;
+        let selectors = spec.ids;
         let mut args: Vec<String> = ["--collect-only", "-q"].map(str::to_string).to_vec();
         args.extend(selectors.iter().cloned());
         // Collecting imports the tests and the project: confined and timed like a run.

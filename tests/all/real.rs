@@ -22,15 +22,37 @@ fn tests() -> String {
 const OLD_OPS: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b * 1\n\n\ndef norm(x):\n    return str(x)\n\n\ndef label(n):\n    # the label\n    return 'n=%d' % n\n";
 const NEW_OPS: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef norm(x):\n    return x\n\n\ndef label(n):\n    return 'n=%d' % n  # a comment moved\n";
 
+/// `calc.scale`: 1.0's `scale` takes its default from a constant 1.1 no longer has, so put back
+/// into 1.1 its `def` raises `NameError` and `tests/test_scale.py` no longer collects. Its one
+/// test goes red, a small share of the suite, but a suite that does not collect is no instance.
+const OLD_SCALE: &str = "FACTOR = 2
+
+
+def scale(x, factor=FACTOR):
+    return x * factor
+";
+const NEW_SCALE: &str = "def scale(x, factor=2):
+    return factor * x
+";
+const SCALE_TESTS: &str = "from calc.scale import scale
+
+
+def test_scale():
+    assert scale(3) == 6
+";
+
 /// A release of `calc` with `ops` as its module. Its `noxfile.py` session changes between the two
 /// releases too: code no test runs, which a harvest does not count as a changed function.
 fn release(ops: &str) -> tempfile::TempDir {
-    let flag = if ops == OLD_OPS { "-x" } else { "-q" };
+    let old = ops == OLD_OPS;
+    let flag = if old { "-x" } else { "-q" };
     project_with(&[
         ("calc/__init__.py", ""),
         ("calc/ops.py", ops),
+        ("calc/scale.py", if old { OLD_SCALE } else { NEW_SCALE }),
         ("tests/__init__.py", ""),
         ("tests/test_ops.py", &tests()),
+        ("tests/test_scale.py", SCALE_TESTS),
         ("noxfile.py", &format!("def tests(session):\n    session.run('pytest', '{flag}')\n")),
     ])
 }
@@ -72,13 +94,15 @@ fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvest
     };
     let (said, first) = harvest();
     // add: an instance; norm: every test red, an interface change; mul: no test enters it;
-    // label: comments only, not a change.
+    // scale: its module no longer imports; label: comments only, not a change.
     assert!(
-        said.contains("calc 1.0 -> 1.1: 3 changed functions, 1 instances (12 tests green twice of 12 collected)"),
+        said.contains("calc 1.0 -> 1.1: 4 changed functions, 1 instances (13 tests green twice of 13 collected)"),
         "{said}"
     );
     assert!(
-        said.contains("1 entered by no green test") && said.contains("1 interface changes (too many tests red)"),
+        said.contains("1 entered by no green test")
+            && said.contains("1 interface changes (too many tests red)")
+            && said.contains("1 the suite no longer collects"),
         "{said}"
     );
     let instances: Vec<serde_json::Value> = String::from_utf8_lossy(&first)
@@ -91,7 +115,7 @@ fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvest
     assert_eq!(i["file"], "calc/ops.py");
     assert_eq!(i["versions"], serde_json::json!(["1.0", "1.1"]));
     assert_eq!(i["red_tests"], serde_json::json!(["tests/test_ops.py::test_add"]));
-    assert_eq!((i["suite"].as_u64(), i["covering"].as_u64()), (Some(12), Some(1)));
+    assert_eq!((i["suite"].as_u64(), i["covering"].as_u64()), (Some(13), Some(1)));
     assert!(i["faulty"].as_str().unwrap().contains("a - b") && i["fixed"].as_str().unwrap().contains("a + b"));
     let (_, again) = harvest();
     assert_eq!(first, again, "harvesting again writes the same list");

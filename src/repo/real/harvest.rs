@@ -3,9 +3,11 @@
 //! each function both releases define with other code, the newer release with it put back as
 //! the older had it, its covering tests run twice. An instance is kept when the same tests go red
 //! both times and they are few: a put-back that turns a large share of the suite red is an
-//! interface change (an older body calling what the newer release renamed), not a bug.
+//! interface change (an older body calling what the newer release renamed), not a bug. Nor is
+//! one after which the suite no longer collects (a `def` whose default or annotation names what
+//! the newer module no longer imports): its red tests are the import error of their modules.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -37,6 +39,7 @@ const NO_RED: &str = "turned no test red";
 const FLAKY: &str = "red tests differ between two runs";
 const INTERFACE: &str = "interface changes (too many tests red)";
 const CUT: &str = "runs cut at their time limit";
+const NO_COLLECT: &str = "the suite no longer collects";
 
 /// A project's task-runner scripts at its root (nox, invoke, fabric, doit): code no test runs,
 /// so a release that edits its sessions has no function to harvest there (webcolors 24.11.1
@@ -63,7 +66,7 @@ pub fn harvest(
         ids: collected,
         errors: uncollected,
         output,
-    } = runner.collect_with_errors(new.dir, &[])?;
+    } = runner.collect_with_errors(new.dir, &RunSpec::default())?;
     if collected.is_empty() {
         let why = uncollected
             .first()
@@ -135,7 +138,7 @@ pub fn harvest(
                 .get(&(file.clone(), changed.qualname.clone()))
                 .map(|ids| ids.iter().cloned().collect())
                 .unwrap_or_default();
-            match regression(runner, new.dir, file, &after, &changed, &covering, suite.len(), limits)? {
+            match regression(runner, new.dir, file, &after, &changed, &covering, &suite, limits)? {
                 Ok(red) => out.instances.push(Instance {
                     project: project.to_string(),
                     versions: out.versions.clone(),
@@ -166,7 +169,7 @@ fn regression(
     module: &str,
     changed: &crate::code::align::Changed,
     covering: &[String],
-    suite: usize,
+    suite: &BTreeSet<String>,
     limits: TestLimits,
 ) -> anyhow::Result<Result<Vec<String>, &'static str>> {
     if covering.is_empty() {
@@ -200,8 +203,16 @@ fn regression(
     if red(&second) != reds {
         return Ok(Err(FLAKY));
     }
-    if reds.len() as f64 > (suite as f64 * MAX_RED_SHARE).max(1.0) {
+    if reds.len() as f64 > (suite.len() as f64 * MAX_RED_SHARE).max(1.0) {
         return Ok(Err(INTERFACE));
+    }
+    // Last, as it is asked only of what would be kept: does every test of the regression suite
+    // still collect with the function put back? Only the covering tests ran above, so a module
+    // that no longer imports shows there as a few red tests, not as the broken suite it is.
+    let collected = runner.collect_with_errors(root, &RunSpec { ids: &[], ..spec })?;
+    let collected: HashSet<&str> = collected.ids.iter().map(String::as_str).collect();
+    if !suite.iter().all(|id| collected.contains(id.as_str())) {
+        return Ok(Err(NO_COLLECT));
     }
     Ok(Ok(reds))
 }

@@ -263,7 +263,7 @@ pub fn judge_fix(
     let suite = (|| -> anyhow::Result<(usize, Option<String>)> {
         // The suite as the release collects it, before any of the repair is in the copy: code the
         // repair wrote cannot add or hide a test.
-        let ids = runner.collect_with_errors(copy, &[])?.ids;
+        let ids = runner.collect_with_errors(copy, &Default::default())?.ids;
         let limits = crate::repo::testrun::TestLimits {
             timeout: std::time::Duration::from_secs(SUITE_SECONDS),
             ..Default::default()
