@@ -728,6 +728,23 @@ class Encoder:
             self.nodes[at] = self.node(value, depth + 1)
         return at
 
+    def pinned(self, node, v):
+        """A tuple's or frozenset's node, with the tests' side's number for that very object:
+        sent again in a later message (an item a lent view yields, a second call), it is the
+        same object on the program's side too, as in one process (boltons' `remap` caches by
+        `id`: two keys holding one tuple are one entry there, two apart). The tests' side keeps
+        the object (so its `id` is not reused) for the run, the first MAX_SENT_VALUES."""
+        pins = self.peer.pins if self.values_sent is not None else None
+        if pins is None:
+            return node
+        got = pins.get(id(v))
+        if got is None or got[1] is not v:
+            if len(pins) >= MAX_SENT_VALUES:
+                return node
+            got = pins[id(v)] = (len(pins), v)
+        node.append(got[0])
+        return node
+
     def finish(self):
         """Writes the nodes `ref` left for later, each from the top level."""
         while self.later:
@@ -807,7 +824,7 @@ class Encoder:
         if t is tuple:
             node = ["t", [self.ref(x, depth) for x in v]]
             _keep_sent(self.values_sent, v)
-            return node
+            return self.pinned(node, v)
         if t is dict:
             return ["d", [[self.ref(k, depth), self.ref(x, depth)] for k, x in v.items()]]
         if t is set:
@@ -815,7 +832,7 @@ class Encoder:
         if t is frozenset:
             node = ["fs", [self.ref(x, depth) for x in v]]
             _keep_sent(self.values_sent, v)
-            return node
+            return self.pinned(node, v)
         std = self.stdlib(v, t, depth)
         if std is not None:
             return std
@@ -1306,10 +1323,19 @@ class Decoder:
             if obj is not None:
                 self.fill_node(i, n, obj)
                 return obj
-        if k == "t":
-            return _as_sent(self.values_sent, tuple([self.get(r) for r in n[1]]))
-        if k == "fs":
-            return _as_sent(self.values_sent, frozenset([self.get(r) for r in n[1]]))
+        if k == "t" or k == "fs":
+            # The program's side: the tests' side numbered this very object (`Encoder.pinned`).
+            # The tests' side reads no number: the program's side sends none, and one it forged
+            # would name nothing there.
+            pin = n[2] if self.values_sent is None and len(n) > 2 and type(n[2]) is int else None
+            same = self.peer.pinned.get(pin) if pin is not None else None
+            if same is not None:
+                return same
+            parts = [self.get(r) for r in n[1]]
+            value = _as_sent(self.values_sent, tuple(parts) if k == "t" else frozenset(parts))
+            if pin is not None and len(self.peer.pinned) < MAX_SENT_VALUES:
+                self.peer.pinned[pin] = value
+            return value
         if k == "bi":
             module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
             if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
@@ -1692,6 +1718,11 @@ class Peer:
         # its target's iterator yielded, a later call than the one that sent it); such a value
         # is otherwise a value, and which of two equal ones is which no verdict's business.
         self.sent_values = {}
+        # Tuples and frozensets by identity across messages (`Encoder.pinned`): the tests' side
+        # numbers each it sends (id -> (number, object)); the program's side keeps what it made
+        # of each number (number -> object).
+        self.pins = {}
+        self.pinned = {}
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
         self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made

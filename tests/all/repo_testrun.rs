@@ -931,3 +931,19 @@ fn an_immutable_value_that_goes_through_the_function_comes_back_as_itself() {
     passes_isolated_as_in_one_process(module, tests, "enter", 2);
     passes_isolated_as_in_one_process(module, tests, "widen", 2);
 }
+
+/// Two keys of a dict hold one tuple. A walk with an identity cache (boltons' `remap`, which
+/// `research` 25.0.0 called with its cache on) enters it once in one process. Here the tests
+/// hand the walk a generator of their own that yields the dict's values, so each value reaches
+/// the program in a message of its own: the tuple (or frozenset) must still be one object there.
+/// Before, the program saw two and counted 7, so boltons' faulty `research` passed its red test
+/// isolated: a wrong program judged right.
+#[test]
+fn a_tuple_the_tests_hold_twice_is_one_object_to_the_program_across_messages() {
+    passes_isolated_as_in_one_process(
+        "def walk(root, values):\n    seen = set()\n    out = []\n    stack = [root]\n    while stack:\n        v = stack.pop()\n        out.append(v)\n        if id(v) in seen:\n            continue\n        seen.add(id(v))\n        if isinstance(v, dict):\n            stack.extend(values(v))\n        elif isinstance(v, (tuple, frozenset)):\n            stack.extend(v)\n    return len(out)\n",
+        "from pkg.m import walk\n\n\ndef each(d):\n    for k in d:\n        yield d[k]\n\n\ndef test_walk():\n    for shared in (('hello', 1), frozenset({'hello', 1})):\n        tree = {'a': shared, 'b': shared}\n        assert walk(tree, each) == 5\n",
+        "walk",
+        1,
+    );
+}
