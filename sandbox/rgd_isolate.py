@@ -1328,10 +1328,12 @@ class Decoder:
             # The tests' side reads no number: the program's side sends none, and one it forged
             # would name nothing there.
             pin = n[2] if self.values_sent is None and len(n) > 2 and type(n[2]) is int else None
+            # Its parts are read either way: a list inside it that the tests changed since is
+            # brought up to date by reading its node.
+            parts = [self.get(r) for r in n[1]]
             same = self.peer.pinned.get(pin) if pin is not None else None
             if same is not None:
                 return same
-            parts = [self.get(r) for r in n[1]]
             value = _as_sent(self.values_sent, tuple(parts) if k == "t" else frozenset(parts))
             if pin is not None and len(self.peer.pinned) < MAX_SENT_VALUES:
                 self.peer.pinned[pin] = value

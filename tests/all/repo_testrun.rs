@@ -947,3 +947,15 @@ fn a_tuple_the_tests_hold_twice_is_one_object_to_the_program_across_messages() {
         1,
     );
 }
+
+/// A tuple the tests send again, one object to the program, still shows what the tests changed
+/// in a list inside it since they last sent it.
+#[test]
+fn a_tuple_sent_again_shows_its_list_as_the_tests_changed_it() {
+    passes_isolated_as_in_one_process(
+        "def first(pair):\n    return pair[1][0]\n",
+        "from pkg.m import first\n\n\ndef test_first():\n    items = [1]\n    pair = ('a', items)\n    assert first(pair) == 1\n    items[0] = 2\n    assert first(pair) == 2\n",
+        "first",
+        1,
+    );
+}
