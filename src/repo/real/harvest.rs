@@ -5,7 +5,8 @@
 //! both times and they are few: a put-back that turns a large share of the suite red is an
 //! interface change (an older body calling what the newer release renamed), not a bug. Nor is
 //! one after which the suite no longer collects (a `def` whose default or annotation names what
-//! the newer module no longer imports): its red tests are the import error of their modules.
+//! the newer module no longer has, an older function a module calls as it is imported): its red
+//! tests are the import error of their modules.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
