@@ -729,16 +729,18 @@ class Encoder:
         return at
 
     def pinned(self, node, v):
-        """A tuple's or frozenset's node, with the tests' side's number for that very object:
-        sent again in a later message (an item a lent view yields, a second call), it is the
-        same object on the program's side too, as in one process (boltons' `remap` caches by
-        `id`: two keys holding one tuple are one entry there, two apart). The tests' side keeps
-        the object (so its `id` is not reused) for the run, the first MAX_SENT_VALUES."""
-        pins = self.peer.pins if self.values_sent is not None else None
-        if pins is None:
+        """A tuple's or frozenset's node, which the tests' side keeps for the run (the first
+        MAX_SENT_VALUES) both by value (`_keep_sent`) and as that very object, numbered: sent
+        again in a later message (an item a lent view yields, a second call), it is the same
+        object on the program's side too, as in one process (boltons' `remap` caches by `id`:
+        two keys holding one tuple are one entry there, two apart). Kept, its `id` is not reused,
+        so that `id` names it for the run."""
+        if self.values_sent is None:
             return node
+        _keep_sent(self.values_sent, v)
+        pins = self.peer.pins
         got = pins.get(id(v))
-        if got is None or got[1] is not v:
+        if got is None:
             if len(pins) >= MAX_SENT_VALUES:
                 return node
             got = pins[id(v)] = (len(pins), v)
@@ -822,17 +824,13 @@ class Encoder:
         if t is list:
             return ["l", [self.ref(x, depth) for x in v]]
         if t is tuple:
-            node = ["t", [self.ref(x, depth) for x in v]]
-            _keep_sent(self.values_sent, v)
-            return self.pinned(node, v)
+            return self.pinned(["t", [self.ref(x, depth) for x in v]], v)
         if t is dict:
             return ["d", [[self.ref(k, depth), self.ref(x, depth)] for k, x in v.items()]]
         if t is set:
             return ["S", [self.ref(x, depth) for x in v]]
         if t is frozenset:
-            node = ["fs", [self.ref(x, depth) for x in v]]
-            _keep_sent(self.values_sent, v)
-            return self.pinned(node, v)
+            return self.pinned(["fs", [self.ref(x, depth) for x in v]], v)
         std = self.stdlib(v, t, depth)
         if std is not None:
             return std
