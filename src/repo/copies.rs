@@ -5,12 +5,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
-/// Copies the project (the files `python_files`' walk would read, and every other file: data the
-/// tests open) into `dest`, leaving out version control, virtual environments and caches; returns
-/// the files copied, relative and `/`-separated.
+/// Copies the project (the files `python_files`' walk would read, every other file: data the
+/// tests open, and the package metadata: see `copy_walk`) into `dest`, leaving out version
+/// control, virtual environments and caches; returns the files copied, relative and
+/// `/`-separated.
 pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
     let mut files = Vec::new();
-    for entry in super::index::project_walk(root) {
+    for entry in super::index::copy_walk(root) {
         let entry = entry.with_context(|| format!("reading {}", root.display()))?;
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
         let to = dest.join(rel);

@@ -274,12 +274,25 @@ pub fn index_dir(home_root: &Path, project: &Path) -> anyhow::Result<PathBuf> {
     Ok(home_root.join("repos").join(&key[..16]))
 }
 
-/// Every file and directory of a project but version control, virtual environments, caches and
-/// build output, in a stable order.
+/// Every file and directory of a project but version control, virtual environments, caches,
+/// build output and package metadata (`*.egg-info`), in a stable order: what the index reads.
 pub fn project_walk(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
-    walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(|e| {
+    walk(root, false)
+}
+
+/// `project_walk` with the package metadata: what a copy the project's tests run in needs. A
+/// project installed in place keeps its `*.egg-info` beside its code, and `importlib.metadata`
+/// reads its entry points from there (markdown finds its extensions by name that way): without
+/// it, tests that pass in the project fail in the copy.
+pub fn copy_walk(root: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    walk(root, true)
+}
+
+fn walk(root: &Path, metadata: bool) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_entry(move |e| {
         let name = e.file_name().to_string_lossy();
-        !(e.file_type().is_dir() && e.depth() > 0 && (SKIPPED_DIRS.contains(&name.as_ref()) || name.ends_with(".egg-info")))
+        let skipped = SKIPPED_DIRS.contains(&name.as_ref()) || (!metadata && name.ends_with(".egg-info"));
+        !(e.file_type().is_dir() && e.depth() > 0 && skipped)
     })
 }
 

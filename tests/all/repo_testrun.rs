@@ -301,6 +301,53 @@ fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_
     assert!(!status(&wrong, "test_two").passed(), "{wrong:?}");
 }
 
+/// markdown finds its extensions by name through the entry points of the `Markdown.egg-info` its
+/// sdist holds: a copy without the package metadata failed five tests the project passes, and
+/// `rgd locate` took them for evidence. The copy the tests run in and the program's copy keep it.
+#[test]
+fn a_project_installed_in_place_finds_its_entry_points_in_both_copies() {
+    let _one = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let plugins = "from importlib.metadata import entry_points\n\n\ndef plugins():\n    return sorted(e.name for e in entry_points(group='pkg.plugins'))\n";
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/found.py", plugins),
+        ("pkg.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"),
+        ("pkg.egg-info/entry_points.txt", "[pkg.plugins]\nshout = pkg.found:plugins\n"),
+        (
+            "tests/test_found.py",
+            "from pkg.found import plugins\n\n\ndef test_finds_its_plugin():\n    assert plugins() == ['shout']\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    let in_process = runner
+        .run(
+            project.path(),
+            &RunSpec {
+                ids: &ids,
+                ..RunSpec::default()
+            },
+            TestLimits::default(),
+        )
+        .unwrap();
+    assert!(
+        in_process.outcomes.iter().all(|o| o.passed()) && in_process.outcomes.len() == 1,
+        "{in_process:?}"
+    );
+    let isolated = runner
+        .run(
+            project.path(),
+            &on_target("pkg/found.py", plugins, "plugins", &ids),
+            TestLimits::default(),
+        )
+        .unwrap();
+    assert!(
+        isolated.outcomes.iter().all(|o| o.passed()) && isolated.outcomes.len() == 1,
+        "{isolated:?}"
+    );
+}
+
 /// unittest cases do not raise their failures out of pytest's call: they record them on the item.
 /// Each outcome must still be the test's own: a failure, an error in setUp, a skip, an expected
 /// failure, an unexpected success, a pass.
