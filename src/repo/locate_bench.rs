@@ -88,7 +88,8 @@ pub fn top(located: &[&Located], k: usize, place: fn(&Located) -> Option<Place>)
     if located.is_empty() {
         return 0.0;
     }
-    located.iter().filter_map(|l| place(l)).map(|p| p.within(k)).sum::<f64>() / located.len() as f64
+    // A fold from 0, not `sum`: an empty f64 sum is -0.0, which prints as -0.000.
+    located.iter().filter_map(|l| place(l)).map(|p| p.within(k)).fold(0.0, |a, b| a + b) / located.len() as f64
 }
 
 pub fn run(

@@ -335,7 +335,9 @@ pub struct Summary {
 pub fn summary(results: &[Measured]) -> Summary {
     let located: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
     let n = located.len().max(1) as f64;
-    let top = |pick: fn(&Measured) -> Option<Place>, k: usize| located.iter().filter_map(|m| pick(m)).map(|p| p.within(k)).sum::<f64>() / n;
+    let top = |pick: fn(&Measured) -> Option<Place>, k: usize| {
+        located.iter().filter_map(|m| pick(m)).map(|p| p.within(k)).fold(0.0, |a, b| a + b) / n
+    };
     let mean = |pick: fn(&Measured) -> Option<Place>| {
         located
             .iter()
@@ -421,5 +423,8 @@ mod tests {
         assert_eq!((s.instances, s.errors, s.unranked), (2, 1, 1));
         assert_eq!(s.rgd, [0.5, 0.5, 0.5]);
         assert_eq!(s.rgd_mean_rank, (1.0 + 4.0) / 2.0);
+        // No ranking holds it: 0, printed as 0.000 (an empty f64 sum is -0.0).
+        let alone = summary(&[measured(Fixing::default())]);
+        assert!(alone.rgd.iter().all(|t| *t == 0.0 && t.is_sign_positive()), "{:?}", alone.rgd);
     }
 }
