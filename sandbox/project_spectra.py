@@ -7,13 +7,16 @@ for fault localisation, never a verdict (outcomes come from rgd_verdict's channe
 Loaded as a pytest plugin (`-p rgd_spectra`) next to rgd_verdict. Written to $RGD_SPECTRA_OUT,
 one JSON object per test:
     {"id", "functions": [[file, qualname, line], ...], "lines": [[file, qualname, line, [ran, ...]], ...],
-     "raised": [[file, qualname, line], ...]}
+     "raised": [[file, qualname, line], ...], "mismatched": ["TypeError: f() takes ...", ...]}
 and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
 With $RGD_SPECTRA_TEST_SECONDS, a test's call phase that runs longer is stopped (it fails with
 RgdTestTimeout, raised where it was). A function is the project's when its file is under the
 working directory (the copy) and is not a test file or conftest; tracing covers every thread. What pytest's reporting runs to print a failure
 (an assertion's message calls the operands' __repr__, a traceback's formatting) is not traced: it is
 not code the test ran, and only failing tests run it, so it would look like the fault.
+"mismatched" holds the calls from project code whose arguments did not fit the callee (the
+TypeError before the callee's frame begins), caught or not: a framework that catches everything
+(click's test runner) leaves a test's failure saying only that the output was wrong.
 """
 
 import json
@@ -85,11 +88,20 @@ def _key(code):
     return found or None
 
 
+# What a TypeError says when a call's arguments do not fit its callee (`locate::mismatched_callee`
+# reads the callee's name from it).
+_MISMATCHES = ("() takes ", "() got ", "() missing ")
+# At most this many of a test's mismatched calls are kept: a test hitting more says no more.
+_MAX_MISMATCHED = 8
+
+
 class _Tracer:
-    """Line coverage of the project's frames (the rest of the program runs untraced)."""
+    """Line coverage of the project's frames (the rest of the program runs untraced), and the
+    mismatched calls they made."""
 
     def __init__(self):
         self.seen = {}
+        self.mismatched = []
         # Per thread: the reporting frame whose calls go untraced until it returns.
         self.muted = threading.local()
 
@@ -115,9 +127,23 @@ class _Tracer:
         def lines(frame, event, arg):
             if event == "line":
                 ran.add(frame.f_lineno)
+            elif event == "exception" and arg[0] is TypeError:
+                self.mismatch(arg[1])
             return lines
 
         return lines
+
+    def mismatch(self, error):
+        """Keeps what `error` said if it is a call that did not fit (every project frame it passes
+        through reports it again)."""
+        if len(self.mismatched) >= _MAX_MISMATCHED:
+            return
+        try:
+            said = "TypeError: " + str(error).splitlines()[0][:300]
+        except Exception:  # a TypeError subclass whose __str__ raises says nothing
+            return
+        if any(m in said for m in _MISMATCHES) and said not in self.mismatched:
+            self.mismatched.append(said)
 
     def start(self):
         threading.settrace(self.trace)
@@ -134,6 +160,7 @@ class _Tracer:
             "functions": sorted(self.seen),
             "lines": [[*key, sorted(ran)] for key, ran in sorted(self.seen.items())],
             "raised": raised,
+            "mismatched": self.mismatched,
         }
 
 

@@ -167,13 +167,31 @@ pub fn localise(
         .collect();
     // A callee a failing call's arguments did not fit is the innermost frame of that test's
     // exception path (`locate::mismatched_callee`), so it counts as entered (`locate::rank_with`).
+    // The test's failure names it; else a mismatched call the project made and caught (click's
+    // test runner catches everything), made by a larger share of the failing tests than of the
+    // passing ones (code that tries one signature, then another, makes such calls in every test;
+    // a passing test may make the faulty call and not look at what came of it).
+    let share = |spectra: &[&super::testrun::Spectrum], m: &str| {
+        spectra.iter().filter(|s| s.mismatched.iter().any(|n| n == m)).count() as f64 / spectra.len().max(1) as f64
+    };
     let failing_spectra: Vec<super::testrun::Spectrum> = failing_spectra
-        .into_iter()
+        .iter()
         .map(|s| {
-            let mut s = s.clone();
-            let Some(callee) = outcome(&s.id).and_then(|o| super::locate::mismatched_callee(&o.message)) else {
+            let mut s = (*s).clone();
+            let caught = || {
+                s.mismatched
+                    .iter()
+                    .filter(|m| share(&failing_spectra, m) > share(&passing_spectra, m))
+                    .find_map(|m| super::locate::mismatched_callee(m))
+            };
+            let Some(callee) = outcome(&s.id)
+                .and_then(|o| super::locate::mismatched_callee(&o.message))
+                .or_else(caught)
+            else {
                 return s;
             };
+            let callee = callee.to_string();
+            let callee = callee.as_str();
             let entered: std::collections::BTreeSet<&str> = s.functions.iter().map(|f| f.0.as_str()).collect();
             let found = lexical.defining(callee, &entered);
             if let Some((file, name)) = found.filter(|(file, name)| !s.functions.iter().any(|f| &f.0 == file && &f.1 == name)) {

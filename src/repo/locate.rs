@@ -184,6 +184,7 @@ pub fn per_test(records: &[Spectrum], ids: &[String]) -> Vec<Spectrum> {
                     lines: c.lines.clone(),
                     raised: path.clone(),
                     errors: Vec::new(),
+                    mismatched: Vec::new(),
                 })
             }
         })
@@ -368,6 +369,7 @@ mod tests {
             lines: Vec::new(),
             errors: Vec::new(),
             raised: raised.iter().map(|n| f(n)).collect(),
+            mismatched: Vec::new(),
         }
     }
 
@@ -409,6 +411,7 @@ mod tests {
             lines: l,
             raised: Vec::new(),
             errors: Vec::new(),
+            mismatched: Vec::new(),
         };
         let failing = [with("t::a", lines(&[2, 3], &[11, 12]))];
         let passing = [with("t::b", lines(&[2, 3], &[11, 13])), with("t::c", lines(&[2, 3], &[11, 13]))];

@@ -925,6 +925,10 @@ pub struct Spectrum {
     /// did not import) and the project frames its error passed through.
     #[serde(default)]
     pub errors: Vec<(String, Vec<Frame>)>,
+    /// What the TypeErrors said of the calls from project code whose arguments did not fit the
+    /// callee, caught or not (`TypeError: f() takes ...`; `locate::mismatched_callee` reads them).
+    #[serde(default)]
+    pub mismatched: Vec<String>,
 }
 
 /// The isolation of a target (see its docstring): the stub's calls and the program's process.

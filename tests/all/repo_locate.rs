@@ -328,6 +328,32 @@ fn a_callee_whose_signature_the_call_does_not_fit_is_a_suspect_though_never_ente
     );
 }
 
+/// click's test runner catches every error and the test sees only a wrong exit code: the mismatched
+/// call is no test's failure. The collector keeps what such calls' TypeErrors said; a callee that a
+/// larger share of the failing tests than of the passing ones called so is a suspect.
+#[test]
+fn a_callee_whose_mismatched_call_the_project_caught_is_a_suspect_though_never_entered() {
+    let Some(python) = support::pytest_python() else { return };
+    let mut files = FILES.to_vec();
+    files.push((
+        "shop/cli.py",
+        "def _usage(name):\n    return 'usage: ' + name\n\n\ndef help_text(name, width=80):\n    return _usage(name, width)[:width]\n\n\ndef invoke(command, *args):\n    \"\"\"Runs `command` as a command line would: any error is exit status 1.\"\"\"\n    try:\n        return 0, command(*args)\n    except Exception:\n        return 1, ''\n",
+    ));
+    files.push((
+        "tests/test_cli.py",
+        "from shop.cli import help_text, invoke\n\n\ndef test_help():\n    assert invoke(help_text, 'shop') == (0, 'usage: shop')\n\n\ndef test_help_narrow():\n    assert invoke(help_text, 'shop', 8) == (0, 'usage: s')\n\n\ndef test_exits_with_a_status():\n    assert invoke(help_text, 'x')[0] in (0, 1)\n\n\ndef test_plain():\n    assert invoke(len, 'ab') == (0, 2)\n",
+    ));
+    let project = support::project_with(&files);
+    let (ok, stdout, stderr) = locate(
+        project.path(),
+        &python,
+        &["--failing", "tests/test_cli.py::test_help", "--tests", "tests/test_cli.py"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let first = stdout.lines().find(|l| l.starts_with(" 1.")).unwrap_or_default();
+    assert!(first.contains("_usage"), "the callee leads: {stdout}");
+}
+
 /// What runs once per process (a table built on first use) is charged to the first test that
 /// needs it: the failing tests run last, so a failing test listed first in its file is not
 /// charged with the table every test needs, and the fault leads alone.
