@@ -276,7 +276,7 @@ class Policy:
                 if not self.named(v) or id(v) in index:
                     continue
                 index[id(v)] = (name, path, v)
-                d = getattr(v, "__dict__", None) if self._named_deep(v) else None
+                d = _own_dict(v) if self._named_deep(v) else None
                 if isinstance(d, dict):
                     todo.extend((path + "." + a, x) for a, x in list(d.items()) if isinstance(a, str) and not a.startswith("_"))
         self._globals = index
@@ -310,7 +310,7 @@ class Policy:
         for part in parts[1:]:
             if part.startswith("_") or not self.named(value) or not self._named_deep(value):
                 raise Refused("a name that goes through something that is not named (%s.%s)" % (module_name, path))
-            d = getattr(value, "__dict__", None)
+            d = _own_dict(value)
             inner = d.get(part, _MISSING) if isinstance(d, dict) else _MISSING
             value = getattr(value, part, _MISSING) if inner is _MISSING else inner
         if value is _MISSING or not self.named(value):
@@ -516,10 +516,21 @@ def _find_slots(cls):
     return names
 
 
+def _own_dict(obj):
+    """An object's own `__dict__` (a mapping proxy for a class), or None: looked up past its
+    class's `__getattr__`, which a class with slots may answer from a slot (click's
+    `CompletionItem`, whose `__getattr__` reads `self._info`): on an instance made blank, to be
+    filled, that lookup recursed until the stack ran out."""
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+
+
 def _state(obj):
     """An instance's attributes: its `__dict__` and slots, as a dict."""
     state = {}
-    d = getattr(obj, "__dict__", None)
+    d = _own_dict(obj)
     if isinstance(d, dict):
         state.update(d)
     for s in _slots_of(type(obj)):
@@ -1287,7 +1298,7 @@ class Decoder:
                     base.update(obj, inner)
             if not isinstance(state, dict):
                 raise Refused("an object's attributes that are not a dict")
-            d = getattr(obj, "__dict__", None)
+            d = _own_dict(obj)
             if isinstance(d, dict):
                 for name in [a for a in d if a not in state]:
                     del d[name]
@@ -1407,7 +1418,7 @@ class Decoder:
         if not isinstance(state, dict):
             raise Refused("an object's attributes that are not a dict")
         slots = set(_slots_of(type(value)))
-        d = getattr(value, "__dict__", None)
+        d = _own_dict(value)
         for name, x in state.items():
             if not isinstance(name, str):
                 raise Refused("an attribute name that is not a string")
@@ -1637,7 +1648,7 @@ def _copy_into(target, source):
             inner = set(source)
             set.clear(target)
             set.update(target, inner)
-        d = getattr(target, "__dict__", None)
+        d = _own_dict(target)
         if isinstance(d, dict):
             for name in [n for n in d if n not in state]:
                 del d[name]
@@ -2669,7 +2680,7 @@ def _stateless(value):
     `_children` looks into (its parts are empty now and always will be)."""
     t = type(value)
     return (
-        not isinstance(getattr(value, "__dict__", None), dict)
+        not isinstance(_own_dict(value), dict)
         and not _slots_of(t)
         and t.__module__ != "collections"
         and not isinstance(value, (list, set, dict, bytearray))

@@ -1006,3 +1006,17 @@ fn a_tuple_sent_again_shows_its_list_as_the_tests_changed_it() {
         1,
     );
 }
+
+/// click's `CompletionItem` has slots and answers any attribute it lacks from its `_info` slot: a
+/// blank one (made without `__init__`, to be filled) recurses on any lookup that misses, even
+/// `__dict__`. Returned by the program, it crossed as "a value nested deeper than the
+/// interpreter's stack", and click's released `Command.shell_complete` failed isolated.
+#[test]
+fn an_object_that_answers_every_missing_attribute_from_its_state_crosses_back() {
+    passes_isolated_as_in_one_process(
+        "class Item:\n    __slots__ = ('value', '_info')\n\n    def __init__(self, value, **info):\n        self.value = value\n        self._info = info\n\n    def __getattr__(self, name):\n        return self._info.get(name)\n\n\ndef complete(words, prefix):\n    return [Item(w, help=w.upper()) for w in words if w.startswith(prefix)]\n",
+        "from pkg.m import complete\n\n\ndef test_complete():\n    items = complete(['get', 'set', 'go'], 'g')\n    assert [(i.value, i.help, i.type) for i in items] == [('get', 'GET', None), ('go', 'GO', None)]\n",
+        "complete",
+        1,
+    );
+}
