@@ -1990,6 +1990,8 @@ class Peer:
                 # mapping holding it (cachetools' tests cache in a `WeakValueDictionary`) lets
                 # it go; here the channel keeps it for the run, which a test could tell.
                 _refuse(self.qualname, "the tests hold a weak reference to an object the processes share, which lives for the whole run here")
+            if not self.policy.strict:
+                _Printed.so_far(message)
             self.send(message)
             self.depth += 1
             try:
@@ -1998,6 +2000,9 @@ class Peer:
                     op = m.get("op")
                     if op in ("ok", "err"):
                         return m
+                    if self.policy.strict:
+                        # The tests' side: what the program printed before asking, first.
+                        _write_printed(m)
                     self.serving += 1
                     try:
                         self.serve(m)
@@ -2930,6 +2935,9 @@ class _Printed:
     `sys.stderr` or `sys.stdin` is noted: that would change the tests' process in one process
     (click's `CliRunner.isolation`), which the program's process cannot do."""
 
+    # The captures under way, innermost last (a callback of the tests' calls the program again).
+    active = []
+
     def __init__(self):
         self.out, self.err = io.StringIO(), io.StringIO()
         self.replaced = []
@@ -2938,9 +2946,28 @@ class _Printed:
         self.saved = sys.stdout, sys.stderr
         self.stdin = sys.stdin
         sys.stdout, sys.stderr = self.out, self.err
+        _Printed.active.append(self)
         return self
 
+    @staticmethod
+    def so_far(message):
+        """Puts what the program printed since its last message into `message`, a request to
+        the tests' side: click's `prompt` echoes its text, then calls the input function the
+        test runner put in place, which writes too; sent only with the answer, the program's
+        part came after the tests' in the test's output."""
+        if not _Printed.active:
+            return
+        printed = _Printed.active[-1]
+        for key, stream in (("out", printed.out), ("err_text", printed.err)):
+            text = stream.getvalue()
+            if text:
+                message[key] = text[:OUTPUT_CAP]
+                stream.seek(0)
+                stream.truncate()
+
     def __exit__(self, *exc):
+        if _Printed.active and _Printed.active[-1] is self:
+            _Printed.active.pop()
         self.replaced = [
             name for name, now, was in (("stdout", sys.stdout, self.out), ("stderr", sys.stderr, self.err), ("stdin", sys.stdin, self.stdin))
             if now is not was
@@ -2962,7 +2989,13 @@ def _replay_output(reply, qualname="a function the program returned"):
     replaced = reply.get("replaced")
     if replaced:
         _refuse(qualname, "the program replaced sys.%s, which the tests' process cannot see" % (replaced[0] if isinstance(replaced, list) and replaced and isinstance(replaced[0], str) else "?"))
-    out, err = reply.get("out"), reply.get("err_text")
+    _write_printed(reply)
+
+
+def _write_printed(message):
+    """What the program printed, as a message from it carries it, written where the tests'
+    output goes now."""
+    out, err = message.get("out"), message.get("err_text")
     if isinstance(out, str) and out:
         sys.stdout.write(out)
     if isinstance(err, str) and err:

@@ -1020,3 +1020,15 @@ fn an_object_that_answers_every_missing_attribute_from_its_state_crosses_back() 
         1,
     );
 }
+
+/// click's `prompt` echoes its text, then calls the input function the test runner put in place,
+/// which writes the answer: what the program printed before it called back is written first.
+#[test]
+fn what_the_program_prints_before_it_calls_the_tests_back_comes_first() {
+    passes_isolated_as_in_one_process(
+        "def ask(read):\n    print('Name: ', end='')\n    return read()\n",
+        "import sys\n\nfrom pkg.m import ask\n\n\ndef test_prompt_then_answer(capsys):\n    def read():\n        sys.stdout.write('typed\\n')\n        return 'typed'\n\n    assert ask(read) == 'typed'\n    assert capsys.readouterr().out == 'Name: typed\\n'\n",
+        "ask",
+        1,
+    );
+}
