@@ -910,6 +910,10 @@ class Encoder:
             return ["nt", t.__module__, t.__qualname__, [self.ref(x, depth) for x in tuple.__iter__(v)], self.ref(_state(v), depth)]
         if kind == "exc":
             return self.exception(v, depth)
+        if kind == "project" and "<" in t.__qualname__ and not peer.policy.strict:
+            # An object of a class the program made in a function (boltons' `make_sentinel`):
+            # the tests' side has no class of that name to make it from, so it stays here.
+            return ["h", peer.handle(v), "obj"]
         if kind == "project":
             base = _builtin_base(t)
             content = None

@@ -1032,3 +1032,16 @@ fn what_the_program_prints_before_it_calls_the_tests_back_comes_first() {
         1,
     );
 }
+
+/// boltons' `make_sentinel` returns an object of a class it makes in its body: the tests' side has
+/// no class of that name to make it from, so the object stays in the program's process and the
+/// tests use it through a handle (it was "a class the project does not define", a failure).
+#[test]
+fn an_object_of_a_class_the_program_made_in_a_function_is_used_through_a_handle() {
+    passes_isolated_as_in_one_process(
+        "def make_sentinel(name):\n    class Sentinel:\n        def __init__(self):\n            self.name = name\n\n        def __bool__(self):\n            return False\n\n    return Sentinel()\n",
+        "from pkg.m import make_sentinel\n\n\ndef test_sentinel():\n    missing = make_sentinel('missing')\n    assert not missing\n    assert missing.name == 'missing'\n    assert missing is not make_sentinel('missing')\n",
+        "make_sentinel",
+        1,
+    );
+}
