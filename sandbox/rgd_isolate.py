@@ -3211,8 +3211,9 @@ def _test_path(rel):
 
 
 def _given_files(peer, value, depth=0):
-    """A path argument naming a file of the tests' that the program's copy lacks (a test's data
-    file): the program's process could not open it."""
+    """A path argument, or one in an argument's containers or project objects, naming a file of
+    the tests' that the program's copy lacks (a test's data file): the program's process could
+    not open it."""
     import pathlib
 
     if depth > 3:
@@ -3230,6 +3231,10 @@ def _given_files(peer, value, depth=0):
         return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value)[:100])), None)
     if type(value) is dict:
         return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value.values())[:100])), None)
+    if peer.policy.kind_of_class(type(value)) == "project":
+        # An object of the project's that crosses as data, holding the path (click's `Option`
+        # whose default is the test's own file, which the program's `prompt` opens).
+        return _given_files(peer, _state(value), depth)
     return None
 
 

@@ -1045,3 +1045,16 @@ fn an_object_of_a_class_the_program_made_in_a_function_is_used_through_a_handle(
         1,
     );
 }
+
+/// click's prompt tests give an `Option` their own file as its default, and `prompt_for_value`
+/// opens it: a path inside an object of the project's that crosses as data is the tests' path as
+/// much as one passed alone, and the program's copy has no test file to open.
+#[test]
+fn the_tests_own_path_inside_a_project_object_is_judged_in_process() {
+    passes_in_process_because(
+        "class Opt:\n    def __init__(self, default):\n        self.default = default\n\n\ndef first_line(opt):\n    with open(opt.default) as f:\n        return f.readline()\n",
+        "from pkg.m import Opt, first_line\n\n\ndef test_reads_the_default():\n    assert first_line(Opt(__file__)).startswith('from pkg.m')\n",
+        "first_line",
+        "the path of their own file",
+    );
+}
