@@ -2945,6 +2945,9 @@ class _Printed:
     def __init__(self):
         self.out, self.err = io.StringIO(), io.StringIO()
         self.replaced = []
+        # What went to the tests' side so far, per stream: a call's output crosses up to
+        # OUTPUT_CAP in all, however many messages carry it.
+        self.sent = {"out": 0, "err_text": 0}
 
     def __enter__(self):
         self.saved = sys.stdout, sys.stderr
@@ -2959,15 +2962,22 @@ class _Printed:
         the tests' side: click's `prompt` echoes its text, then calls the input function the
         test runner put in place, which writes too; sent only with the answer, the program's
         part came after the tests' in the test's output."""
-        if not _Printed.active:
-            return
-        printed = _Printed.active[-1]
-        for key, stream in (("out", printed.out), ("err_text", printed.err)):
+        if _Printed.active:
+            _Printed.active[-1].take(message)
+
+    def take(self, message):
+        """Moves what was printed since the last message into `message` (within the call's
+        OUTPUT_CAP per stream)."""
+        for key, stream in (("out", self.out), ("err_text", self.err)):
             text = stream.getvalue()
-            if text:
-                message[key] = text[:OUTPUT_CAP]
-                stream.seek(0)
-                stream.truncate()
+            if not text:
+                continue
+            room = OUTPUT_CAP - self.sent[key]
+            if room > 0:
+                message[key] = text[:room]
+                self.sent[key] += len(message[key])
+            stream.seek(0)
+            stream.truncate()
 
     def __exit__(self, *exc):
         if _Printed.active and _Printed.active[-1] is self:
@@ -2980,8 +2990,7 @@ class _Printed:
         return False
 
     def put(self, body):
-        body["out"] = self.out.getvalue()[:OUTPUT_CAP]
-        body["err_text"] = self.err.getvalue()[:OUTPUT_CAP]
+        self.take(body)
         if self.replaced:
             body["replaced"] = self.replaced
 
@@ -3231,7 +3240,7 @@ def _given_files(peer, value, depth=0):
         return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value)[:100])), None)
     if type(value) is dict:
         return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value.values())[:100])), None)
-    if peer.policy.kind_of_class(type(value)) == "project":
+    if type(value).__module__ != "builtins" and peer.policy.kind_of_class(type(value)) == "project":
         # An object of the project's that crosses as data, holding the path (click's `Option`
         # whose default is the test's own file, which the program's `prompt` opens).
         return _given_files(peer, _state(value), depth)

@@ -174,6 +174,11 @@ pub fn localise(
     let share = |spectra: &[&super::testrun::Spectrum], m: &str| {
         spectra.iter().filter(|s| s.mismatched.iter().any(|n| n == m)).count() as f64 / spectra.len().max(1) as f64
     };
+    let telling: std::collections::HashSet<&str> = failing_spectra
+        .iter()
+        .flat_map(|s| s.mismatched.iter().map(String::as_str))
+        .filter(|m| share(&failing_spectra, m) > share(&passing_spectra, m))
+        .collect();
     let failing_spectra: Vec<super::testrun::Spectrum> = failing_spectra
         .iter()
         .map(|s| {
@@ -181,7 +186,7 @@ pub fn localise(
             let caught = || {
                 s.mismatched
                     .iter()
-                    .filter(|m| share(&failing_spectra, m) > share(&passing_spectra, m))
+                    .filter(|m| telling.contains(m.as_str()))
                     .find_map(|m| super::locate::mismatched_callee(m))
             };
             let Some(callee) = outcome(&s.id)

@@ -1058,3 +1058,15 @@ fn the_tests_own_path_inside_a_project_object_is_judged_in_process() {
         "the path of their own file",
     );
 }
+
+/// What the program prints crosses up to 64 KiB a call, however many of its calls back to the
+/// tests carry a part of it.
+#[test]
+fn a_calls_output_is_capped_in_all_across_its_calls_back() {
+    let module = "def noisy(call):\n    print('a' * 40000)\n    call()\n    print('b' * 40000)\n    return 1\n";
+    let tests = "def test_noisy(capsys):\n    from pkg.m import noisy\n\n    assert noisy(lambda: None) == 1\n    out = capsys.readouterr().out\n    assert out.startswith('a' * 40000) and 'b' in out and len(out) == 64 << 10\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = project.run(module, "noisy");
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert!(run.outcomes.len() == 1 && run.outcomes[0].passed(), "{run:?}");
+}
