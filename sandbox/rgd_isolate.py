@@ -3051,6 +3051,26 @@ _serving = [None]  # the program's side: its peer, once serving
 # Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
 # target in-process, labelled so).
 on_refusal = None
+# The tests that handed the program a path of their own files (which the program's copy lacks):
+# test id -> the first such path. Such a test is judged isolated while it passes there; if it
+# fails, the run is judged in-process (`failed`), as the program may have needed the file.
+_handed = {}
+
+
+def _current_test():
+    return (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
+
+
+def failed(test_id):
+    """Called by rgd's plugin when a test failed: one that handed the program its own file is
+    judged again in-process (the program's copy has no test file to open). Only a test's failure
+    leads there, and only where the tests themselves handed over the path, as every such call was
+    before: a program gains no fallback it did not have."""
+    given = _handed.pop(test_id, None)
+    if given is not None and on_refusal is not None:
+        on_refusal("the tests passed the path of their own file %s, and %s failed with the program in a process of its own" % (given, test_id))
+
+
 # What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force,
 # as (what, module name or None, attribute, value): a standard module's function replaced by a
 # plain function is replaced in the program's process too (calling the test's back); any other
@@ -3308,7 +3328,13 @@ def _call(peer, qualname, args, kwargs):
             _refuse(qualname, "the test changed the working directory to %s" % cwd)
         given = _given_files(peer, (args, kwargs))
         if given:
-            _refuse(qualname, "the tests passed the path of their own file %s" % given)
+            test = _current_test()
+            if not test:
+                _refuse(qualname, "the tests passed the path of their own file %s" % given)
+            # A path passed along that the program never opens (click's `Option` holding the
+            # test's file as its default, asked only for its help text) keeps the verdict
+            # isolated; if the test fails, `failed` judges the run in-process.
+            _handed.setdefault(test, given)
         env = _environment()
         try:
             # What is empty or unchanged (most calls: no state, patch or environment change) is
@@ -3331,7 +3357,7 @@ def _call(peer, qualname, args, kwargs):
         # in-process by answering at length.
         peer.copied += peer.last_values
         if peer.copied > RUN_COPY_LIMIT:
-            test = (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
+            test = _current_test()
             _refuse(qualname, "the calls copied or compared more than %d values between the processes (the last %d in %s)" % (RUN_COPY_LIMIT, peer.last_values, test or "a test"))
         peer.env = env
         body["op"] = "call"

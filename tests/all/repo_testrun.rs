@@ -1048,15 +1048,35 @@ fn an_object_of_a_class_the_program_made_in_a_function_is_used_through_a_handle(
 
 /// click's prompt tests give an `Option` their own file as its default, and `prompt_for_value`
 /// opens it: a path inside an object of the project's that crosses as data is the tests' path as
-/// much as one passed alone, and the program's copy has no test file to open.
+/// much as one passed alone, and the program's copy has no test file to open. The test fails
+/// isolated, so the run is judged in-process.
 #[test]
-fn the_tests_own_path_inside_a_project_object_is_judged_in_process() {
+fn the_tests_own_path_inside_a_project_object_is_judged_in_process_when_the_program_needs_it() {
     passes_in_process_because(
         "class Opt:\n    def __init__(self, default):\n        self.default = default\n\n\ndef first_line(opt):\n    with open(opt.default) as f:\n        return f.readline()\n",
         "from pkg.m import Opt, first_line\n\n\ndef test_reads_the_default():\n    assert first_line(Opt(__file__)).startswith('from pkg.m')\n",
         "first_line",
         "the path of their own file",
     );
+}
+
+/// The same `Option`, asked only for what it says of its default (click's `get_help_extra`),
+/// never opening it: the verdict stays isolated, and a wrong program still fails there.
+#[test]
+fn the_tests_own_path_the_program_never_opens_keeps_the_verdict_isolated() {
+    let module = "import os\n\n\nclass Opt:\n    def __init__(self, default):\n        self.default = default\n\n\ndef shown(opt):\n    return '[default: %s]' % os.path.basename(opt.default)\n";
+    let tests = "import os\n\nfrom pkg.m import Opt, shown\n\n\ndef test_shows_the_default():\n    assert shown(Opt(__file__)) == '[default: %s]' % os.path.basename(__file__)\n\n\ndef test_shows_a_path_alone():\n    assert shown(Opt(os.path.dirname(__file__) + '/test_m.py')).endswith('test_m.py]')\n";
+    passes_isolated_as_in_one_process(module, tests, "shown", 2);
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let wrong = project.run(&module.replace("basename", "dirname"), "shown");
+    // Failing isolated, it is judged again in-process, and fails there too.
+    match &wrong.isolation {
+        rgd::repo::isolate::Isolation::InProcess { why } => {
+            assert!(why.contains("failed with the program in a process of its own"), "{wrong:?}")
+        }
+        other => panic!("{other:?}: {wrong:?}"),
+    }
+    assert!(wrong.outcomes.iter().all(|o| !o.passed()), "{wrong:?}");
 }
 
 /// What the program prints crosses up to 64 KiB a call, however many of its calls back to the
