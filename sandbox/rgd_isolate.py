@@ -2095,6 +2095,8 @@ class Peer:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif self.policy.strict and m.get("h") in self.lent and op in ("get", "set", "del", "op"):
             self.serve_lent(m)
+        elif op == "opened" and self.policy.strict:
+            self.opened(m.get("path"))
         elif op == "cannot" and self.policy.strict:
             why = m.get("why")
             self.refuse_request("the program cannot %s" % (why[:200] if isinstance(why, str) else "use what the tests lent as in one process"))
@@ -2105,6 +2107,18 @@ class Peer:
             self.touch(m, getattr)
         else:
             self.serve_other(m)
+
+    def opened(self, path):
+        """The tests' side, told the program opened a test's path its copy lacks: if the tests
+        handed it that path in this test, the run is judged in-process (in one process the file
+        is there), and the program's `open` fails with the reason; else it fails as it would."""
+        if isinstance(path, str) and "\0" not in path:
+            handed = _handed.get(_current_test()) or {}
+            shown = handed.get(os.path.normpath(os.path.join(os.getcwd(), path)))
+            if shown is not None:
+                self.refuse_request("the tests passed the path of their own file %s, and the program opened it (its copy holds no test file)" % shown)
+                return
+        self.answer(lambda: None)
 
     def refuse_request(self, why):
         """The tests' side, at a request of the program's that cannot be answered as in one
@@ -3055,6 +3069,8 @@ on_refusal = None
 # test id -> the first such path. Such a test is judged isolated while it passes there; if it
 # fails, the run is judged in-process (`failed`), as the program may have needed the file.
 _handed = {}
+# The program's side: how many of the tests' calls are running (`_watch_opens` asks only then).
+_calls_running = [0]
 
 
 def _current_test():
@@ -3067,8 +3083,8 @@ def failed(test_id):
     leads there, and only where the tests themselves handed over the path, as every such call was
     before: a program gains no fallback it did not have."""
     given = _handed.pop(test_id, None)
-    if given is not None and on_refusal is not None:
-        on_refusal("the tests passed the path of their own file %s, and %s failed with the program in a process of its own" % (given, test_id))
+    if given and on_refusal is not None:
+        on_refusal("the tests passed the path of their own file %s, and %s failed with the program in a process of its own" % (next(iter(given.values())), test_id))
 
 
 # What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force,
@@ -3254,7 +3270,7 @@ def _given_files(peer, value, depth=0):
         path = os.path.normpath(os.path.join(os.getcwd(), text))
         root = peer.policy.root
         if path.startswith(root) and _test_path(path[len(root) :].replace(os.sep, "/")) and os.path.exists(path):
-            return path[len(root) :]
+            return path
         return None
     if type(value) in (list, tuple, set, frozenset):
         return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value)[:100])), None)
@@ -3329,12 +3345,14 @@ def _call(peer, qualname, args, kwargs):
         given = _given_files(peer, (args, kwargs))
         if given:
             test = _current_test()
+            shown = given[len(policy.root) :]
             if not test:
-                _refuse(qualname, "the tests passed the path of their own file %s" % given)
+                _refuse(qualname, "the tests passed the path of their own file %s" % shown)
             # A path passed along that the program never opens (click's `Option` holding the
             # test's file as its default, asked only for its help text) keeps the verdict
-            # isolated; if the test fails, `failed` judges the run in-process.
-            _handed.setdefault(test, given)
+            # isolated; the run is judged in-process once the program opens it (`Peer.serve`,
+            # "opened") or the test fails (`failed`).
+            _handed.setdefault(test, {}).setdefault(given, shown)
         env = _environment()
         try:
             # What is empty or unchanged (most calls: no state, patch or environment change) is
@@ -3527,13 +3545,17 @@ class Server(Peer):
         try:
             args = self.decode(m)
             self.enter(args)
-            with printed, warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                value = self.target(*args["a"], **_keywords(args.get("k")))
-                if isinstance(value, types.CoroutineType):
-                    import asyncio
+            _calls_running[0] += 1
+            try:
+                with printed, warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    value = self.target(*args["a"], **_keywords(args.get("k")))
+                    if isinstance(value, types.CoroutineType):
+                        import asyncio
 
-                    value = asyncio.new_event_loop().run_until_complete(value)
+                        value = asyncio.new_event_loop().run_until_complete(value)
+            finally:
+                _calls_running[0] -= 1
             op, values = "ok", {"v": value}
         except Gone:
             raise
@@ -3569,6 +3591,36 @@ class Server(Peer):
         self.send(body)
 
 
+def _watch_opens(server):
+    """The program's side: an `open` of a test's path that is not here (the program's copy holds
+    no test file), made during a call, is said to the tests' side, which judges the run
+    in-process if the tests handed that path over (`Peer.opened`). Not a defence (this is the
+    program's own process): a courtesy to a program that needs a file the tests gave it, which
+    would otherwise fail, or loop (click's prompt asking again for a file it cannot open)."""
+    busy = [False]
+
+    def hook(event, args):
+        if event != "open" or busy[0] or not _calls_running[0] or not args:
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        try:
+            if not isinstance(path, str) or not _test_path(os.path.normpath(path).replace(os.sep, "/")) or os.path.exists(path):
+                return
+        except (ValueError, OSError):
+            return
+        busy[0] = True
+        try:
+            body = server.encode({"v": None})
+            body.update(op="opened", path=path)
+            server.result(server.request(body))
+        finally:
+            busy[0] = False
+
+    sys.addaudithook(hook)
+
+
 def serve():
     """The program's process: imports the target's module and answers calls until the tests end."""
     cfg = json.loads(os.environ.pop("RGD_ISOLATE"))
@@ -3588,6 +3640,7 @@ def serve():
 
     server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
     _serving[0] = server
+    _watch_opens(server)
     server.target_defaults = defaults
     # Every call the tests make and every callback the program makes stacks frames in both
     # processes: a recursive parser whose recursion crosses at each level needs more room than

@@ -1060,6 +1060,19 @@ fn the_tests_own_path_inside_a_project_object_is_judged_in_process_when_the_prog
     );
 }
 
+/// click's prompt, unable to open the default file, asks again: isolated, where the file is
+/// missing, it would ask until the call timed out. The program's `open` of a path the tests
+/// handed it is said to the tests' side, which judges the run in-process at once.
+#[test]
+fn a_program_that_retries_opening_the_tests_own_path_is_judged_in_process_at_once() {
+    passes_in_process_because(
+        "class Opt:\n    def __init__(self, default):\n        self.default = default\n\n\ndef first_line(opt):\n    while True:\n        try:\n            with open(opt.default) as f:\n                return f.readline()\n        except OSError:\n            continue\n",
+        "from pkg.m import Opt, first_line\n\n\ndef test_reads_the_default():\n    assert first_line(Opt(__file__)).startswith('from pkg.m')\n",
+        "first_line",
+        "and the program opened it",
+    );
+}
+
 /// The same `Option`, asked only for what it says of its default (click's `get_help_extra`),
 /// never opening it: the verdict stays isolated, and a wrong program still fails there.
 #[test]
