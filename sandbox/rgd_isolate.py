@@ -2947,6 +2947,32 @@ def _capture_logs():
     return handler.records, handler
 
 
+class _Bytes(io.RawIOBase):
+    """A captured stream's `buffer`: what the program writes as bytes (click's `echo` of bytes
+    goes to `sys.stdout.buffer`) joins its text, decoded as UTF-8 (undecodable bytes replaced)."""
+
+    def __init__(self, text):
+        io.RawIOBase.__init__(self)
+        self.text = text
+        self.decoder = __import__("codecs").getincrementaldecoder("utf-8")("replace")
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(data)
+        self.text.write(self.decoder.decode(data))
+        return len(data)
+
+
+class _Capture(io.StringIO):
+    """What the program prints during a call, text and bytes alike."""
+
+    def __init__(self):
+        io.StringIO.__init__(self)
+        self.buffer = _Bytes(self)
+
+
 class _Printed:
     """The program's side, answering: what it prints is captured (and sent with the answer, for
     the tests' side to write where its output goes now), and whether it replaced `sys.stdout`,
@@ -2957,7 +2983,7 @@ class _Printed:
     active = []
 
     def __init__(self):
-        self.out, self.err = io.StringIO(), io.StringIO()
+        self.out, self.err = _Capture(), _Capture()
         self.replaced = []
         # What went to the tests' side so far, per stream: a call's output crosses up to
         # OUTPUT_CAP in all, however many messages carry it.

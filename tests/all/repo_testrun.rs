@@ -1092,6 +1092,18 @@ fn the_tests_own_path_the_program_never_opens_keeps_the_verdict_isolated() {
     assert!(wrong.outcomes.iter().all(|o| !o.passed()), "{wrong:?}");
 }
 
+/// click's `echo` of bytes (a shell completion script) writes to `sys.stdout.buffer`: what the
+/// program writes as bytes reaches the tests' output too, in order with its text.
+#[test]
+fn what_the_program_writes_as_bytes_reaches_the_tests_output() {
+    passes_isolated_as_in_one_process(
+        "import sys\n\n\ndef shout(word):\n    sys.stdout.write('say: ')\n    sys.stdout.flush()\n    sys.stdout.buffer.write(word.upper().encode() + b'\\n')\n    return len(word)\n",
+        "from pkg.m import shout\n\n\ndef test_shout(capsys):\n    assert shout('h\\u00e9llo') == 5\n    assert capsys.readouterr().out == 'say: H\\u00c9LLO\\n'\n",
+        "shout",
+        1,
+    );
+}
+
 /// What the program prints crosses up to 64 KiB a call, however many of its calls back to the
 /// tests carry a part of it.
 #[test]
