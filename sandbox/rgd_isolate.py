@@ -2082,7 +2082,10 @@ class Peer:
                 fn = self.local_handle(m.get("h"))
                 return fn(*args["a"], **_keywords(args.get("k")))
 
-            self.answer(run, along or (self.policy.strict and m.get("h") in self.lent_methods and m.get("along") is True), printed)
+            # (The tests' side writes back along what any function of the tests' changed in the
+            # shared objects when the program asks: all the program sees is what it would in one
+            # process, the test's changes to objects the two share.)
+            self.answer(run, along or (self.policy.strict and m.get("along") is True), printed)
         elif op == "next":
             def pull():
                 it = self.local_handle(m.get("h"))
@@ -2432,6 +2435,15 @@ class RemoteFunction(RemoteObject):
 
     def __call__(self, /, *args, **kwargs):
         peer = object.__getattribute__(self, "_peer")
+        if not peer.policy.strict and peer.decoding == 0 and _holds_project_objects(peer.policy, args, kwargs):
+            # The program calls a test's function with objects of the project's (click's
+            # parameter callback handed the context, whose `params` it changes): as a lent
+            # method's, the call carries what the program changed in the shared objects so far
+            # and its answer what the test's function changed in them. (Not for every callback:
+            # a key function called per item would send the state of all of them each time.)
+            body = _encode_for(peer, {"a": args, "k": kwargs, "wb": peer.named()})
+            body.update(op="cb", h=object.__getattribute__(self, "_hid"), along=True)
+            return peer.result(peer.request(body))
         body = _encode_for(peer, {"a": args, "k": kwargs})
         body.update(op="cb", h=object.__getattribute__(self, "_hid"))
         return _asked_along(peer, body)
@@ -2441,6 +2453,15 @@ class RemoteFunction(RemoteObject):
 
     # A function's `str` is its `repr` (click's help formatting a default that is a test's lambda).
     __str__ = __repr__
+
+
+def _holds_project_objects(policy, args, kwargs):
+    """Whether a call's arguments include an object of a project class."""
+    for value in itertools.chain(args, kwargs.values()):
+        t = type(value)
+        if t.__module__ != "builtins" and policy.project_module(t.__module__) and not isinstance(value, (type, BaseException)):
+            return True
+    return False
 
 
 def _asked_along(peer, body):

@@ -1092,6 +1092,19 @@ fn the_tests_own_path_the_program_never_opens_keeps_the_verdict_isolated() {
     assert!(wrong.outcomes.iter().all(|o| !o.passed()), "{wrong:?}");
 }
 
+/// click's parameter callbacks get the context with unset values hidden and may change other
+/// parameters' values; `process_value` then restores only what the callback left alone. The
+/// program must see what the test's function changed in the objects it was handed.
+#[test]
+fn what_a_tests_callback_changes_in_a_project_object_the_program_sees() {
+    passes_isolated_as_in_one_process(
+        "class Ctx:\n    def __init__(self):\n        self.params = {'a': 'UNSET', 'b': 'UNSET'}\n\n\ndef process(ctx, callback):\n    hidden = [k for k, v in ctx.params.items() if v == 'UNSET']\n    for k in hidden:\n        ctx.params[k] = None\n    value = callback(ctx)\n    for k in hidden:\n        if ctx.params[k] is None:\n            ctx.params[k] = 'UNSET'\n    return value\n",
+        "from pkg.m import Ctx, process\n\n\ndef test_the_callbacks_change_stays():\n    def change(ctx):\n        assert ctx.params == {'a': None, 'b': None}\n        ctx.params['a'] = 'changed'\n        return 1\n\n    ctx = Ctx()\n    assert process(ctx, change) == 1\n    assert ctx.params == {'a': 'changed', 'b': 'UNSET'}\n",
+        "process",
+        1,
+    );
+}
+
 /// click's `echo` of bytes (a shell completion script) writes to `sys.stdout.buffer`: what the
 /// program writes as bytes reaches the tests' output too, in order with its text.
 #[test]
