@@ -392,11 +392,14 @@ def _exact(value, depth=0):
 
 
 def _keep_sent(sent, value):
-    """The tests' side keeps a string, tuple or frozenset it sent (`Peer.sent_values`)."""
-    if sent is not None and len(sent) < MAX_SENT_VALUES:
+    """The tests' side keeps a string, tuple or frozenset it sent (`Peer.sent_values`): of equal
+    ones, the one sent last, which is what a program that passes a value through hands back
+    (click's `Option.get_default` returning the `flag_value` of the option it was just handed, a
+    test's literal that `is` compares, where the run had sent an equal string before)."""
+    if sent is not None:
         key = _exact(value)
-        if key is not None:
-            sent.setdefault(key, value)
+        if key is not None and (key in sent or len(sent) < MAX_SENT_VALUES):
+            sent[key] = value
 
 
 def _as_sent(sent, value):

@@ -1105,6 +1105,19 @@ fn what_a_tests_callback_changes_in_a_project_object_the_program_sees() {
     );
 }
 
+/// click's `Option.get_default` hands back the `flag_value` of the option it is given, and the
+/// test compares it with `is` to its literal; an equal string the run sent before (another test's,
+/// made at run time) must not come back in its place.
+#[test]
+fn a_string_passed_through_comes_back_as_the_one_just_sent() {
+    passes_isolated_as_in_one_process(
+        "class Opt:\n    def __init__(self, flag_value):\n        self.flag_value = flag_value\n\n\ndef get_default(opt):\n    return opt.flag_value\n",
+        "from pkg.m import Opt, get_default\n\n\ndef test_an_equal_string_made_at_run_time():\n    made = ''.join(['up', 'per'])\n    assert get_default(Opt(made)) == 'upper'\n\n\ndef test_the_literal_comes_back_itself():\n    assert get_default(Opt('upper')) is 'upper'\n",
+        "get_default",
+        2,
+    );
+}
+
 /// click's `echo` of bytes (a shell completion script) writes to `sys.stdout.buffer`: what the
 /// program writes as bytes reaches the tests' output too, in order with its text.
 #[test]
