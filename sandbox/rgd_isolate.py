@@ -3116,8 +3116,9 @@ _serving = [None]  # the program's side: its peer, once serving
 # target in-process, labelled so).
 on_refusal = None
 # The tests that handed the program a path of their own files (which the program's copy lacks):
-# test id -> the first such path. Such a test is judged isolated while it passes there; if it
-# fails, the run is judged in-process (`failed`), as the program may have needed the file.
+# test id -> {absolute path: the path as said, from the root}. Such a test is judged isolated
+# while it passes there; if the program opens one (`Peer.opened`) or the test fails (`failed`),
+# the run is judged in-process, as the program may have needed the file.
 _handed = {}
 # The program's side: how many of the tests' calls are running (`_watch_opens` asks only then).
 _calls_running = [0]
@@ -3650,7 +3651,9 @@ def _watch_opens(server):
     busy = [False]
 
     def hook(event, args):
-        if event != "open" or busy[0] or not _calls_running[0] or not args:
+        # (Not while a message is read: its objects are not all made yet, and a request then
+        # would be answered in the middle of it.)
+        if event != "open" or busy[0] or not _calls_running[0] or server.decoding or not args:
             return
         path = args[0]
         if isinstance(path, bytes):
