@@ -3306,32 +3306,33 @@ def _test_path(rel):
     )
 
 
-def _given_files(peer, value, depth=0):
-    """A path argument, or one in an argument's containers or project objects, naming a file of
-    the tests' that the program's copy lacks (a test's data file): the program's process could
-    not open it."""
+def _given_files(peer, value, found, depth=0):
+    """Fills `found` with the path arguments, or those in an argument's containers or project
+    objects, naming files of the tests' that the program's copy lacks (a test's data file): the
+    program's process could not open them. Every one is collected, as the program may open any."""
     import pathlib
 
     if depth > 3:
-        return None
+        return found
     if isinstance(value, (str, pathlib.PurePath)):
         text = str(value)
         if "/" not in text or len(text) > 4096 or "\0" in text:
-            return None
+            return found
         path = os.path.normpath(os.path.join(os.getcwd(), text))
         root = peer.policy.root
         if path.startswith(root) and _test_path(path[len(root) :].replace(os.sep, "/")) and os.path.exists(path):
-            return path
-        return None
-    if type(value) in (list, tuple, set, frozenset):
-        return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value)[:100])), None)
-    if type(value) is dict:
-        return next(filter(None, (_given_files(peer, v, depth + 1) for v in list(value.values())[:100])), None)
-    if type(value).__module__ != "builtins" and peer.policy.kind_of_class(type(value)) == "project":
+            found.add(path)
+    elif type(value) in (list, tuple, set, frozenset):
+        for v in list(value)[:100]:
+            _given_files(peer, v, found, depth + 1)
+    elif type(value) is dict:
+        for v in list(value.values())[:100]:
+            _given_files(peer, v, found, depth + 1)
+    elif type(value).__module__ != "builtins" and peer.policy.kind_of_class(type(value)) == "project":
         # An object of the project's that crosses as data, holding the path (click's `Option`
         # whose default is the test's own file, which the program's `prompt` opens).
-        return _given_files(peer, _state(value), depth)
-    return None
+        _given_files(peer, _state(value), found, depth)
+    return found
 
 
 def _environment():
@@ -3393,8 +3394,7 @@ def _call(peer, qualname, args, kwargs):
         cwd = os.getcwd()
         if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
             _refuse(qualname, "the test changed the working directory to %s" % cwd)
-        given = _given_files(peer, (args, kwargs))
-        if given:
+        for given in sorted(_given_files(peer, (args, kwargs), set())):
             test = _current_test()
             shown = given[len(policy.root) :]
             if not test:

@@ -1073,6 +1073,18 @@ fn a_program_that_retries_opening_the_tests_own_path_is_judged_in_process_at_onc
     );
 }
 
+/// A call that hands over two of the tests' paths (a folder, then a file in it): opening the
+/// second is reported as the first would be, not left to loop until the call times out.
+#[test]
+fn a_program_opening_the_second_of_two_handed_paths_is_judged_in_process_at_once() {
+    passes_in_process_because(
+        "class Opt:\n    def __init__(self, where, default):\n        self.where = where\n        self.default = default\n\n\ndef first_line(opt):\n    while True:\n        try:\n            with open(opt.default) as f:\n                return f.readline()\n        except OSError:\n            continue\n",
+        "import os\n\nfrom pkg.m import Opt, first_line\n\n\ndef test_reads_the_default():\n    assert first_line(Opt(os.path.dirname(__file__), __file__)).startswith('import os')\n",
+        "first_line",
+        "and the program opened it",
+    );
+}
+
 /// The same `Option`, asked only for what it says of its default (click's `get_help_extra`),
 /// never opening it: the verdict stays isolated, and a wrong program still fails there.
 #[test]
