@@ -565,7 +565,15 @@ def _install(
             # the channel, and rgd judges the target in-process instead, labelled so.
             import rgd_isolate
 
-            rgd_isolate.on_refusal = lambda why: emit({"t": "not_isolated", "why": why})
+            def refused(why):
+                emit({"t": "not_isolated", "why": why})
+                # rgd judges the whole run again in-process: the tests still to come here would
+                # only be thrown away (a suite of slow failures, for minutes).
+                session = _state.get("session")
+                if session is not None:
+                    session.shouldstop = "rgd judges this run in-process: %s" % why
+
+            rgd_isolate.on_refusal = refused
             rgd_isolate.watch_patches()
         else:
             if target and target_name:
@@ -695,6 +703,7 @@ def _install(
         isolate = sys.modules.get("rgd_isolate")
         if isolate is not None:
             isolate.baseline()
+            _state["session"] = session
         for item in session.items:
             obj = _function(_getattr(item, "obj", None))
             _state["items"][item.nodeid] = (obj, _getattr(obj, "__code__", None))

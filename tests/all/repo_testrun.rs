@@ -1073,6 +1073,31 @@ fn a_program_that_retries_opening_the_tests_own_path_is_judged_in_process_at_onc
     );
 }
 
+/// Once a call cannot be isolated, rgd judges the whole run again in-process: the isolated run
+/// stops there rather than running the rest of the suite for nothing (here a test that would wait
+/// for the run's timeout while isolated).
+#[test]
+fn a_run_refused_isolation_stops_at_once_and_is_judged_in_process() {
+    let module = "def first(match):\n    return match.group(0)\n";
+    let tests = "import re\nimport sys\nimport time\n\nfrom pkg.m import first\n\n\ndef test_a_match():\n    assert first(re.match('a', 'abc')) == 'a'\n\n\ndef test_waits_while_isolated():\n    while 'rgd_isolate' in sys.modules:\n        time.sleep(0.1)\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let spec = on_target("pkg/m.py", module, "first", &project.ids);
+    let limits = TestLimits {
+        timeout: std::time::Duration::from_secs(60),
+        ..TestLimits::default()
+    };
+    let started = std::time::Instant::now();
+    let run = project.runner.run(project.project.path(), &spec, limits).unwrap();
+    match &run.isolation {
+        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains("re.Match"), "{run:?}"),
+        other => panic!("{other:?}: {run:?}"),
+    }
+    assert_eq!(run.outcomes.len(), 2, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    // Far below the 60 s the isolated run would wait for (a few seconds either way otherwise).
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+}
+
 /// A call that hands over two of the tests' paths (a folder, then a file in it): opening the
 /// second is reported as the first would be, not left to loop until the call times out.
 #[test]
