@@ -298,12 +298,12 @@ async fn measure_one(
         Ok(made) => made,
         Err(e) => return crate::repo::real::measure::Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()),
     };
-    let mut m = tokio::task::block_in_place(|| locate(copy.path(), runner, i, started, rankings));
-    let Some(fixer) = fixer.filter(|_| m.error.is_none()) else {
+    let (mut m, found) = tokio::task::block_in_place(|| locate(copy.path(), runner, i, started, rankings));
+    let (Some(fixer), Some(found)) = (fixer, found) else {
         return m;
     };
     let fixing = std::time::Instant::now();
-    let mut f = match fixer.fix(copy.path(), i, &released, runner.python()).await {
+    let mut f = match fixer.fix(copy.path(), i, &released, runner.python(), found).await {
         Ok(record) => {
             let changes: Vec<(String, String)> = record.changes.iter().map(|c| (c.file.clone(), c.after.clone())).collect();
             let mut f = tokio::task::block_in_place(|| judge_fix(copy.path(), runner, i, &released, record.fixed_by.as_deref(), &changes));
@@ -380,8 +380,17 @@ impl<'a> Fixer<'a> {
         })
     }
 
-    /// `rgd fix --repo COPY --failing <the red tests>` on the faulty copy, its suite run by `python`.
-    async fn fix(&self, copy: &Path, i: &Instance, released: &str, python: &Path) -> anyhow::Result<super::fix::FixRecord> {
+    /// `rgd fix --repo COPY --failing <the red tests>` on the faulty copy, its suite run by `python`,
+    /// from `found`: the localisation just measured, which is what `rgd fix` would compute (the same
+    /// failing tests, selection and per-test time), so it is not run twice.
+    async fn fix(
+        &self,
+        copy: &Path,
+        i: &Instance,
+        released: &str,
+        python: &Path,
+        found: crate::repo::localise::Localisation,
+    ) -> anyhow::Result<super::fix::FixRecord> {
         if let Some(oracle) = &self.oracle {
             oracle.knows(&i.function, released);
         }
@@ -408,7 +417,7 @@ impl<'a> Fixer<'a> {
         argv.extend(["--python".into(), python.into()]);
         let args = <FixCommand as clap::Parser>::try_parse_from(argv)?.args;
         let from = crate::config::Configured::load(self.config, &self.home.root, &self.llm)?;
-        super::fix::fix_for(self.home, &from, &args, &|_: &crate::repo::fix_event::FixEvent| {}).await
+        super::fix::fix_for(self.home, &from, &args, Some(found), &|_: &crate::repo::fix_event::FixEvent| {}).await
     }
 }
 

@@ -161,7 +161,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
         anyhow::bail!("rgd fix --tui follows each attempt and cannot drive the debugger: give --break without --tui (commands on stdin)");
     }
     let from = crate::config::Configured::load(config, &home.root, llm)?;
-    let p = prepare(home, &from, &args, true).await?;
+    let p = prepare(home, &from, &args, None, true).await?;
     // Headless, the events are lines on stderr; with --tui, the view's (printed after it closes).
     let (to_view, from_fix) = tokio::sync::mpsc::unbounded_channel::<FixEvent>();
     let send = move |e: &FixEvent| {
@@ -221,14 +221,16 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
 }
 
 /// `rgd fix` as part of another command (`rgd bench real`): nothing printed, each event handed
-/// to `events`, the project never written; the record it kept in `fix/`.
+/// to `events`, the project never written; the record it kept in `fix/`. With `found`, the
+/// caller's localisation of these failing tests in this project stands for `rgd fix`'s own.
 pub async fn fix_for(
     home: &Home,
     from: &crate::config::Configured<'_>,
     args: &FixArgs,
+    found: Option<Localisation>,
     events: &(dyn Fn(&FixEvent) + Sync),
 ) -> anyhow::Result<FixRecord> {
-    let p = prepare(home, from, args, false).await?;
+    let p = prepare(home, from, args, found, false).await?;
     let reporter = Reporter {
         out: events,
         kept: Mutex::new(Vec::new()),
@@ -255,12 +257,21 @@ struct Prepared {
 }
 
 /// Locates the fault and opens the project's index, saying what it found when `print`.
-async fn prepare(home: &Home, from: &crate::config::Configured<'_>, args: &FixArgs, print: bool) -> anyhow::Result<Prepared> {
+async fn prepare(
+    home: &Home,
+    from: &crate::config::Configured<'_>,
+    args: &FixArgs,
+    found: Option<Localisation>,
+    print: bool,
+) -> anyhow::Result<Prepared> {
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
     let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
-    let found = suspects(from, &runner, &root, &args.failure, test_seconds).await?;
+    let found = match found {
+        Some(found) => found,
+        None => suspects(from, &runner, &root, &args.failure, test_seconds).await?,
+    };
     let (visible, hidden) = split_tests(&found);
     if print {
         eprintln!(

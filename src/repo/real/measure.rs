@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Instance, pypi};
+use crate::repo::localise::Localisation;
 use crate::repo::locate_bench::Place;
 use crate::repo::testrun::ProjectTests;
 
@@ -169,19 +170,30 @@ pub fn held_out(i: &Instance) -> bool {
 
 /// Locates one instance in `copy` (`faulty_copy`); with `rankings` (an existing directory), its
 /// whole ranking (every signal of every function, the true one named) is written there as `N.json`.
-pub fn locate(copy: &Path, runner: &ProjectTests, i: &Instance, started: Instant, rankings: Option<&Path>) -> Measured {
+/// The localisation comes back too: `rgd fix` repairs from that very ranking (the one measured),
+/// rather than running the spectra again.
+pub fn locate(
+    copy: &Path,
+    runner: &ProjectTests,
+    i: &Instance,
+    started: Instant,
+    rankings: Option<&Path>,
+) -> (Measured, Option<Localisation>) {
     match located(copy, runner, i, rankings) {
-        Ok((combined, ochiai, ranked)) => Measured {
-            key: key(i),
-            project: i.project.clone(),
-            combined,
-            ochiai,
-            ranked,
-            error: None,
-            seconds: started.elapsed().as_secs_f64(),
-            fix: None,
-        },
-        Err(e) => Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()),
+        Ok(((combined, ochiai, ranked), found)) => (
+            Measured {
+                key: key(i),
+                project: i.project.clone(),
+                combined,
+                ochiai,
+                ranked,
+                error: None,
+                seconds: started.elapsed().as_secs_f64(),
+                fix: None,
+            },
+            Some(found),
+        ),
+        Err(e) => (Measured::failed(i, format!("{e:#}"), started.elapsed().as_secs_f64()), None),
     }
 }
 
@@ -208,12 +220,9 @@ pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::Temp
     Ok((copy, released))
 }
 
-fn located(
-    copy: &Path,
-    runner: &ProjectTests,
-    i: &Instance,
-    rankings: Option<&Path>,
-) -> anyhow::Result<(Option<Place>, Option<Place>, usize)> {
+type Places = (Option<Place>, Option<Place>, usize);
+
+fn located(copy: &Path, runner: &ProjectTests, i: &Instance, rankings: Option<&Path>) -> anyhow::Result<(Places, Localisation)> {
     let seconds = std::time::Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS);
     let found = crate::repo::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
     if let Some(dir) = rankings {
@@ -221,11 +230,12 @@ fn located(
         let record = serde_json::json!({"key": key(i), "file": i.file, "function": i.function, "ranked": found.ranked});
         std::fs::write(dir.join(format!("{n}.json")), record.to_string())?;
     }
-    Ok((
+    let places = (
         Place::of(&found.ranked, &i.file, &i.function),
         Place::by(&found.ranked, &i.file, &i.function, |c| c.ochiai),
         found.ranked.len(),
-    ))
+    );
+    Ok((places, found))
 }
 
 /// Judges the repair `rgd fix` found for instance `i` in `copy` (None: it found none): the
