@@ -683,6 +683,7 @@ mod tests {
             failing: vec!["t.py::test_a[1]".into()],
             passing: vec!["t.py::test_a[2]".into(), "t.py::test_b".into()],
             also_failing: vec![],
+            stopped: vec![],
             ranked: vec![],
             failures: vec![],
             failing_spectra: 1,

@@ -47,6 +47,12 @@ pub async fn execute(from: crate::config::Configured<'_>, args: LocateArgs) -> a
         root.display(),
         runner.confinement().describe()
     );
+    if let Some(first) = found.stopped.first() {
+        eprintln!(
+            "{} other tests ran past the per-test time (--test-timeout) and are left out, as no evidence either way (e.g. {first})",
+            found.stopped.len()
+        );
+    }
     print_ranking(ranked, found.failing_spectra, args.k);
     Ok(ExitCode::SUCCESS)
 }

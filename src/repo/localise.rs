@@ -28,6 +28,8 @@ pub struct Localisation {
     pub passing: Vec<String>,
     /// The selection's other tests that failed (evidence, but not what a repair must fix).
     pub also_failing: Vec<String>,
+    /// The selection's other tests that rgd's per-test timer stopped: no evidence either way.
+    pub stopped: Vec<String>,
     /// The project's functions the failing tests entered, best suspect first.
     pub ranked: Vec<Candidate>,
     /// The named failing tests with their source and failure.
@@ -40,6 +42,9 @@ pub struct Localisation {
 /// How long one test may run while a fault is located (`--test-timeout`): a test over it is
 /// stopped where it is, so a fault that loops forever still leaves spectra.
 pub const TEST_SECONDS: f64 = 10.0;
+
+/// What the spectrum collector's timer says in the test it stopped (`project_spectra.py`).
+const STOPPED: &str = "rgd locate stopped this test after";
 
 /// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
@@ -146,7 +151,13 @@ pub fn localise(
                 .trim()
         );
     }
-    let failed = |id: &str| named.iter().any(|n| n == id) || outcome(id).is_some_and(|o| o.status == "failed");
+    // A test of the selection that rgd's own timer stopped (`project_spectra.py`) says nothing of
+    // the fault: whether it would pass is unknown, and whether the timer fires at all depends on
+    // the machine's load (markdown's `test_many_footnote_definitions` takes 7 s untraced, about
+    // the 10 s limit traced), so counting it as failing made a ranking change from run to run. A
+    // named failing test stays evidence when stopped (an endless loop is the fault's doing).
+    let stopped = |id: &str| !named.iter().any(|n| n == id) && outcome(id).is_some_and(|o| o.message.contains(STOPPED));
+    let failed = |id: &str| named.iter().any(|n| n == id) || outcome(id).is_some_and(|o| o.status == "failed" && !stopped(id));
     // Every test of the selection that failed is evidence, named or not.
     let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
     let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
@@ -215,6 +226,7 @@ pub fn localise(
     Ok(Localisation {
         passing: ids.iter().filter(|id| passed(id)).cloned().collect(),
         also_failing: ids.iter().filter(|id| !named.contains(id) && failed(id)).cloned().collect(),
+        stopped: ids.iter().filter(|id| stopped(id)).cloned().collect(),
         failing: named,
         ranked,
         failures,
