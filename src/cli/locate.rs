@@ -18,7 +18,8 @@ pub struct LocateArgs {
     #[arg(long, default_value_t = 10, value_parser = crate::validate::parse_count)]
     pub k: usize,
     /// Seconds one test may run; a test over it is stopped where it is (its exception path then
-    /// shows the loop) and every later one gets 1 s
+    /// shows the loop) and every later one gets 1 s. Another test than the named failing ones,
+    /// stopped so, is left out of the evidence
     #[arg(long, value_name = "SECONDS", default_value_t = crate::repo::localise::TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
     pub test_timeout: f64,
     /// The interpreter that runs the tests [default: $RGD_PYTHON, else python3]
