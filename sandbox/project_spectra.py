@@ -7,7 +7,8 @@ for fault localisation, never a verdict (outcomes come from rgd_verdict's channe
 Loaded as a pytest plugin (`-p rgd_spectra`) next to rgd_verdict. Written to $RGD_SPECTRA_OUT,
 one JSON object per test:
     {"id", "functions": [[file, qualname, line], ...], "lines": [[file, qualname, line, [ran, ...]], ...],
-     "raised": [[file, qualname, line], ...], "mismatched": ["TypeError: f() takes ...", ...]}
+     "raised": [[file, qualname, line], ...], "mismatched": ["TypeError: f() takes ...", ...],
+     "stopped": true when this collector's timer stopped the test}
 and one for collection, with "id": "<collection>" and "errors": [[collector id, [frame, ...]], ...].
 With $RGD_SPECTRA_TEST_SECONDS, a test's call phase that runs longer is stopped (it fails with
 RgdTestTimeout, raised where it was). A function is the project's when its file is under the
@@ -154,9 +155,10 @@ class _Tracer:
         sys.settrace(None)
         threading.settrace(None)
 
-    def record(self, id, raised):
+    def record(self, id, raised, stopped):
         return {
             "id": id,
+            "stopped": stopped,
             "functions": sorted(self.seen),
             "lines": [[*key, sorted(ran)] for key, ran in sorted(self.seen.items())],
             "raised": raised,
@@ -231,6 +233,7 @@ _collection = _Tracer()
 _errors = []
 _test = None
 _raised = {}
+_stopped = set()
 if _OUT is not None:
     _collection.start()
 
@@ -240,7 +243,7 @@ def pytest_collection(session):
     yield
     if _OUT is not None:
         _Tracer.stop()
-        record = _collection.record("<collection>", [])
+        record = _collection.record("<collection>", [], False)
         record["errors"] = _errors
         _write(record)
 
@@ -277,6 +280,7 @@ def pytest_runtest_call(item):
     def stop(signum, frame):
         global _LIMIT
         _LIMIT = 1.0
+        _stopped.add(item.nodeid)
         raise RgdTestTimeout(f"rgd locate stopped this test after {limit:g} s (an endless loop?)")
 
     previous = signal.signal(signal.SIGALRM, stop)
@@ -301,6 +305,6 @@ def pytest_runtest_teardown(item, nextitem):
     global _test
     if _OUT is not None and _test is not None:
         _Tracer.stop()
-        _write(_test.record(item.nodeid, _raised.pop(item.nodeid, [])))
+        _write(_test.record(item.nodeid, _raised.pop(item.nodeid, []), item.nodeid in _stopped))
         _test = None
     yield

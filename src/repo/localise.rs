@@ -43,9 +43,6 @@ pub struct Localisation {
 /// stopped where it is, so a fault that loops forever still leaves spectra.
 pub const TEST_SECONDS: f64 = 10.0;
 
-/// What the spectrum collector's timer says in the test it stopped (`project_spectra.py`).
-const STOPPED: &str = "rgd locate stopped this test after";
-
 /// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
 pub fn localise(
@@ -156,11 +153,13 @@ pub fn localise(
     // the machine's load (markdown's `test_many_footnote_definitions` takes 7 s untraced, about
     // the 10 s limit traced), so counting it as failing made a ranking change from run to run. A
     // named failing test stays evidence when stopped (an endless loop is the fault's doing).
-    let stopped = |id: &str| !named.iter().any(|n| n == id) && outcome(id).is_some_and(|o| o.message.contains(STOPPED));
-    let failed = |id: &str| named.iter().any(|n| n == id) || outcome(id).is_some_and(|o| o.status == "failed" && !stopped(id));
+    // (One that caught the timer's exception and passed is passing evidence as before.)
+    let named_test = |id: &str| named.iter().any(|n| n == id);
+    let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
+    let stopped = |id: &str| !named_test(id) && !passed(id) && spectrum(id).is_some_and(|s| s.stopped);
+    let failed = |id: &str| named_test(id) || outcome(id).is_some_and(|o| o.status == "failed" && !stopped(id));
     // Every test of the selection that failed is evidence, named or not.
     let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
-    let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
     let passing_spectra: Vec<_> = ids.iter().filter(|id| passed(id)).filter_map(|id| spectrum(id)).collect();
     let messages: Vec<(&str, &str)> = named
         .iter()
@@ -225,7 +224,7 @@ pub fn localise(
     }
     Ok(Localisation {
         passing: ids.iter().filter(|id| passed(id)).cloned().collect(),
-        also_failing: ids.iter().filter(|id| !named.contains(id) && failed(id)).cloned().collect(),
+        also_failing: ids.iter().filter(|id| !named_test(id) && failed(id)).cloned().collect(),
         stopped: ids.iter().filter(|id| stopped(id)).cloned().collect(),
         failing: named,
         ranked,

@@ -185,6 +185,7 @@ pub fn per_test(records: &[Spectrum], ids: &[String]) -> Vec<Spectrum> {
                     raised: path.clone(),
                     errors: Vec::new(),
                     mismatched: Vec::new(),
+                    stopped: false,
                 })
             }
         })
@@ -370,6 +371,7 @@ mod tests {
             errors: Vec::new(),
             raised: raised.iter().map(|n| f(n)).collect(),
             mismatched: Vec::new(),
+            stopped: false,
         }
     }
 
@@ -412,6 +414,7 @@ mod tests {
             raised: Vec::new(),
             errors: Vec::new(),
             mismatched: Vec::new(),
+            stopped: false,
         };
         let failing = [with("t::a", lines(&[2, 3], &[11, 12]))];
         let passing = [with("t::b", lines(&[2, 3], &[11, 13])), with("t::c", lines(&[2, 3], &[11, 13]))];

@@ -929,6 +929,9 @@ pub struct Spectrum {
     /// callee, caught or not (`TypeError: f() takes ...`; `locate::mismatched_callee` reads them).
     #[serde(default)]
     pub mismatched: Vec<String>,
+    /// The collector's per-test timer stopped this test (`project_spectra.py`).
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 /// The isolation of a target (see its docstring): the stub's calls and the program's process.
