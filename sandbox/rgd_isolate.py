@@ -3394,8 +3394,9 @@ def _call(peer, qualname, args, kwargs):
         cwd = os.getcwd()
         if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
             _refuse(qualname, "the test changed the working directory to %s" % cwd)
-        for given in sorted(_given_files(peer, (args, kwargs), set())):
-            test = _current_test()
+        given_files = sorted(_given_files(peer, (args, kwargs), set()))
+        test = _current_test() if given_files else None
+        for given in given_files:
             shown = given[len(policy.root) :]
             if not test:
                 _refuse(qualname, "the tests passed the path of their own file %s" % shown)

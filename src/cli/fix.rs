@@ -267,10 +267,12 @@ async fn prepare(
     let root = project_root(&args.failure.repo)?;
     let runner = ProjectTests::with(args.repo_args.python.as_deref())?;
     let python = runner.python().to_path_buf();
-    let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
     let found = match found {
         Some(found) => found,
-        None => suspects(from, &runner, &root, &args.failure, test_seconds).await?,
+        None => {
+            let test_seconds = args.common.test_timeout.unwrap_or(crate::repo::localise::TEST_SECONDS);
+            suspects(from, &runner, &root, &args.failure, test_seconds).await?
+        }
     };
     let (visible, hidden) = split_tests(&found);
     if print {
