@@ -8,7 +8,7 @@ use anyhow::bail;
 use serde::Serialize;
 
 use super::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap, wilson};
-use crate::record::{Manifest, RunState, RunStatus, RunSummary, TaskResult, TaskStatus};
+use crate::record::{Manifest, RunState, RunStatus, RunSummary, TaskResult};
 use crate::store::{Home, RunStore};
 use crate::text::short_id as short;
 
@@ -301,15 +301,12 @@ fn run_stats(run: &RunData, tasks: &[String]) -> RunStats {
     cost.calls_per_solved = per_solved(cost.per_agent.values().map(|c| c.calls).sum());
     cost.seconds_per_task = summary.task_seconds / summary.finished.max(1) as f64;
     let mut failures = BTreeMap::new();
-    for r in tasks
-        .iter()
-        .filter_map(|t| run.results.get(t))
-        .filter(|r| r.status != TaskStatus::Solved)
-    {
-        let label = r
-            .failure
-            .as_ref()
-            .map_or("unclassified (recorded before rgd classified failures)".into(), |f| f.label());
+    for r in tasks.iter().filter_map(|t| run.results.get(t)).filter(|r| !r.solved()) {
+        let label = match (&r.failure, r.unverified()) {
+            (_, Some(_)) => "unverified (passed with the program in the tests' process)".into(),
+            (Some(f), None) => f.label(),
+            (None, None) => "unclassified (recorded before rgd classified failures)".into(),
+        };
         *failures.entry(label).or_default() += 1;
     }
     RunStats {

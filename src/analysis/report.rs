@@ -114,10 +114,11 @@ impl Report {
             Some(b) if base != method => format!(" ({:+.1})", 100.0 * (e.pass_at_1 - b.pass_at_1)),
             _ => String::new(),
         };
-        // Repository verdicts reached with the program in the tests' process are said as such.
-        let weaker = match e.summary.best_effort {
+        // Repository verdicts that passed with the program in the tests' process are counted
+        // apart: pass@1 never holds them.
+        let weaker = match e.summary.unverified {
             0 => String::new(),
-            n => format!(" [{n} {}]", crate::repo::isolate::Isolation::BEST_EFFORT),
+            n => format!(" [{n} unverified]"),
         };
         format!("{:.1}%{delta}{weaker}", 100.0 * e.pass_at_1)
     }

@@ -69,6 +69,10 @@ pub struct Tried {
     pub run_id: String,
     /// "fixed", or why not.
     pub outcome: String,
+    /// It passed every test, proven and run again (with `in_process`: unverified, and taken only
+    /// under --allow-in-process).
+    #[serde(default)]
+    pub fixed: bool,
     /// Why the verdict that fixed it was reached in the tests' process (`--allow-in-process`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_process: Option<String>,
@@ -101,6 +105,10 @@ pub struct FixRecord {
     pub ranking: Vec<Candidate>,
     pub tried: Vec<Tried>,
     pub fixed_by: Option<Vec<String>>,
+    /// A repair passed only with the program in the tests' process: which, and why it could not
+    /// be isolated. Never counted as fixed; `fixed_by` names it only under --allow-in-process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified: Option<String>,
     pub changes: Vec<Change>,
     /// What the printer printed and the view showed, in order.
     pub events: Vec<FixEvent>,
@@ -202,8 +210,13 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
             .collect();
         ids.join("; ")
     });
+    // An unverified repair is never a fix: its own status, written or not (`exit::UNVERIFIED`).
+    let ended = match record.unverified {
+        Some(_) => crate::front::exit::code(crate::front::exit::UNVERIFIED),
+        None => ExitCode::SUCCESS,
+    };
     if record.fixed_by.is_none() {
-        return Ok(ExitCode::FAILURE);
+        return Ok(if record.unverified.is_some() { ended } else { ExitCode::FAILURE });
     }
     if !args.common.json {
         for c in &record.changes {
@@ -217,7 +230,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: Fi
     } else {
         eprintln!("the project is unchanged (--write applies the fix)");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ended)
 }
 
 /// `rgd fix` as part of another command (`rgd bench real`): nothing printed, each event handed
@@ -352,7 +365,12 @@ impl Prepared {
 
     /// The record of what the attempts came to, kept in `fix/` (and where).
     fn recorded(&self, home: &Home, ended: Ended, reporter: Reporter<'_>) -> anyhow::Result<(FixRecord, PathBuf)> {
-        let Ended { tried, fixed, changes } = ended;
+        let Ended {
+            tried,
+            fixed,
+            changes,
+            unverified,
+        } = ended;
         let record = FixRecord {
             root: self.root.display().to_string(),
             failing: self.found.failing.clone(),
@@ -360,6 +378,7 @@ impl Prepared {
             ranking: self.found.ranked[..self.found.ranked.len().min(20)].to_vec(),
             tried,
             fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
+            unverified,
             changes,
             events: reporter.kept.into_inner().unwrap_or_else(|e| e.into_inner()),
         };
@@ -373,6 +392,9 @@ struct Ended {
     tried: Vec<Tried>,
     fixed: Option<Vec<Repair>>,
     changes: Vec<Change>,
+    /// "TARGET (in-process: why)" of the repair that passed only in the tests' process: the one
+    /// taken under --allow-in-process, else the first tried.
+    unverified: Option<String>,
 }
 
 /// The attempts in rank order, then pairs; ends with the `Finished` event.
@@ -389,10 +411,10 @@ async fn drive(cx: &Ctx<'_>, root: &Path, found: &Localisation) -> anyhow::Resul
             why: c.why(found.failing_spectra),
         });
         let Some(repair) = attempt(cx, root, c, None).await? else {
-            record_tried(cx, &mut tried, skipped(c, None), false);
+            record_tried(cx, &mut tried, skipped(c, None));
             continue;
         };
-        record_tried(cx, &mut tried, tried_of(&repair, None), repair.fixed);
+        record_tried(cx, &mut tried, tried_of(&repair, None));
         if repair.fixed {
             fixed = Some(vec![repair]);
             break;
@@ -403,12 +425,23 @@ async fn drive(cx: &Ctx<'_>, root: &Path, found: &Localisation) -> anyhow::Resul
         fixed = pairs(cx, root, found, &singles, &mut tried).await?;
     }
     let changes = fixed.as_deref().map(changes_of).unwrap_or_default();
+    let unverified = match &fixed {
+        Some(repairs) => repairs.iter().find(|r| r.in_process.is_some()).map(|r| (&r.target, &r.in_process)),
+        None => tried.iter().find(|t| t.in_process.is_some()).map(|t| (&t.target, &t.in_process)),
+    }
+    .map(|(target, why)| format!("{target} (in-process: {})", why.as_deref().unwrap_or_default()));
     cx.report.send(FixEvent::Finished {
         fixed_by: fixed.as_ref().map(|r| r.iter().map(|r| r.target.clone()).collect()),
         diff: changes.iter().map(Change::diff).collect::<Vec<_>>().join("\n"),
         tried: shortlist.len(),
+        unverified: unverified.clone(),
     });
-    Ok(Ended { tried, fixed, changes })
+    Ok(Ended {
+        tried,
+        fixed,
+        changes,
+        unverified,
+    })
 }
 
 /// `drive` while the TUI shows its events (the view runs on a thread of its own, so a test run
@@ -516,22 +549,30 @@ async fn attempt(cx: &Ctx<'_>, root: &Path, c: &Candidate, staged: Option<&Repai
         return Ok(Some(repair));
     }
     let all: Vec<String> = cx.visible.iter().chain(cx.hidden).cloned().collect();
-    let checked = result.proven().map_err(anyhow::Error::msg).and_then(|()| {
-        let allow = cx.args.repo_args.allow_in_process;
-        rerun(cx.runner, root, &repair.file, &repair.name, &all, allow, &repair.program)
-    });
+    let checked = result
+        .proven()
+        .map_err(anyhow::Error::msg)
+        .and_then(|()| rerun(cx.runner, root, &repair.file, &repair.name, &all, &repair.program));
+    let with_first = if staged.is_some() { " (with the first)" } else { "" };
     match checked {
-        Ok(in_process) => {
+        Ok(None) => {
             repair.fixed = true;
-            repair.outcome = if staged.is_some() { "fixed (with the first)" } else { "fixed" }.into();
-            if let Some(why) = &in_process {
-                repair.outcome = format!(
-                    "{} (judged {}: {why})",
-                    repair.outcome,
-                    crate::repo::isolate::Isolation::BEST_EFFORT
-                );
-            }
-            repair.in_process = in_process;
+            repair.outcome = format!("fixed{with_first}");
+        }
+        // Passed, but with the program in the tests' process: never counted as fixed. Only the
+        // user's leave (--allow-in-process) makes it the repair rgd fix ends with and writes.
+        Ok(Some(why)) => {
+            let allow = cx.args.repo_args.allow_in_process;
+            repair.fixed = allow;
+            repair.outcome = format!(
+                "unverified{with_first}: passed with the program in the tests' process ({why}); {}",
+                if allow {
+                    "taken as the repair (--allow-in-process)"
+                } else {
+                    "not counted as fixed (--allow-in-process takes it)"
+                }
+            );
+            repair.in_process = Some(why);
         }
         Err(why) => repair.outcome = format!("not fixed: {why:#}"),
     }
@@ -568,10 +609,10 @@ async fn pairs(
                 on_top_of: first.target.clone(),
             });
             let Some(second) = attempt(cx, &stage, b, Some(first)).await? else {
-                record_tried(cx, tried, skipped(b, Some(&first.target)), false);
+                record_tried(cx, tried, skipped(b, Some(&first.target)));
                 continue;
             };
-            record_tried(cx, tried, tried_of(&second, Some(&first.target)), second.fixed);
+            record_tried(cx, tried, tried_of(&second, Some(&first.target)));
             if second.fixed {
                 let first = Repair {
                     fixed: true,
@@ -637,6 +678,7 @@ fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: r.run_id.clone(),
         outcome: r.outcome.clone(),
+        fixed: r.fixed,
         in_process: r.in_process.clone(),
         calls: r.calls,
         tokens: r.tokens,
@@ -644,12 +686,13 @@ fn tried_of(r: &Repair, on_top_of: Option<&String>) -> Tried {
 }
 
 /// An attempt's end, told and kept.
-fn record_tried(cx: &Ctx<'_>, tried: &mut Vec<Tried>, t: Tried, fixed: bool) {
+fn record_tried(cx: &Ctx<'_>, tried: &mut Vec<Tried>, t: Tried) {
     cx.report.send(FixEvent::Tried {
         target: t.target.clone(),
         on_top_of: t.on_top_of.clone(),
         outcome: t.outcome.clone(),
-        fixed,
+        fixed: t.fixed && t.in_process.is_none(),
+        unverified: t.in_process.is_some(),
     });
     tried.push(t);
 }
@@ -660,6 +703,7 @@ fn skipped(c: &Candidate, on_top_of: Option<&String>) -> Tried {
         on_top_of: on_top_of.cloned(),
         run_id: String::new(),
         outcome: "skipped: not a function the agents can repair".into(),
+        fixed: false,
         in_process: None,
         calls: 0,
         tokens: 0,

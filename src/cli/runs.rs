@@ -250,10 +250,14 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 m.max_iters,
             );
             println!(
-                "state      {state:?} · {}/{} finished · pass@1 {:.1}%{}",
+                "state      {state:?} · {}/{} finished · pass@1 {:.1}%{}{}",
                 summary.finished,
                 summary.tasks,
                 summary.pass_at_1 * 100.0,
+                match summary.unverified {
+                    0 => String::new(),
+                    n => format!(" · {n} unverified (passed in the tests' process, not counted)"),
+                },
                 if summary.intervened > 0 {
                     format!(
                         " · {} intervened by hand ({} solved with help, not counted)",
@@ -278,10 +282,13 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     Some(r) => println!(
                         "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}{}",
                         r.task_id,
-                        serde_json::to_value(r.status)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
+                        match r.unverified() {
+                            Some(_) => "unverified".to_string(),
+                            None => serde_json::to_value(r.status)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default(),
+                        },
                         r.iterations,
                         r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
                         r.seconds,

@@ -52,7 +52,7 @@ impl Sweep {
             pid: std::process::id(),
             tasks: self.tasks.len(),
             finished: finished.len(),
-            solved: self.record.results()?.iter().filter(|r| r.passed).count(),
+            solved: self.record.results()?.iter().filter(|r| r.solved()).count(),
             updated_at: chrono::Utc::now(),
         };
         self.record.write_status(&status)?;

@@ -143,6 +143,12 @@ pub async fn solve_task(
     let Some(result) = result else {
         return Ok(code);
     };
+    // Passed with the program in the tests' process: never solved, and a status of its own
+    // whether it is written (--allow-in-process) or not.
+    let code = match result.unverified() {
+        Some(_) => super::exit::code(super::exit::UNVERIFIED),
+        None => code,
+    };
     if !task.has_hidden {
         eprintln!("no hidden tests were used (--hidden): \"solved\" means the visible tests pass");
     }

@@ -77,6 +77,21 @@ pub async fn execute(prepared: Prepared, mode: PrinterMode, front: &Front<'_>) -
     finish(&store, Some(summary), mode, out)
 }
 
+/// ", 1 unverified (in-process: why)": tasks that passed with the program in the tests' process,
+/// which no count takes as solved; the reason is the first such task's.
+fn unverified(store: &RunStore, summary: &RunSummary) -> String {
+    if summary.unverified == 0 {
+        return String::new();
+    }
+    let why = store
+        .results()
+        .ok()
+        .and_then(|rs| rs.iter().find_map(|r| r.unverified().map(str::to_string)))
+        .map(|why| format!(" (in-process: {why})"))
+        .unwrap_or_default();
+    format!(", {} unverified{why}", summary.unverified)
+}
+
 /// Exports and the closing lines, after any front end. `None`: the user stopped the run.
 fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let run_id = &store.run_id;
@@ -90,10 +105,11 @@ fn finish(store: &RunStore, summary: Option<RunSummary>, mode: PrinterMode, out:
     }
     if !matches!(mode, PrinterMode::Json | PrinterMode::Silent) {
         eprintln!(
-            "run {run_id}: {}/{} solved (pass@1 {:.1}%), {} failed, {} errors{}{}",
+            "run {run_id}: {}/{} solved (pass@1 {:.1}%){}, {} failed, {} errors{}{}",
             summary.solved,
             summary.tasks,
             summary.pass_at_1 * 100.0,
+            unverified(store, &summary),
             summary.failed,
             summary.errors,
             if summary.tampered > 0 {

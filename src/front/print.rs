@@ -85,7 +85,7 @@ impl Printer {
                             }
                             Event::TaskFinished { result } => {
                                 done += 1;
-                                solved += usize::from(result.passed);
+                                solved += usize::from(result.solved());
                                 bar.set_position(done as u64);
                                 bar.set_message(format!("solved {solved} ({:.1}%)", 100.0 * solved as f64 / done.max(1) as f64));
                                 say(bar, task_line(result));
@@ -131,6 +131,7 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
     let what = match (r.status, r.first_pass_iteration) {
         (TaskStatus::Solved, Some(k)) => format!("solved at iteration {k}"),
         (TaskStatus::Solved, None) => "solved".into(),
+        (TaskStatus::Unverified, _) => "unverified: passed with the program in the tests' process, not counted as solved".into(),
         (TaskStatus::Failed, _) => format!("failed after {}", plural(r.iterations as usize, "iteration")),
         (TaskStatus::Error, _) => format!("error: {}", r.error.as_deref().unwrap_or("?")),
         (TaskStatus::EndpointFailed, _) => format!(

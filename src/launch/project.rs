@@ -366,7 +366,7 @@ pub async fn target_task(
 }
 
 /// Before --write: the program passes every test of `all` again, in a fresh copy of `root`, with
-/// the program in a process of its own (or in the tests' process, best effort, only when
+/// the program in a process of its own (or in the tests' process, unverified, only when
 /// `allow_in_process`).
 pub fn verifier<'a>(
     runner: &'a ProjectTests,
@@ -376,20 +376,18 @@ pub fn verifier<'a>(
     all: &'a [String],
     allow_in_process: bool,
 ) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
-    move |program: &str| rerun(runner, root, file, name, all, allow_in_process, program).map(|_| ())
+    move |program: &str| match rerun(runner, root, file, name, all, program)? {
+        Some(why) if !allow_in_process => anyhow::bail!(
+            "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
+            crate::repo::isolate::Isolation::BEST_EFFORT
+        ),
+        _ => Ok(()),
+    }
 }
 
-/// `verifier`'s check of one program, saying why its verdict was reached in-process (best
-/// effort) when it was and that was allowed.
-pub fn rerun(
-    runner: &ProjectTests,
-    root: &Path,
-    file: &str,
-    name: &str,
-    all: &[String],
-    allow_in_process: bool,
-    program: &str,
-) -> anyhow::Result<Option<String>> {
+/// `verifier`'s check of one program: `Err` when a test fails, else why its verdict was reached
+/// with the program in the tests' process (unverified), when it was.
+pub fn rerun(runner: &ProjectTests, root: &Path, file: &str, name: &str, all: &[String], program: &str) -> anyhow::Result<Option<String>> {
     let spec = RunSpec {
         replace: Some((file, program)),
         target: Some(name),
@@ -399,13 +397,7 @@ pub fn rerun(
     let run = runner.run(root, &spec, TestLimits::default())?;
     run.all_passed()
         .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
-    match run.isolation.best_effort() {
-        Some(why) if !allow_in_process => anyhow::bail!(
-            "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
-            crate::repo::isolate::Isolation::BEST_EFFORT
-        ),
-        why => Ok(why.map(str::to_string)),
-    }
+    Ok(run.isolation.best_effort().map(str::to_string))
 }
 
 /// A project and some of its failing tests (`rgd locate`, `rgd fix`).

@@ -32,6 +32,10 @@ impl Tokens {
 pub enum TaskStatus {
     /// Passed visible and hidden tests.
     Solved,
+    /// Passed visible and hidden tests, but the deciding run had the program inside the tests'
+    /// process (a repository target that could not be isolated: `best_effort` says why). Never
+    /// counted as solved: rgd cannot vouch that the program did not talk its way into the verdict.
+    Unverified,
     /// Ran out of iterations.
     Failed,
     /// Stopped by a problem of its own (the model refused its request: 400/413/422; a sandbox
@@ -61,7 +65,7 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tampered: Option<String>,
     /// A repository task whose deciding test run had the program inside the tests' process (why
-    /// it could not be isolated): its verdict is "in-process (best effort)".
+    /// it could not be isolated): a passing verdict is then `Unverified`, not `Solved`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_effort: Option<String>,
     /// The models the server said answered this task's calls.
@@ -116,9 +120,11 @@ pub fn proves(passed: bool, tampered: Option<&str>) -> Result<(), String> {
 }
 
 impl TaskResult {
-    /// Proven (see `proves`): what may be remembered or written into a user's file.
+    /// Proven (see `proves`): what may be remembered or written into a user's file. An
+    /// unverified verdict passed its tests; whether its weaker guarantee is accepted is the
+    /// caller's check (`--allow-in-process`), made again on a fresh run before anything is written.
     pub fn proven(&self) -> Result<(), String> {
-        proves(self.passed, self.tampered.as_deref())
+        proves(self.passed || self.status == TaskStatus::Unverified, self.tampered.as_deref())
     }
 
     /// The completion an evaluator may be given: none from a task caught tampering (a program
@@ -208,7 +214,19 @@ impl TaskResult {
 
     /// Solved by the method alone: a task a person helped never counts for the method.
     pub fn solved_by_method(&self) -> bool {
-        self.passed && !self.intervened
+        self.solved() && !self.intervened
+    }
+
+    /// Solved and vouched for: an unverified verdict (the program was in the tests' process,
+    /// `best_effort`) is not, nor one so recorded before rgd said "unverified".
+    pub fn solved(&self) -> bool {
+        self.passed && self.status == TaskStatus::Solved && self.best_effort.is_none()
+    }
+
+    /// Why the task is unverified (passed with the program in the tests' process), when it is.
+    pub fn unverified(&self) -> Option<&str> {
+        let passed = self.status == TaskStatus::Unverified || (self.passed && self.status == TaskStatus::Solved);
+        self.best_effort.as_deref().filter(|_| passed)
     }
 }
 
@@ -226,10 +244,13 @@ pub struct RunSummary {
     /// honestly).
     #[serde(default)]
     pub tampered: usize,
-    /// Repository tasks whose verdict was reached with the program in the tests' process
-    /// ("in-process (best effort)"), not isolated.
+    /// Repository tasks whose verdict was reached with the program in the tests' process, not
+    /// isolated (passing or not).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub best_effort: usize,
+    /// Of those, the ones whose tests passed: unverified, never counted in `solved` or `pass_at_1`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unverified: usize,
     /// solved / tasks (unfinished tasks count as not solved).
     pub pass_at_1: f64,
     /// Tasks a person intervened in (the debugger): never counted in `solved` or `pass_at_1`.
@@ -308,6 +329,9 @@ impl RunSummary {
             s.intervened += usize::from(r.intervened);
             match r.status {
                 TaskStatus::Solved if r.intervened => s.solved_with_help += 1,
+                // (A record from before rgd said "unverified" counts as it would be said now.)
+                TaskStatus::Unverified => s.unverified += 1,
+                TaskStatus::Solved if r.unverified().is_some() => s.unverified += 1,
                 TaskStatus::Solved => s.solved += 1,
                 TaskStatus::Failed => s.failed += 1,
                 TaskStatus::Error | TaskStatus::EndpointFailed => s.errors += 1,
@@ -326,7 +350,7 @@ impl RunSummary {
                 }
                 c.hidden_passed += usize::from(v.hidden_passed);
             }
-            if let Some(k) = r.first_pass_iteration.filter(|_| !r.intervened) {
+            if let Some(k) = r.first_pass_iteration.filter(|_| r.solved_by_method()) {
                 *s.solved_per_iteration.entry(k).or_default() += 1;
             }
             for (agent, t) in &r.tokens {
@@ -386,5 +410,55 @@ mod iteration_keys {
                     .map_err(|_| serde::de::Error::custom(format!("iteration key {k:?} is not a number")))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, status: TaskStatus, passed: bool, best_effort: Option<&str>) -> TaskResult {
+        TaskResult {
+            task_id: id.into(),
+            passed,
+            status,
+            iterations: 1,
+            first_pass_iteration: passed.then_some(1),
+            tokens: BTreeMap::new(),
+            seconds: 1.0,
+            error: None,
+            completion: "def f(): pass".into(),
+            tampered: None,
+            best_effort: best_effort.map(str::to_string),
+            served_models: vec![],
+            failure: None,
+            intervened: false,
+            impossible: None,
+            flagged: None,
+        }
+    }
+
+    /// An unverified verdict never counts as solved, in pass@1 or by iteration; nor does a record
+    /// from before rgd said so (status "solved" with the program in the tests' process).
+    #[test]
+    fn an_unverified_verdict_is_counted_apart_never_as_solved() {
+        let results = [
+            result("a", TaskStatus::Solved, true, None),
+            result("b", TaskStatus::Unverified, false, Some("a mock")),
+            result("c", TaskStatus::Solved, true, Some("a pytest fixture object")),
+            result("d", TaskStatus::Failed, false, Some("a mock")),
+        ];
+        let ids: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let s = RunSummary::compute("r", "d", "m", &ids, &results, 10);
+        assert_eq!((s.solved, s.unverified, s.failed, s.best_effort), (1, 2, 1, 3));
+        assert_eq!(s.pass_at_1, 0.25);
+        assert_eq!(s.solved_per_iteration.get(&1), Some(&1));
+        assert!(results[0].solved() && !results[1].solved() && !results[2].solved());
+        assert_eq!(results[2].unverified(), Some("a pytest fixture object"));
+        assert_eq!(results[3].unverified(), None, "a failed task is failed, not unverified");
+        // It passed its tests: proven as far as they go (the isolation is the verifier's check).
+        assert!(results[1].proven().is_ok());
+        let json = serde_json::to_string(&results[1]).unwrap();
+        assert!(json.contains(r#""status":"unverified""#), "{json}");
     }
 }

@@ -52,7 +52,11 @@ pub enum FixEvent {
         target: String,
         on_top_of: Option<String>,
         outcome: String,
+        /// Fixed with a verdict reached in a process of its own (never an unverified one).
         fixed: bool,
+        /// It passed, but with the program in the tests' process: unverified.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unverified: bool,
     },
     /// A line worth telling (a candidate skipped, a repair not staged, the context retrieved).
     Note { text: String },
@@ -61,6 +65,10 @@ pub enum FixEvent {
         fixed_by: Option<Vec<String>>,
         diff: String,
         tried: usize,
+        /// A repair that passed only with the program in the tests' process: "TARGET
+        /// (in-process: why)". Never counted as fixed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unverified: Option<String>,
     },
 }
 
@@ -79,6 +87,17 @@ impl FixEvent {
             } => format!("pair {first} + {target}: {outcome}"),
             FixEvent::Tried { target, outcome, .. } => format!("candidate {target}: {outcome}"),
             FixEvent::Note { text } => text.clone(),
+            FixEvent::Finished {
+                fixed_by,
+                unverified: Some(which),
+                ..
+            } => format!(
+                "0/1 fixed, 1 unverified: the repair of {which} passed with the program in the tests' process, which rgd cannot vouch for; {}",
+                match fixed_by {
+                    Some(_) => "taken all the same (--allow-in-process)",
+                    None => "--allow-in-process takes it",
+                }
+            ),
             FixEvent::Finished { fixed_by: None, tried, .. } => format!(
                 "not fixed: no repair of the first {tried} candidates (or of their pairs) made every failing test pass without breaking a passing one"
             ),
@@ -102,6 +121,7 @@ mod tests {
             fixed_by: Some(vec!["m.py::f".into(), "m.py::g".into()]),
             diff: String::new(),
             tried: 3,
+            unverified: None,
         };
         assert!(pair.line().unwrap().contains("together (a pair"));
         let running = FixEvent::Running {

@@ -25,8 +25,9 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    /// The label every place that shows a best-effort verdict carries.
-    pub const BEST_EFFORT: &'static str = "in-process (best effort)";
+    /// The label every place that shows an in-process verdict carries: such a verdict never
+    /// counts as solved, fixed or passed.
+    pub const BEST_EFFORT: &'static str = "in-process, unverified";
 
     /// Why the verdict is only best effort, when it is.
     pub fn best_effort(&self) -> Option<&str> {

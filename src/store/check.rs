@@ -319,7 +319,7 @@ pub fn repair_run(home: &Home, run_id: &str) -> anyhow::Result<Repaired> {
         pid: std::process::id(),
         tasks,
         finished,
-        solved: results.values().filter(|r| r.passed).count(),
+        solved: results.values().filter(|r| r.solved()).count(),
         updated_at: chrono::Utc::now(),
     };
     if named("status.json") {

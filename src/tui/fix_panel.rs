@@ -15,6 +15,8 @@ pub struct AttemptRow {
     /// `None` while it runs.
     pub outcome: Option<String>,
     pub fixed: bool,
+    /// Passed with the program in the tests' process: never shown as fixed.
+    pub unverified: bool,
 }
 
 impl AttemptRow {
@@ -25,6 +27,7 @@ impl AttemptRow {
             run_id: None,
             outcome: None,
             fixed: false,
+            unverified: false,
         }
     }
 }
@@ -48,6 +51,8 @@ pub enum Mark {
     Untried,
     Running,
     Fixed,
+    /// Passed only in the tests' process.
+    Unverified,
     Failed,
 }
 
@@ -71,10 +76,16 @@ impl FixPanel {
                     last.run_id = Some(run_id.clone());
                 }
             }
-            FixEvent::Tried { outcome, fixed, .. } => {
+            FixEvent::Tried {
+                outcome,
+                fixed,
+                unverified,
+                ..
+            } => {
                 if let Some(last) = self.attempts.last_mut() {
                     last.outcome = Some(outcome.clone());
                     last.fixed = *fixed;
+                    last.unverified = *unverified;
                 }
             }
             FixEvent::Note { text } => self.notes.push(text.clone()),
@@ -88,6 +99,7 @@ impl FixPanel {
             None => Mark::Untried,
             Some(a) if a.outcome.is_none() => Mark::Running,
             Some(a) if a.fixed => Mark::Fixed,
+            Some(a) if a.unverified => Mark::Unverified,
             Some(_) => Mark::Failed,
         }
     }
@@ -112,12 +124,27 @@ impl FixPanel {
         self.apply(&event);
         match event {
             FixEvent::Running { run_id, task_id } => Some(Next::Follow { run_id, task_id }),
-            FixEvent::Finished { fixed_by, diff, .. } => Some(match fixed_by {
-                Some(by) => Next::End {
+            FixEvent::Finished {
+                fixed_by,
+                diff,
+                unverified,
+                ..
+            } => Some(match (fixed_by, unverified) {
+                (by, Some(which)) => Next::End {
+                    title: format!(
+                        " unverified: {which} passed only in the tests' process{} (q closes) ",
+                        if by.is_some() { ", taken (--allow-in-process)" } else { "" }
+                    ),
+                    lines: match by {
+                        Some(_) => diff.lines().map(str::to_string).collect(),
+                        None => self.attempts.iter().map(attempt_line).collect(),
+                    },
+                },
+                (Some(by), None) => Next::End {
                     title: format!(" fixed by repairing {} (↑↓ scroll, q closes) ", by.join(" and ")),
                     lines: diff.lines().map(str::to_string).collect(),
                 },
-                None => Next::End {
+                (None, None) => Next::End {
                     title: " not fixed (q closes) ".to_string(),
                     lines: self.attempts.iter().map(attempt_line).collect(),
                 },
@@ -175,6 +202,7 @@ mod tests {
             on_top_of: on.map(str::to_string),
             outcome: if fixed { "fixed" } else { "not fixed: it breaks t" }.into(),
             fixed,
+            unverified: false,
         };
         p.apply(&trying("m.py::f", None));
         assert_eq!(p.mark("m.py::f"), Mark::Running);
@@ -190,8 +218,8 @@ mod tests {
         assert_eq!(pairs, ["m.py::f + m.py::g: fixed"]);
     }
 
-    #[test]
-    fn a_run_is_followed_from_its_start_and_the_end_shows_the_diff_or_every_attempt() {
+    /// A panel whose one attempt, on `m.py::f`, has started.
+    fn trying_f() -> FixPanel {
         let mut p = FixPanel::default();
         p.apply(&FixEvent::Trying {
             target: "m.py::f".into(),
@@ -199,6 +227,33 @@ mod tests {
             of: 1,
             why: String::new(),
         });
+        p
+    }
+
+    #[test]
+    fn an_unverified_repair_is_never_marked_fixed_and_the_end_says_unverified() {
+        let mut p = trying_f();
+        p.apply(&FixEvent::Tried {
+            target: "m.py::f".into(),
+            on_top_of: None,
+            outcome: "unverified: passed with the program in the tests' process (a mock)".into(),
+            fixed: false,
+            unverified: true,
+        });
+        assert_eq!(p.mark("m.py::f"), Mark::Unverified);
+        let end = p.next(FixEvent::Finished {
+            fixed_by: None,
+            diff: String::new(),
+            tried: 1,
+            unverified: Some("m.py::f (in-process: a mock)".into()),
+        });
+        let Some(Next::End { title, .. }) = end else { panic!("{end:?}") };
+        assert!(title.contains("unverified") && !title.contains("fixed by"), "{title}");
+    }
+
+    #[test]
+    fn a_run_is_followed_from_its_start_and_the_end_shows_the_diff_or_every_attempt() {
+        let mut p = trying_f();
         let next = p.next(FixEvent::Running {
             run_id: "01R".into(),
             task_id: "m.py::f".into(),
@@ -216,6 +271,7 @@ mod tests {
             on_top_of: None,
             outcome: "not fixed: it breaks t.py::test_b".into(),
             fixed: false,
+            unverified: false,
         });
         let not_fixed = p.clone_end(None);
         assert_eq!(
@@ -242,6 +298,7 @@ mod tests {
                 fixed_by: diff.map(|_| vec!["m.py::f".to_string()]),
                 diff: diff.unwrap_or_default().to_string(),
                 tried: 1,
+                unverified: None,
             })
         }
     }

@@ -40,6 +40,12 @@ pub fn lines(home: &Home, runs: &[String; 2], task: &str) -> anyhow::Result<Vec<
     let [a, b] = runs;
     let (ra, rb) = (RunData::load(home, a)?, RunData::load(home, b)?);
     let status = |r: &RunData| match r.results.get(task) {
+        Some(t) if t.status == crate::record::TaskStatus::Unverified || (t.passed && t.best_effort.is_some()) => {
+            format!(
+                "unverified (passed in the tests' process: {})",
+                t.best_effort.as_deref().unwrap_or("?")
+            )
+        }
         Some(t) if t.passed => format!("solved at iteration {}", t.first_pass_iteration.unwrap_or(t.iterations)),
         Some(t) => format!(
             "failed after {} iteration{}{}",

@@ -23,6 +23,8 @@ pub enum TaskStage {
     /// Held by the debugger before its next effect.
     Paused,
     Solved(u32),
+    /// Passed, with the program in the tests' process: not counted as solved.
+    Unverified,
     Failed,
     Error,
     /// Ended by the endpoint failing; a resume runs it again.
@@ -40,6 +42,7 @@ impl TaskStage {
             TaskStage::Remembering => "memory".into(),
             TaskStage::Paused => "paused".into(),
             TaskStage::Solved(k) => format!("solved @{k}"),
+            TaskStage::Unverified => "unverified".into(),
             TaskStage::Failed => "failed".into(),
             TaskStage::Error => "error".into(),
             TaskStage::Unfinished => "endpoint failed".into(),
@@ -49,7 +52,7 @@ impl TaskStage {
     pub fn is_done(self) -> bool {
         matches!(
             self,
-            TaskStage::Solved(_) | TaskStage::Failed | TaskStage::Error | TaskStage::Unfinished
+            TaskStage::Solved(_) | TaskStage::Unverified | TaskStage::Failed | TaskStage::Error | TaskStage::Unfinished
         )
     }
 }
@@ -480,7 +483,10 @@ impl RunModel {
             Event::TaskFinished { result } => {
                 let t = self.task_mut(&result.task_id);
                 t.stage = match result.status {
+                    // (A record from before rgd said "unverified" is shown as it would be now.)
+                    TaskStatus::Solved if result.best_effort.is_some() => TaskStage::Unverified,
                     TaskStatus::Solved => TaskStage::Solved(result.first_pass_iteration.unwrap_or(result.iterations)),
+                    TaskStatus::Unverified => TaskStage::Unverified,
                     TaskStatus::Failed => TaskStage::Failed,
                     TaskStatus::Error => TaskStage::Error,
                     TaskStatus::EndpointFailed => TaskStage::Unfinished,

@@ -39,8 +39,23 @@ const CALC: [(&str, &str); 4] = [
     ),
 ];
 
+/// A report whose tests hand the function a `tempfile.SpooledTemporaryFile` (no data, and nothing
+/// the tests lend): its repair can only be judged in the tests' process, so it is unverified.
+const SPOOL: [(&str, &str); 4] = [
+    ("pkg/__init__.py", ""),
+    (
+        "pkg/report.py",
+        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.write(\"%.2f\" % (sum(prices) + 1))\n",
+    ),
+    ("tests/__init__.py", ""),
+    (
+        "tests/test_report.py",
+        "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_total():\n    with tempfile.SpooledTemporaryFile(mode='w+') as out:\n        write_total(out, [1.0, 2.0])\n        out.seek(0)\n        assert out.read() == '3.00'\n",
+    ),
+];
+
 /// The right version of each function the script knows; any other is answered unchanged.
-const RIGHT: [(&str, &str); 5] = [
+const RIGHT: [(&str, &str); 6] = [
     ("scale", "def scale(x):\n    \"\"\"Twice x.\"\"\"\n    return x * 2\n"),
     (
         "describe",
@@ -51,6 +66,10 @@ const RIGHT: [(&str, &str); 5] = [
     (
         "total",
         "def total(xs):\n    \"\"\"base plus extra.\"\"\"\n    return base(xs) + extra(xs)\n",
+    ),
+    (
+        "write_total",
+        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.write(\"%.2f\" % sum(prices))\n",
     ),
 ];
 
@@ -72,6 +91,7 @@ fn script() -> support::Script {
 
 struct Fixed {
     ok: bool,
+    code: Option<i32>,
     stdout: String,
     stderr: String,
     requests: Vec<support::Request>,
@@ -89,6 +109,7 @@ async fn fix(home: &Path, project: &Path, python: &Path, args: &[&str]) -> Fixed
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
     Fixed {
         ok: out.status.success(),
+        code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         requests: server.requests(),
@@ -160,6 +181,34 @@ async fn the_first_suspect_fails_the_second_fixes_it_and_only_write_changes_the_
     assert!(written.contains("return x * 2") && written.contains("def describe"), "{written}");
     let kept = std::fs::read_to_string(project.path().join("pkg/size.py.orig")).unwrap();
     assert!(kept.contains("return x * 3"));
+}
+
+/// A repair that passes only with the function inside the tests' process is never "fixed": the fix
+/// ends "0/1 fixed, 1 unverified" and exits 3, and `--write` leaves the project alone; with
+/// `--allow-in-process` it is written, and still says (and exits) unverified.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repair_judged_in_the_tests_process_is_unverified_never_fixed() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let project = support::project_with(&SPOOL);
+    let before = support::snapshot(project.path());
+    let args = ["--failing", "tests/test_report.py::test_total", "--write"];
+    let run = fix(home.path(), project.path(), &python, &args).await;
+    let all = format!("{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, Some(3), "{all}");
+    assert!(run.stderr.contains("0/1 fixed, 1 unverified"), "{all}");
+    assert!(run.stderr.contains("tempfile.SpooledTemporaryFile"), "the reason is said: {all}");
+    assert!(!run.stderr.contains("fixed by repairing"), "{all}");
+    assert_eq!(support::snapshot(project.path()), before, "an unverified repair was written");
+
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-in-process");
+    let run = fix(home.path(), project.path(), &python, &allowed).await;
+    let all = format!("{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, Some(3), "{all}");
+    assert!(run.stderr.contains("taken all the same (--allow-in-process)"), "{all}");
+    let written = std::fs::read_to_string(project.path().join("pkg/report.py")).unwrap();
+    assert!(written.contains("sum(prices))"), "{written}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

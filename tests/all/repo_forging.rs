@@ -8,9 +8,10 @@
 //! early exits, objects that equal anything or generously, reading the tests or the expected
 //! values out of them), not for the exact lines here, and none of them is detected: none can
 //! reach what decides. Where the tests hand the target something that is not data, the run is
-//! in-process and says so (`in-process (best effort)`): then the plugin's checks are what is left,
-//! `--write` needs `--allow-in-process`, and ordinary import-time code of the module (a
-//! `namedtuple` with defaults) is no tampering. Needs an interpreter with pytest (see
+//! in-process and says so (`in-process, unverified`): such a verdict is never solved (the run ends
+//! "0/1 solved, 1 unverified" and exits 3), the plugin's checks are what is left, `--write` needs
+//! `--allow-in-process`, and ordinary import-time code of the module (a `namedtuple` with
+//! defaults) is no tampering. Needs an interpreter with pytest (see
 //! `support::pytest_python`).
 
 use crate::support;
@@ -211,6 +212,7 @@ def total(prices, tax_rate):
 
 struct Outcome {
     ok: bool,
+    code: Option<i32>,
     stdout: String,
     stderr: String,
     requests: Vec<support::Request>,
@@ -252,6 +254,7 @@ async fn solve_case(case: &Case, program: &'static str, max_iters: &str, args: &
     let memory = rgd(home.path(), &server.base_url()).args(["memory", "list"]).output().unwrap();
     Outcome {
         ok: out.status.success(),
+        code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         requests: server.requests(),
@@ -291,6 +294,7 @@ async fn attack_case(case: &Case, program: &'static str) -> Outcome {
 fn judged_wrong(o: &Outcome, tampered: bool) {
     let all = format!("{}\n{}", o.stdout, o.stderr);
     assert!(!o.stdout.contains("solved at"), "{all}");
+    assert!(o.stderr.contains(": 0/1 solved"), "{all}");
     assert!(!all.contains("remembered as"), "{all}");
     assert!(o.memory.contains("the memory pool is empty"), "{}\n{all}", o.memory);
     assert!(!o.requests.is_empty(), "{all}");
@@ -422,8 +426,9 @@ async fn the_honest_program_is_solved_remembered_and_written() {
 }
 
 /// A target whose tests hand it a spooled temporary file cannot be isolated: the run is in-process, says so on
-/// every test line and on the task, is not written without `--allow-in-process` and not
-/// remembered; and the module's own `namedtuple(..., defaults=...)` at import is no tampering.
+/// every test line and on the task, is unverified and never solved (exit status 3), is not
+/// written without `--allow-in-process` and not remembered; and the module's own
+/// `namedtuple(..., defaults=...)` at import is no tampering.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_written() {
     if support::pytest_python().is_none() {
@@ -432,8 +437,14 @@ async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_writ
     let honest = "def write_total(out, prices):\n    out.write(\"%.2f\\n\" % sum(prices))\n";
     let o = solve_case(&REPORT, honest, "1", &[]).await;
     let all = format!("{}\n{}", o.stdout, o.stderr);
-    assert!(o.stdout.contains("solved at iteration 1"), "{all}");
-    assert!(o.stdout.contains("in-process (best effort)"), "{all}");
+    assert!(!o.stdout.contains("solved at"), "{all}");
+    assert!(
+        o.stdout.contains("unverified: passed with the program in the tests' process"),
+        "{all}"
+    );
+    assert!(o.stderr.contains("0/1 solved (pass@1 0.0%), 1 unverified (in-process: "), "{all}");
+    assert!(o.stdout.contains("in-process, unverified"), "{all}");
+    assert_eq!(o.code, Some(3), "{all}");
     assert!(
         o.stdout.contains("tempfile.SpooledTemporaryFile"),
         "the reason names the type: {all}"
@@ -446,7 +457,8 @@ async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_writ
     assert_eq!(files(o.project.path()), files(support::project_with(REPORT.files).path()));
 }
 
-/// `--allow-in-process` names the weaker guarantee: the labelled verdict is written and remembered.
+/// `--allow-in-process` names the weaker guarantee: the labelled verdict is written and
+/// remembered, and still counts as unverified, not solved (exit status 3).
 #[tokio::test(flavor = "multi_thread")]
 async fn allow_in_process_writes_and_remembers_the_labelled_verdict() {
     if support::pytest_python().is_none() {
@@ -455,8 +467,9 @@ async fn allow_in_process_writes_and_remembers_the_labelled_verdict() {
     let honest = "def write_total(out, prices):\n    out.write(\"%.2f\\n\" % sum(prices))\n";
     let o = solve_case(&REPORT, honest, "1", &["--allow-in-process"]).await;
     let all = format!("{}\n{}", o.stdout, o.stderr);
-    assert!(o.ok && o.stdout.contains("solved at iteration 1"), "{all}");
-    assert!(o.stdout.contains("in-process (best effort)"), "{all}");
+    assert!(!o.stdout.contains("solved at") && o.stdout.contains("unverified"), "{all}");
+    assert!(o.stderr.contains("0/1 solved (pass@1 0.0%), 1 unverified"), "{all}");
+    assert_eq!(o.code, Some(3), "{all}");
     assert!(o.stdout.contains("remembered as"), "{all}");
     let written = std::fs::read_to_string(o.project.path().join(REPORT.file)).unwrap();
     assert!(written.contains("%.2f"), "{written}");
@@ -472,5 +485,5 @@ async fn in_process_the_program_walking_frames_is_still_tampering() {
     let o = attack_case(&REPORT, walks).await;
     judged_wrong(&o, true);
     assert!(o.stdout.contains("frames"), "{}", o.stdout);
-    assert!(o.stdout.contains("in-process (best effort)"), "{}", o.stdout);
+    assert!(o.stdout.contains("in-process, unverified"), "{}", o.stdout);
 }

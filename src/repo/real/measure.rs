@@ -77,15 +77,16 @@ pub struct Fixing {
 }
 
 impl Fixing {
-    /// Fixed: every red test and the release's regression suite green, rgd fix's verdict reached
-    /// with the function in a process of its own.
+    /// Fixed: every red test and the release's regression suite green, both verdicts (rgd
+    /// fix's and the suite's) reached with the function in a process of its own.
     pub fn counts(&self) -> bool {
-        self.fixed && self.suite_green && self.in_process.is_none()
+        self.fixed && self.suite_green && self.in_process.is_none() && self.suite_in_process.is_none()
     }
 
-    /// Fixed as `counts` says, but with rgd fix's verdict reached in the tests' process.
+    /// Green as `counts` says, but with a verdict reached in the tests' process: unverified,
+    /// never counted as fixed.
     pub fn counts_in_process(&self) -> bool {
-        self.fixed && self.suite_green && self.in_process.is_some()
+        self.fixed && self.suite_green && !self.counts()
     }
 
     /// One line, as the bench prints each instance's repair.
@@ -117,7 +118,8 @@ pub struct FixSummary {
     pub instances: usize,
     /// Every red test and the suite green (`Fixing::counts`).
     pub fixed: usize,
-    /// The same, rgd fix's verdict reached in the tests' process (`Fixing::counts_in_process`).
+    /// Unverified: the same, with a verdict reached in the tests' process
+    /// (`Fixing::counts_in_process`); never in `fixed`.
     pub in_process: usize,
     pub as_released: usize,
     /// The red tests green but the suite broken.
@@ -401,6 +403,10 @@ mod tests {
             in_process: Some("the tests hold a weak reference".into()),
             ..isolated.clone()
         };
+        let suite_in_process = Fixing {
+            suite_in_process: Some("a mock".into()),
+            ..isolated.clone()
+        };
         let breaking = Fixing {
             suite_green: false,
             as_released: false,
@@ -409,11 +415,11 @@ mod tests {
         assert!(
             in_process
                 .line()
-                .contains("verdict judged in-process (best effort): the tests hold a weak reference")
+                .contains("verdict judged in-process, unverified: the tests hold a weak reference")
         );
-        let results = [isolated, in_process, breaking, Fixing::default()].map(measured);
+        let results = [isolated, in_process, suite_in_process, breaking, Fixing::default()].map(measured);
         let f = fix_summary(&results).unwrap();
-        assert_eq!((f.instances, f.fixed, f.in_process, f.breaking), (4, 1, 1, 1));
+        assert_eq!((f.instances, f.fixed, f.in_process, f.breaking), (5, 1, 2, 1));
     }
 
     /// A located instance whose ranking lacks the faulty function is counted as such, and is a

@@ -23,6 +23,7 @@ pub fn draw(frame: &mut Frame, area: Rect, panel: &FixPanel) {
         let (mark, style) = match panel.mark(&s.target) {
             Mark::Running => ("▶", Style::new().fg(Color::Yellow).bold()),
             Mark::Fixed => ("✓", Style::new().fg(Color::Green)),
+            Mark::Unverified => ("?", Style::new().fg(Color::Magenta)),
             Mark::Failed => ("✗", Style::new().fg(Color::Red)),
             Mark::Untried if i < panel.candidates => (" ", Style::new()),
             Mark::Untried => (" ", Style::new().dim()),

@@ -14,6 +14,7 @@ pub fn stage_style(stage: TaskStage) -> Style {
     match stage {
         TaskStage::Queued => Style::new().dim(),
         TaskStage::Solved(_) => Style::new().fg(Color::Green),
+        TaskStage::Unverified => Style::new().fg(Color::Magenta),
         TaskStage::Failed => Style::new().fg(Color::Red),
         TaskStage::Error => Style::new().fg(Color::Red).bold(),
         _ => Style::new().fg(Color::Yellow),
