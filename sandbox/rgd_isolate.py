@@ -23,10 +23,18 @@ take turns on the socket.
 
 What is no data but the tests' own (an object of a test's class, a stream, a lock) the tests'
 process lends: it stays there, and the program uses it through a handle by its own names, never
-its class, `__dict__` or a method's globals (`Policy.lendable`, `Peer.serve_lent`). What the tests
-can neither send nor lend (a mock, a test case) is no verdict: the stub reports it to rgd
-(`on_refusal`), which then judges the target in-process and labels the verdict so. What the
-program cannot send back is the program's failure: the test sees an error.
+its class's code or a method's globals (`Policy.lendable`, `Peer.serve_lent`); copying it, making
+another of its class or reading its attributes as a whole is done there too.
+
+What the program does in its own process that would change the tests' in one process is carried
+over: a stream of `sys` it replaces (`_Printed`), the directory it moves to within the project
+(`_carry_directory`), a plain attribute it sets on a tests' function or class. What it cannot do
+across the processes is its own failure, said as such (`_cannot`): nothing the program does
+chooses how it is judged. What the tests can neither send nor lend (a test case, a patch the
+program's process cannot see: `FALLBACK_CAUSES`, the one list) is no verdict: the stub reports it
+to rgd (`on_refusal`), which then judges the target in-process, where the verdict is only ever
+"unverified", never solved. What the program cannot send back is the program's failure: the
+test sees an error.
 
 Messages are bounded: a length prefix checked before anything is read (`MAX_MESSAGE`), at most
 `MAX_NODES` nodes, `MAX_DEPTH` levels of immutable nesting (mutable chains are made from the top
@@ -661,7 +669,7 @@ def _builtin_base(cls):
 
 
 # A message's own containers, which cross as tuples (`Peer.encode`).
-_ENVELOPES = frozenset(("wb", "state", "patch", "outside", "env"))
+_ENVELOPES = frozenset(("wb", "state", "patch", "outside", "env", "streams"))
 
 
 def _envelope(name, value):
@@ -969,10 +977,12 @@ class Encoder:
             # Only what can be called says it can (`callable(m)`: toolz asks it of all it is handed).
             kind = "lentc"
         node = ["h", hid, kind, None if base is None else self.ref(base, depth)]
-        if kind != "lentk" and base is not None and base.__module__ == "builtins" and t is not base:
-            # An object of a tests' class over a builtin one (a test's named tuple, a dict
-            # subclass): its class is lent with it, so that `value.__class__(...)` in the
-            # program makes one of the tests' class, as boltons' `remap` does (`_stand_in`).
+        if kind != "lentk" and t is not base and (base is not None and base.__module__ == "builtins" or self.peer.policy.tests_module(t.__module__)):
+            # An object of a tests' class: its class is lent with it, so that `type(value)` in the
+            # program stands for it (`_lent_type`: `type(self).__new__(type(self))`, cachetools'
+            # `Cache.__copy__`); over a builtin one (a test's named tuple, a dict subclass),
+            # `value.__class__(...)` makes one of the tests' class too, as boltons' `remap` does
+            # (`_stand_in`).
             mark = len(self.nodes)
             try:
                 node += [self.ref(t, depth), t.__name__]
@@ -1374,11 +1384,14 @@ class Decoder:
             return defaults[n[1]]
         if k == "h":
             cls = self.get(n[3]) if len(n) > 3 and n[3] is not None else None
-            if len(n) > 5 and not peer.policy.strict and isinstance(cls, type) and cls.__module__ == "builtins":
+            own = None
+            if len(n) > 5 and not peer.policy.strict:
                 maker = self.get(n[4])
                 if type(maker) is LentClass and isinstance(n[5], str):
-                    cls = _stand_in(cls, maker, n[5])
-            return peer.proxy(n[1], n[2], cls)
+                    own = maker, n[5]
+                    if isinstance(cls, type) and cls.__module__ == "builtins":
+                        cls = _stand_in(cls, maker, n[5])
+            return peer.proxy(n[1], n[2], cls, own)
         if k == "cls":
             cls = peer.policy.resolve_class(n[1], n[2])
             if peer.policy.strict and n[1] != "builtins" and not _by_class_name(peer.policy, cls):
@@ -1810,12 +1823,19 @@ class Peer:
             return object.__getattribute__(value, "_hid")
         return None
 
-    def proxy(self, hid, kind, cls=None):
+    def proxy(self, hid, kind, cls=None, own=None):
+        """The handle of the other side's object `hid`; `own`: (a handle of the tests' class of a
+        lent object, its name), so that the handle's own type stands for that class."""
         key = (hid, kind)
         p = self.proxies.get(key)
         if p is None:
             kinds = _PROXIES_OF_THE_PROGRAM if self.policy.strict else _PROXIES_OF_THE_TESTS
-            p = kinds.get(kind, RemoteObject)(self, hid)
+            made = kinds.get(kind, RemoteObject)
+            if own is not None and made in (LentObject, LentCallable):
+                p = object.__new__(_lent_type(made, *own))
+                _Remote.__init__(p, self, hid)
+            else:
+                p = made(self, hid)
             if isinstance(p, LentObject):
                 if cls is not None and not isinstance(cls, type):
                     raise Refused("a lent object said to be of something that is no class")
@@ -1996,9 +2016,13 @@ class Peer:
                 # In one process such an object dies with its last strong reference, and a weak
                 # mapping holding it (cachetools' tests cache in a `WeakValueDictionary`) lets
                 # it go; here the channel keeps it for the run, which a test could tell.
-                _refuse(self.qualname, "the tests hold a weak reference to an object the processes share, which lives for the whole run here")
+                _refuse(self.qualname, "weak_reference")
             if not self.policy.strict:
                 _Printed.so_far(message)
+            elif _carried:
+                dropped = _streams_back()
+                if dropped:
+                    message["streams_back"] = dropped
             self.send(message)
             self.depth += 1
             try:
@@ -2027,7 +2051,7 @@ class Peer:
         the threads run together: the run is judged in-process instead."""
         while not self.lock.acquire(timeout=0.5):
             if self.policy.strict and self.serving:
-                _refuse(self.qualname, "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)")
+                _refuse(self.qualname, "threads")
         try:
             yield
         finally:
@@ -2037,29 +2061,32 @@ class Peer:
         """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
         the call named, where they changed (a lent object's method); `printed`: with what it
         printed, which the tests' side writes where its own output goes now (a click command's
-        help printed by a callback the target returned, into the test runner's stream). On the
-        tests' side, a value that is no data (a callback returning a module) makes the run not
-        isolated, as an argument would: it can make a verdict weaker, never give one."""
-        capture = _Printed() if printed else contextlib.nullcontext()
+        help printed by a callback the target returned, into the test runner's stream). An
+        answer that is no data (a tests' callback returning a module) fails the call that asked
+        for it."""
+        capture = _Printed() if printed else None
         try:
-            with capture:
+            with capture or contextlib.nullcontext():
                 value = fn()
-            body = self.encode({"v": value, "wb": self.named()} if along else {"v": value})
+            values = {"v": value, "wb": self.named()} if along else {"v": value}
+            body = self.encode(capture.streams(values) if capture else values)
             body["op"] = "ok"
         except Gone:
             raise
         except Refused as why:
-            if self.policy.strict and on_refusal is not None:
-                on_refusal("a callback of the tests answered %s" % why)
+            # (The program asked for it: its call fails, as any of its calls that cannot be
+            # answered across the processes.)
             body = self.failure(RuntimeError("the tests' answer is not data: %s" % why))
         except BaseException as e:
-            body = self.failure(e, along)
-        if printed:
+            body = self.failure(e, along, capture)
+        if capture:
             capture.put(body)
         self.send(body)
 
-    def failure(self, e, along=False):
+    def failure(self, e, along=False, capture=None):
         wb = {"wb": self.named()} if along else {}
+        if capture is not None:
+            wb = capture.streams(wb)
         try:
             body = self.encode(dict(wb, e=e))
         except Refused as why:
@@ -2069,6 +2096,8 @@ class Peer:
 
     def serve(self, m):
         op = m.get("op")
+        if not self.policy.strict and "streams_back" in m:
+            _Printed.drop(m.get("streams_back"))
         # The program's side, asked by the tests when no call is under way (a function the
         # target returned, called by a test): an outermost conversation of its own, whose answer
         # brings back what it changed in the shared objects it named (a cache it was handed).
@@ -2101,11 +2130,6 @@ class Peer:
             self.answer(lambda: getattr(self.local_handle(m.get("h")), m.get("name")))
         elif self.policy.strict and m.get("h") in self.lent and op in ("get", "set", "del", "op"):
             self.serve_lent(m)
-        elif op == "opened" and self.policy.strict:
-            self.opened(m.get("path"))
-        elif op == "cannot" and self.policy.strict:
-            why = m.get("why")
-            self.refuse_request("the program cannot %s" % (why[:200] if isinstance(why, str) else "use what the tests lent as in one process"))
         elif op in ("get", "set", "del") and not self.policy.strict:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
@@ -2114,35 +2138,17 @@ class Peer:
         else:
             self.serve_other(m)
 
-    def opened(self, path):
-        """The tests' side, told the program opened a test's path its copy lacks: if the tests
-        handed it that path in this test, the run is judged in-process (in one process the file
-        is there), and the program's `open` fails with the reason; else it fails as it would."""
-        if isinstance(path, str) and "\0" not in path:
-            handed = _handed.get(_current_test()) or {}
-            shown = handed.get(os.path.normpath(os.path.join(os.getcwd(), path)))
-            if shown is not None:
-                self.refuse_request("the tests passed the path of their own file %s, and the program opened it (its copy holds no test file)" % shown)
-                return
-        self.answer(lambda: None)
-
-    def refuse_request(self, why):
-        """The tests' side, at a request of the program's that cannot be answered as in one
-        process: the run is judged in-process (`on_refusal`), and the program gets an error."""
-        if on_refusal is not None:
-            on_refusal(why)
-        self.send(self.failure(RuntimeError(why)))
-
     def signature_of(self, fn):
         """`_signature_of` what this side keeps; of a test's class that has a `__signature__` of
         its own that is no signature (a property, which `inspect` refuses but toolz looks for),
-        the run is judged in-process: that attribute cannot cross."""
+        the program gets what `inspect` raises of it in one process."""
         import inspect
 
         if self.policy.strict and isinstance(fn, type):
             own = getattr(fn, "__signature__", None)
             if own is not None and not isinstance(own, inspect.Signature):
-                _refuse(self.qualname, "the program asked for the signature of a test's class whose __signature__ is a %s" % type(own).__name__)
+                # What `inspect.signature` raises of it in one process.
+                raise TypeError("unexpected object %r in __signature__ attribute" % (own,))
         return _signature_of(fn)
 
     def touch(self, m, read, check=None):
@@ -2176,7 +2182,8 @@ class Peer:
         hid, op, name = m.get("h"), m.get("op"), m.get("name")
         obj = self.local_handle(hid)
         if op == "op":
-            if name not in _LENT_OPERATORS:
+            how = _LENT_OPERATORS.get(name) or (_LENT_MAKERS.get(name) if self.lent[hid] == "lent" else None)
+            if how is None:
                 self.fail_unread(m, TypeError("an operation a lent object does not answer (%r)" % (name,)))
                 return
 
@@ -2184,7 +2191,7 @@ class Peer:
                 args = self.decode(m).get("a")
                 if not isinstance(args, tuple) or len(args) > 1:
                     raise TypeError("a malformed operation")
-                return _LENT_OPERATORS[name](obj, *args)
+                return how(obj, *args)
 
             self.answer(operate)
             return
@@ -2194,12 +2201,6 @@ class Peer:
         allowed = name in _LENT_PROTOCOL if op == "get" else op == "set" and name in _OPEN_NAMES
         if self.lent[hid] != "lent" or not isinstance(name, str) or (special and not allowed):
             self.fail_unread(m, AttributeError("%s: an object the tests lent is used by its own names, not looked into" % (name,)))
-            return
-        if op in ("set", "del") and isinstance(obj, type):
-            # A class the tests lent is theirs to judge with (an expected value kept as its
-            # attribute): the program may call it and read it, and a change to it makes the run
-            # in-process (labelled), as in one process the program could make it.
-            self.refuse_request("the program changed %s of a class the tests lent" % (name,))
             return
         if _is_mock(obj) and (name in _MOCK_MUTATORS or name.startswith(("_mock_", "_spec_")) or (op != "get" and (name in _MOCK_RECORDS or name.startswith("assert")))):
             # What a mock recorded is the test's evidence: the program makes calls, it does not
@@ -2226,13 +2227,7 @@ class Peer:
                 self.lent_methods.add(self.handle(value))
             return value
 
-        def check(value):
-            if type(value) in _HANDLE_TYPES:
-                # The program's code would become the test's object's behaviour (a method the
-                # test calls to check the result, replaced by one that says yes).
-                raise AttributeError("%s: the program may not put its own function into an object the tests lent" % (name,))
-
-        self.touch(m, read, check)
+        self.touch(m, read, _no_program_code(name))
 
     def fail_unread(self, m, failure):
         """Answers `failure` to a request whose values this side does not need, read all the
@@ -2245,13 +2240,16 @@ class Peer:
         self.send(self.failure(failure))
 
     def serve_other(self, m):
-        if m.get("op") in ("set", "del") and self.policy.strict:
-            # The program writes into a function the tests handed it (click's `option` keeps
-            # `f.__click_params__` on the test's command function): as in one process only in
-            # it, so the run is judged there (labelled), never failed for it.
-            name = m.get("name")
-            self.refuse_request("the program %s %s of a function the tests handed it" % ("set" if m.get("op") == "set" else "deleted", name if isinstance(name, str) else "an attribute"))
-            return
+        name = m.get("name")
+        if m.get("op") in ("get", "set", "del") and self.policy.strict and isinstance(name, str) and name not in _FUNCTION_INSIDES:
+            fn = self.handles.get(m.get("h")) if type(m.get("h")) is int else None
+            if type(fn) is types.FunctionType:
+                # The program reads or writes a plain attribute of a function the tests handed
+                # it (click's `option` keeps `f.__click_params__` on the test's command
+                # function), there, as in one process; never its code, globals or defaults, and
+                # never with the program's own code as the value.
+                self.touch(m, getattr, _no_program_code(name))
+                return
         if m.get("op") in ("get", "set", "del"):
             # An AttributeError, so that `hasattr(fn, "func")` in the program says False.
             failure = AttributeError("%s: what the tests handed over can be called, not looked into" % (m.get("name"),))
@@ -2261,10 +2259,33 @@ class Peer:
 
     def result(self, reply):
         values = self.decode(reply)
+        if self.policy.strict:
+            _carry_streams(values)
         if reply.get("op") == "ok":
             return values["v"]
         e = values["e"]
         raise e if isinstance(e, BaseException) else RuntimeError("the other side raised %r" % (e,))
+
+
+def _no_program_code(name):
+    """The check of a value the program sets on a tests' object or function: never a handle of
+    the program's, whose code would become the test's object's behaviour (a method the test
+    calls to check the result, replaced by one that says yes)."""
+
+    def check(value):
+        if type(value) in _HANDLE_TYPES:
+            raise AttributeError("%s: the program may not put its own function into an object the tests lent" % (name,))
+
+    return check
+
+
+# What of a function the tests handed over the program never reads or writes: its code and all
+# that reaches the test module (globals, closure cells, defaults, the function it wraps), and
+# pytest's marks (a parametrised test's expected values).
+_FUNCTION_INSIDES = frozenset(
+    ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__dict__", "__func__", "__self__",
+     "__builtins__", "__class__", "__call__", "__get__", "__wrapped__", "__annotations__", "__type_params__", "pytestmark")
+)
 
 
 def _encode_for(peer, values):
@@ -2274,10 +2295,7 @@ def _encode_for(peer, values):
         return peer.encode(values)
     except Refused as why:
         if peer.policy.strict:
-            reason = "the tests passed %s" % why
-            if on_refusal is not None:
-                on_refusal(reason)
-            raise NotIsolated(reason) from None
+            _refuse(peer.qualname, "not_data", why)
         raise
 
 
@@ -2286,6 +2304,26 @@ def _encode_for(peer, values):
 _OPEN_NAMES = frozenset(("__name__", "__qualname__", "__module__", "__doc__"))
 # What a handle asks the other side for beyond those: its signature, as `_signature_of` gives it.
 _ASKED_NAMES = _OPEN_NAMES | {"__signature__", "__wrapped__"}
+# The special names Python and its standard library give or look for: never asked of the other
+# side (a handle has none of them of its own).
+_PYTHON_NAMES = frozenset(
+    name
+    for t in (object, type, types.FunctionType, types.MethodType, types.ModuleType, types.GeneratorType, int, float, complex, str, bytes,
+              list, dict, set, tuple, BaseException, property, io.IOBase, collections.abc.Iterator, contextlib.AbstractContextManager)
+    for name in dir(t)
+    if name[:2] == "__"
+) | {
+    "__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__", "__getnewargs_ex__",
+    "__fspath__", "__length_hint__", "__index__", "__await__", "__aiter__", "__anext__", "__aenter__", "__aexit__", "__enter__", "__exit__",
+    "__class_getitem__", "__mro_entries__", "__set_name__", "__instancecheck__", "__subclasscheck__", "__missing__", "__reversed__",
+    "__contains__", "__bool__", "__len__", "__iter__", "__next__", "__set__", "__delete__", "__objclass__", "__isabstractmethod__",
+    "__text_signature__", "__slots__", "__weakref__", "__abstractmethods__", "__origin__", "__args__", "__parameters__", "__orig_bases__",
+    "__orig_class__", "__final__", "__self_class__", "__fields__", "__dataclass_fields__", "__dataclass_params__", "__match_args__",
+    "__array__", "__array_interface__", "__array_struct__", "__array_priority__", "__array_ufunc__", "__array_function__", "__html__",
+    "__rich__", "__rich_repr__", "__pytest_wrapped__", "__test__", "__unittest_skip__", "__code__", "__globals__", "__closure__",
+    "__defaults__", "__kwdefaults__", "__func__", "__self__", "__builtins__", "__annotations__", "__type_params__", "__file__",
+    "__path__", "__spec__", "__loader__", "__package__", "__cached__", "__all__", "__version__",
+}
 
 # A default value's stand-in in a signature sent for a handle: that there is one, not what it is.
 _SOME_DEFAULT = "<a default value kept in the other process>"
@@ -2333,9 +2371,10 @@ class _Remote:
         return peer.result(peer.request(body))
 
     def __getattr__(self, name):
-        if name[:2] == "__" and name[-2:] == "__" and name not in _ASKED_NAMES:
+        if name[:2] == "__" and name[-2:] == "__" and name not in _ASKED_NAMES and (name in _PYTHON_NAMES or type(self) not in (RemoteFunction, RemoteMethod)):
             # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle
             # has none of its own, and asking the other side for each would be a round trip.
+            # (A function's own such names, click's `__click_params__`, are asked.)
             raise AttributeError(name)
         return _Remote._ask(self, "get", name)
 
@@ -2411,12 +2450,12 @@ class _Remote:
 
     def __reduce_ex__(self, protocol):
         # A copy or a pickle of what stays in the other process (toolz's tests pickle a curried
-        # function the program made) cannot be made here: on the tests' side the run is judged
-        # in-process instead; the program is told it cannot.
+        # function the program made) cannot be made here: on the tests' side (the tests' doing)
+        # the run is judged in-process instead; on the program's, it is the program's failure.
         peer = object.__getattribute__(self, "_peer")
         if peer.policy.strict:
-            _refuse(peer.qualname, "the tests copied or pickled something the program's process keeps")
-        _cannot(peer, "copy what the tests' process keeps")
+            _refuse(peer.qualname, "copied_handle")
+        _cannot("copy what the tests' process keeps")
 
 
 def _call_other_side(self, /, *args, **kwargs):
@@ -2545,11 +2584,13 @@ class LentObject(_Remote):
     __slots__ = ("_cls",)
 
     def __new__(cls, *args, **kwargs):
+        maker = cls.__dict__.get("_maker")
+        if maker is not None:
+            # `type(self).__new__(type(self))` in the program (cachetools' `Cache.__copy__` of a
+            # test's subclass): a bare object of the tests' class, made there and lent in turn.
+            return LentObject._op(maker, "new", args)
         if kwargs or len(args) != 2 or type(args[0]) is not Server or type(args[1]) is not int:
-            # `type(self)(...)` or `type(self).__new__(type(self))` in the program (a `__copy__`,
-            # toolz's `bind` of a test's `curry` subclass): an object of the tests' class
-            # cannot be made here, and `type()` of a handle does not say which class that is.
-            _cannot(_serving[0], "make an object of the class of an object the tests lent")
+            _cannot("make an object of the class of an object the tests lent")
         return object.__new__(cls)
 
     @property
@@ -2559,9 +2600,9 @@ class LentObject(_Remote):
 
     def __getattr__(self, name):
         if name == "__dict__":
-            # `vars(obj)`, `copy.__dict__.update(self.__dict__)`: the tests' object as a whole,
-            # which stays with the tests (asked by hand, it is refused).
-            _cannot(object.__getattribute__(self, "_peer"), "read the __dict__ of an object the tests lent")
+            # `vars(obj)`, `new.__dict__.update(self.__dict__)`: the tests' object's attributes,
+            # read and written there by their names, as the program could by hand.
+            return _LentAttributes(self)
         if name in _LENT_PROTOCOL:
             # Named by the program's code, not probed by Python (`self.__missing__(key)` in a
             # project's `__getitem__`, a test's subclass defining it): the tests' object answers.
@@ -2569,7 +2610,14 @@ class LentObject(_Remote):
         return _Remote.__getattr__(self, name)
 
     def __reduce_ex__(self, protocol):
-        _cannot(object.__getattribute__(self, "_peer"), "copy an object the tests lent")
+        _cannot("pickle an object the tests lent")
+
+    def __copy__(self):
+        # Copied where it lives, as `copy.copy` would in one process; the copy is lent in turn.
+        return LentObject._op(self, "copy")
+
+    def __deepcopy__(self, memo):
+        return LentObject._op(self, "deepcopy")
 
     def _op(self, name, *args):
         # (Asked while a message is read, too: a lent object as a key of a dict being built.)
@@ -2592,6 +2640,70 @@ class LentObject(_Remote):
         return _Remote._method(self, "__exit__", *exc)
 
     _unseen = "<object lent by the tests' process>"
+
+
+class _LentAttributes(collections.abc.MutableMapping):
+    """The program's view of a lent object's `__dict__`: its instance attributes, read, set and
+    deleted in the tests' process by name (as `serve_lent` allows any plain name), listed there."""
+
+    __slots__ = ("_lent",)
+
+    def __init__(self, lent):
+        self._lent = lent
+
+    def _names(self):
+        return LentObject._op(self._lent, "vars")
+
+    def __getitem__(self, name):
+        if not isinstance(name, str) or name not in self._names():
+            raise KeyError(name)
+        return _Remote._ask(self._lent, "get", name)
+
+    def __setitem__(self, name, value):
+        if not isinstance(name, str):
+            raise TypeError("an attribute name must be a string")
+        _Remote._ask(self._lent, "set", name, value)
+
+    def __delitem__(self, name):
+        try:
+            _Remote._ask(self._lent, "del", name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self):
+        return len(self._names())
+
+    def __repr__(self):
+        return "<attributes of an object lent by the tests' process>"
+
+
+class _LentMeta(type):
+    """The class of a lent object's own type when the tests named its class (`_lent_type`):
+    calling it (`type(self)(...)`, toolz's `bind` of a test's `curry` subclass) makes an object of
+    the tests' class in the tests' process, lent in turn."""
+
+    def __call__(cls, *args, **kwargs):
+        return cls.__dict__["_maker"](*args, **kwargs)
+
+
+_LENT_CLASSES = {}  # (the handle class, id of the tests' class handle) -> the type made for it
+
+
+def _lent_type(base, maker, name):
+    """A type of `base` (a lent object's handle class) for the objects of one class the tests
+    lent (`maker`, its handle), named as that class, so that `type(value)` says which class the
+    program holds an object of."""
+    key = (base, id(maker))
+    made = _LENT_CLASSES.get(key)
+    if made is None:
+        made = _LentMeta(name, (base,), {"__slots__": (), "_maker": maker, "__module__": __name__})
+        _LENT_CLASSES[key] = made
+        _LENT_TYPES.add(made)
+        _HANDLE_TYPES.add(made)
+    return made
 
 
 class LentCallable(LentObject):
@@ -2663,18 +2775,16 @@ def _stand_in(base, maker, name):
     return made
 
 
-def _cannot(peer, what):
-    """The program's side, at what cannot be done as in one process with an object the tests
-    lent (copying it, reading its `__dict__`): the tests' side is told, which makes the run
-    in-process (labelled), and the program gets an error meanwhile. (A program can provoke this
-    on purpose; it makes its verdict weaker, never gives it one.)"""
-    if peer is not None:
-        peer.request({"op": "cannot", "why": what, "n": [], "base": 0, "r": {}})
-    raise TypeError("the program cannot %s" % what)
+def _cannot(what):
+    """The program's side, at what cannot be done with an object the tests lent (pickling it,
+    making one of a class the tests' side never named): the program's own failure, said as
+    such. Nothing the program does here reaches the tests' process or chooses how it is judged."""
+    raise TypeError("the program cannot %s: it stays in the tests' process, which rgd keeps apart from the program's" % what)
 
 
-_LENT_TYPES = frozenset((LentObject, LentCallable, LentClass))
-_HANDLE_TYPES = frozenset((RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentMethod)) | _LENT_TYPES
+# (Sets: `_lent_type` adds the types it makes for lent objects of a tests' class.)
+_LENT_TYPES = {LentObject, LentCallable, LentClass}
+_HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentMethod} | _LENT_TYPES
 # A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
 # side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
 _PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject, "lm": RemoteFunction}
@@ -2688,6 +2798,15 @@ _LENT_OPERATORS = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
     "contains": operator.contains, "hash": hash,
     "isinstance": lambda cls, obj: isinstance(obj, cls), "issubclass": lambda cls, sub: issubclass(sub, cls),
+}
+# What the program may have done to a lent object where it lives, as it would in one process:
+# copied, listed (its instance attributes' names), or, of a class, a bare object made
+# (`cls.__new__(cls, *args)`). Only of objects lent whole, never of opaque ones.
+_LENT_MAKERS = {
+    "copy": lambda obj: __import__("copy").copy(obj),
+    "deepcopy": lambda obj: __import__("copy").deepcopy(obj),
+    "vars": lambda obj: [name for name in vars(obj) if isinstance(name, str)],
+    "new": lambda cls, args=(): cls.__new__(cls, *args) if isinstance(cls, type) and isinstance(args, tuple) else None,
 }
 
 
@@ -2999,26 +3118,43 @@ class _Capture(io.StringIO):
 
 class _Printed:
     """The program's side, answering: what it prints is captured (and sent with the answer, for
-    the tests' side to write where its output goes now), and whether it replaced `sys.stdout`,
-    `sys.stderr` or `sys.stdin` is noted: that would change the tests' process in one process
-    (click's `CliRunner.isolation`), which the program's process cannot do."""
+    the tests' side to write where its output goes now). A stream of `sys` the program replaces
+    and leaves replaced (click's `CliRunner.isolation`, a generator the tests resume) is carried
+    over, as in one process, where the tests' own stream would be the one replaced: it stays the
+    program's stream at its later calls, and the answer names it (`streams`) for the tests' side
+    to put in place of its own (`_carry_streams`) until the program puts the old one back or the
+    tests replace theirs again (`Peer.request`, "streams_back")."""
 
     # The captures under way, innermost last (a callback of the tests' calls the program again).
     active = []
+    # The program's replacements in force: stream name -> the object it put there.
+    carried = {}
 
     def __init__(self):
         self.out, self.err = _Capture(), _Capture()
-        self.replaced = []
+        # What the call changed of the carried streams: name -> the new object, or None (the
+        # tests' own again).
+        self.changed = {}
         # What went to the tests' side so far, per stream: a call's output crosses up to
         # OUTPUT_CAP in all, however many messages carry it.
         self.sent = {"out": 0, "err_text": 0}
 
     def __enter__(self):
-        self.saved = sys.stdout, sys.stderr
-        self.stdin = sys.stdin
-        sys.stdout, sys.stderr = self.out, self.err
+        self.saved = sys.stdout, sys.stderr, sys.stdin
+        carried = _Printed.carried
+        sys.stdout, sys.stderr = carried.get("stdout", self.out), carried.get("stderr", self.err)
+        if "stdin" in carried:
+            sys.stdin = carried["stdin"]
         _Printed.active.append(self)
         return self
+
+    @staticmethod
+    def drop(names):
+        """The tests put a stream of their own in place of one the program had carried over: the
+        program's stream is no more (its prints go to the tests' new one, as in one process)."""
+        for name in names if isinstance(names, list) else ():
+            if isinstance(name, str):
+                _Printed.carried.pop(name, None)
 
     @staticmethod
     def so_far(message):
@@ -3046,27 +3182,107 @@ class _Printed:
     def __exit__(self, *exc):
         if _Printed.active and _Printed.active[-1] is self:
             _Printed.active.pop()
-        self.replaced = [
-            name for name, now, was in (("stdout", sys.stdout, self.out), ("stderr", sys.stderr, self.err), ("stdin", sys.stdin, self.stdin))
-            if now is not was
-        ]
-        sys.stdout, sys.stderr = self.saved
+        for name, now in (("stdout", sys.stdout), ("stderr", sys.stderr), ("stdin", sys.stdin)):
+            # The tests' own stream: a capture (this call's, or one an earlier call's code kept
+            # and put back), or the stdin the call came with.
+            own = isinstance(now, _Capture) if name != "stdin" else now is self.saved[2]
+            was = _Printed.carried.get(name)
+            if own and was is not None:
+                del _Printed.carried[name]
+                self.changed[name] = None
+            elif not own and now is not was:
+                _Printed.carried[name] = now
+                self.changed[name] = now
+        restored = list(self.saved)
+        if _Printed.active:
+            # Nested in a call that goes on: a stream this call replaced is the program's from now
+            # on, as in one process (an outermost call puts this process's own back; the next
+            # call takes up the carried ones again).
+            for i, name in enumerate(("stdout", "stderr", "stdin")):
+                restored[i] = _Printed.carried.get(name, restored[i])
+        sys.stdout, sys.stderr, sys.stdin = restored
         return False
+
+    def patched(self, patches):
+        """The tests' patches of their own `sys.stdout` or `sys.stderr` (termcolor's tests set
+        `isatty` to say yes) made on the streams this call prints to: a function crosses as a
+        handle, called back in the tests' process; data as data."""
+        for entry in patches if isinstance(patches, tuple) else ():
+            if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] in ("stdout", "stderr") and isinstance(entry[1], str)):
+                raise Refused("a malformed patch of a stream")
+            name, attr, value = entry
+            if attr[:2] == "__" or attr in ("write", "buffer", "getvalue"):
+                # (What the channel itself reads of a capture stays its own.)
+                continue
+            setattr(self.out if name == "stdout" else self.err, attr, value)
+
+    def streams(self, values):
+        """`values` (an answer's, before it is encoded) with the streams the call replaced or
+        put back."""
+        if self.changed:
+            values["streams"] = list(self.changed.items())
+        return values
 
     def put(self, body):
         self.take(body)
-        if self.replaced:
-            body["replaced"] = self.replaced
 
 
-def _replay_output(reply, qualname="a function the program returned"):
-    """What the program printed while answering, written where the tests' output goes now; a
-    program that replaced one of `sys`'s streams makes the run not isolated (the tests' own
-    streams would have been replaced in one process)."""
-    replaced = reply.get("replaced")
-    if replaced:
-        _refuse(qualname, "the program replaced sys.%s, which the tests' process cannot see" % (replaced[0] if isinstance(replaced, list) and replaced and isinstance(replaced[0], str) else "?"))
+def _replay_output(reply):
+    """What the program printed while answering, written where the tests' output goes now."""
     _write_printed(reply)
+
+
+# The tests' side: the streams of `sys` the program replaced and left so, as in one process:
+# name -> (what is there now, the program's stream as it crossed; what the tests had there).
+_carried = {}
+
+
+def _carry_streams(values):
+    """The tests' side, reading an answer: each stream of `sys` the program replaced is replaced
+    here by what it put there (its own object crosses as a handle, a stream the tests had lent it
+    as their own); one it put back is the tests' own again. Only what the program could do in
+    one process: the verdict never goes through `sys`'s streams."""
+    streams = values.get("streams")
+    for entry in streams if isinstance(streams, tuple) else ():
+        if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] in ("stdout", "stderr", "stdin")):
+            continue
+        name, now = entry
+        kept = _carried.pop(name, None)
+        if now is None:
+            if kept is not None and getattr(sys, name) is kept[0]:
+                setattr(sys, name, kept[1])
+            continue
+        before = kept[1] if kept is not None and getattr(sys, name) is kept[0] else getattr(sys, name)
+        setattr(sys, name, now)
+        _carried[name] = (now, before)
+
+
+def _carry_directory(peer, moved):
+    """The tests' side: the program changed its working directory during the call; in one
+    process the tests' would have changed, so it does here: inside the project (the same place
+    in the tests' copy) or the temporary folder both share. Anywhere else the tests' directory
+    stays (a directory there would make the next call not isolated, a fallback the program
+    must not be able to choose): the program's next call is sent back to the tests' one."""
+    if not isinstance(moved, str) or "\0" in moved:
+        return
+    root = peer.policy.root
+    path = moved if os.path.isabs(moved) else os.path.normpath(os.path.join(root, moved))
+    if not ((path + os.sep).startswith(root) or (path + os.sep).startswith(peer.tmp)):
+        return
+    try:
+        os.chdir(path)
+    except OSError:
+        pass
+
+
+def _streams_back():
+    """The tests' side, before a request: the carried streams the tests have since replaced
+    with their own (pytest's capture at a test's end, a test's redirect), which the program's
+    process uses no more."""
+    dropped = [name for name, (now, _) in _carried.items() if getattr(sys, name) is not now]
+    for name in dropped:
+        del _carried[name]
+    return dropped
 
 
 def _write_printed(message):
@@ -3115,27 +3331,10 @@ _serving = [None]  # the program's side: its peer, once serving
 # Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
 # target in-process, labelled so).
 on_refusal = None
-# The tests that handed the program a path of their own files (which the program's copy lacks):
-# test id -> {absolute path: the path as said, from the root}. Such a test is judged isolated
-# while it passes there; if the program opens one (`Peer.opened`) or the test fails (`failed`),
-# the run is judged in-process, as the program may have needed the file.
-_handed = {}
-# The program's side: how many of the tests' calls are running (`_watch_opens` asks only then).
-_calls_running = [0]
 
 
 def _current_test():
     return (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
-
-
-def failed(test_id):
-    """Called by rgd's plugin when a test failed: one that handed the program its own file is
-    judged again in-process (the program's copy has no test file to open). Only a test's failure
-    leads there, and only where the tests themselves handed over the path, as every such call was
-    before: a program gains no fallback it did not have."""
-    given = _handed.pop(test_id, None)
-    if given and on_refusal is not None:
-        on_refusal("the tests passed the path of their own file %s, and %s failed with the program in a process of its own" % (next(iter(given.values())), test_id))
 
 
 # What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force,
@@ -3219,7 +3418,7 @@ def watch_patches():
                 holder = "%s.%s" % (getattr(target, "__module__", "?"), getattr(target, "__qualname__", type(target).__name__))
                 what, module = "%s.%s" % (holder, self.attribute), None
             # What the patch put in place (a mock, or the `new` it was given).
-            _patches[id(self)] = [(what, module, self.attribute, getattr(target, self.attribute, None))]
+            _patches[id(self)] = [(what, module, self.attribute, getattr(target, self.attribute, None), None if module else target)]
         return result
 
     def patched_exit(self, *exc):
@@ -3230,7 +3429,8 @@ def watch_patches():
 
 
 def _patch_entry(target, name, rest, kwargs):
-    """(what, module name or None, attribute, value) of a `monkeypatch.setattr` call."""
+    """(what, module name or None, attribute, value, the object patched when it is no module) of a
+    `monkeypatch.setattr` call."""
     if isinstance(target, str):
         # `setattr("os.path.exists", fake)`: the dotted path, then the value.
         module_name, _, attr = target.rpartition(".")
@@ -3241,7 +3441,7 @@ def _patch_entry(target, name, rest, kwargs):
         value = rest[0] if rest else kwargs.get("value")
     module_name = module.__name__ if isinstance(module, types.ModuleType) else None
     what = "%s.%s" % (getattr(module, "__name__", type(module).__name__) if module is not None else target, attr)
-    return (what, module_name, attr, value)
+    return (what, module_name, attr, value, None if module_name is not None or isinstance(target, str) else module)
 
 
 def _outside_project(entry, policy):
@@ -3259,7 +3459,7 @@ def _forwarded(entry):
     """Whether a patch outside the project is made in the program's process too: a standard
     module's attribute replaced by a plain function (`monkeypatch.setattr(sys,
     "getfilesystemencoding", lambda: "utf-8")`)."""
-    _, module, attr, value = entry
+    _, module, attr, value, _ = entry
     if module == "sys" and attr in _STREAMS:
         # What the program prints already reaches the tests' `sys.stdout` as it stands; a stdin
         # the test set crosses as data or is lent (or is refused, as an argument would be).
@@ -3287,7 +3487,28 @@ _OWN_FUNCTIONS = frozenset(
 )
 
 
-def _refuse(qualname, why):
+# Every reason a run is judged in the tests' process instead, in one place. Each is on the tests'
+# side: what the tests pass, patch, hold or do, found in the tests' process before a call is sent
+# or while it runs their own code; nothing the program answers or does in its own process leads
+# here (its streams, directory, uses of what the tests lent are carried over or are its own
+# failure). Outside this module rgd adds three of its own: no target named, the spectrum
+# collector, and a target the forwarding stub cannot stand in for (`testrun.rs`).
+FALLBACK_CAUSES = {
+    "not_data": "the tests passed %s",
+    "own_file": "the tests passed the path of their own file %s, which the program's copy does not hold",
+    "patched": "the test patched %s, which the program's process cannot see",
+    "directory": "the test changed the working directory to %s",
+    "weak_reference": "the tests hold a weak reference to an object the processes share, which lives for the whole run here",
+    "threads": "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)",
+    "copied_handle": "the tests copied or pickled something the program's process keeps",
+    "call_values": "the tests passed %d values in one call",
+    "run_values": "the calls copied or compared more than %d values between the processes (the last %d in %s)",
+}
+
+
+def _refuse(qualname, cause, *details):
+    """Judges the run in-process for `cause` (`FALLBACK_CAUSES`), said with its `details`."""
+    why = FALLBACK_CAUSES[cause] % details if details else FALLBACK_CAUSES[cause]
     reason = "%s: %s" % (qualname, why)
     if on_refusal is not None:
         on_refusal(reason)
@@ -3372,10 +3593,18 @@ def _call(peer, qualname, args, kwargs):
     try:
         policy = peer.policy
         active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
+        own_streams = (("stdout", sys.stdout), ("stderr", sys.stderr))
+        stream_patches, outside = [], []
         for entry in active:
-            if not _forwarded(entry):
-                _refuse(qualname, "the test patched %s, which the program's process cannot see" % entry[0])
-        outside = [(module, attr, value) for _, module, attr, value in active if not (module == "sys" and attr in _STREAMS and attr != "stdin")]
+            # A patch of the tests' own stream as it stands (`sys.stdout.isatty`): made on the
+            # streams the program prints to during this call.
+            on = next((name for name, stream in own_streams if entry[4] is not None and entry[4] is stream), None)
+            if on is not None:
+                stream_patches.append((on, entry[2], entry[3]))
+            elif not _forwarded(entry):
+                _refuse(qualname, "patched", entry[0])
+            elif not (entry[1] == "sys" and entry[2] in _STREAMS and entry[2] != "stdin"):
+                outside.append(entry[1:4])
         state, behaviour = peer.state.changes()
         # A project function a test replaced (`monkeypatch.setattr(pkg.utils, "f", fake)`): the
         # program's process calls the fake back here, as a callback; put back, its own again.
@@ -3390,21 +3619,14 @@ def _call(peer, qualname, args, kwargs):
                 # (A mock is lent: the program calls it, the test asserts the calls here.)
                 patches.append((key, value))
             else:
-                _refuse(qualname, "the test patched %s, which the program's process cannot see" % _key_name(key))
+                _refuse(qualname, "patched", _key_name(key))
         cwd = os.getcwd()
         if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
-            _refuse(qualname, "the test changed the working directory to %s" % cwd)
-        given_files = sorted(_given_files(peer, (args, kwargs), set()))
-        test = _current_test() if given_files else None
-        for given in given_files:
-            shown = given[len(policy.root) :]
-            if not test:
-                _refuse(qualname, "the tests passed the path of their own file %s" % shown)
-            # A path passed along that the program never opens (click's `Option` holding the
-            # test's file as its default, asked only for its help text) keeps the verdict
-            # isolated; the run is judged in-process once the program opens it (`Peer.serve`,
-            # "opened") or the test fails (`failed`).
-            _handed.setdefault(test, {}).setdefault(given, shown)
+            _refuse(qualname, "directory", cwd)
+        for given in sorted(_given_files(peer, (args, kwargs), set())):
+            # Decided here, of what the tests pass, before the program runs: whether it then
+            # opens the path, or fails, cannot choose the tests' process for its verdict.
+            _refuse(qualname, "own_file", given[len(policy.root) :])
         env = _environment()
         try:
             # What is empty or unchanged (most calls: no state, patch or environment change) is
@@ -3413,32 +3635,34 @@ def _call(peer, qualname, args, kwargs):
                 "a": args,
                 "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
             }
-            for name, value in (("k", kwargs), ("state", state), ("patch", patches), ("outside", outside)):
+            for name, value in (("k", kwargs), ("state", state), ("patch", patches), ("outside", outside), ("streams", stream_patches)):
                 if value:
                     message[name] = value
             if env != peer.env:
                 message["env"] = _env_diff(peer.env, env)
             body = peer.encode(message)
         except Refused as why:
-            _refuse(qualname, "the tests passed %s" % why)
+            _refuse(qualname, "not_data", why)
         if peer.last_values > COPY_LIMIT:
-            _refuse(qualname, "the tests passed %d values in one call" % peer.last_values)
+            _refuse(qualname, "call_values", peer.last_values)
         # Counted on this side only, of what the tests send: the program cannot make a run
         # in-process by answering at length.
         peer.copied += peer.last_values
         if peer.copied > RUN_COPY_LIMIT:
             test = _current_test()
-            _refuse(qualname, "the calls copied or compared more than %d values between the processes (the last %d in %s)" % (RUN_COPY_LIMIT, peer.last_values, test or "a test"))
+            _refuse(qualname, "run_values", RUN_COPY_LIMIT, peer.last_values, test or "a test")
         peer.env = env
         body["op"] = "call"
         try:
             reply = peer.request(body)
         except Gone as why:
             raise RuntimeError("%s: %s" % (qualname, why)) from None
-        _replay_output(reply, qualname)
+        _replay_output(reply)
         try:
             # The written-back objects' new contents are put in place as the reply is read.
             values = peer.decode(reply)
+            _carry_streams(values)
+            _carry_directory(peer, values.get("moved"))
             peer.state.apply(values.get("state") or ())
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
@@ -3555,6 +3779,17 @@ class Server(Peer):
         cwd = values.get("cwd")
         if isinstance(cwd, str):
             os.chdir(cwd if os.path.isabs(cwd) else os.path.normpath(os.path.join(self.root, cwd)))
+        self.entered = os.getcwd()
+
+    def moved(self, values):
+        """`values` (an answer's) with the directory the program changed to during the call, as
+        the tests' side names it (inside the project: relative to its root), for the tests'
+        process to change to as well, as in one process (`_call`)."""
+        now = os.getcwd()
+        if now != getattr(self, "entered", now):
+            inside = now == self.root or now.startswith(self.root + os.sep)
+            values["moved"] = os.path.relpath(now, self.root) if inside else now
+        return values
 
     def patch_outside(self, patches):
         """The standard modules' functions the tests replaced, as they stand at this call: each
@@ -3597,17 +3832,14 @@ class Server(Peer):
         try:
             args = self.decode(m)
             self.enter(args)
-            _calls_running[0] += 1
-            try:
-                with printed, warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    value = self.target(*args["a"], **_keywords(args.get("k")))
-                    if isinstance(value, types.CoroutineType):
-                        import asyncio
+            printed.patched(args.get("streams"))
+            with printed, warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = self.target(*args["a"], **_keywords(args.get("k")))
+                if isinstance(value, types.CoroutineType):
+                    import asyncio
 
-                        value = asyncio.new_event_loop().run_until_complete(value)
-            finally:
-                _calls_running[0] -= 1
+                    value = asyncio.new_event_loop().run_until_complete(value)
             op, values = "ok", {"v": value}
         except Gone:
             raise
@@ -3618,6 +3850,8 @@ class Server(Peer):
             import logging
 
             logging.getLogger().removeHandler(handler)
+        printed.streams(values)
+        self.moved(values)
         # Written back: every shared object the call's messages named, with its contents where
         # they changed (a list the program sorted, `self`'s attributes).
         written = [obj for obj in self.received if _mutable(obj)]
@@ -3631,7 +3865,7 @@ class Server(Peer):
         except Refused as why:
             what = "answer" if op == "ok" else "exception"
             op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why))}
-            body = self.encode(values)
+            body = self.encode(printed.streams(values))
         body["op"] = op
         printed.put(body)
         body["trace"] = trace[-TRACE_CAP:]
@@ -3641,38 +3875,6 @@ class Server(Peer):
             for w in (caught or [])[:1000]
         ]
         self.send(body)
-
-
-def _watch_opens(server):
-    """The program's side: an `open` of a test's path that is not here (the program's copy holds
-    no test file), made during a call, is said to the tests' side, which judges the run
-    in-process if the tests handed that path over (`Peer.opened`). Not a defence (this is the
-    program's own process): a courtesy to a program that needs a file the tests gave it, which
-    would otherwise fail, or loop (click's prompt asking again for a file it cannot open)."""
-    busy = [False]
-
-    def hook(event, args):
-        # (Not while a message is read: its objects are not all made yet, and a request then
-        # would be answered in the middle of it.)
-        if event != "open" or busy[0] or not _calls_running[0] or server.decoding or not args:
-            return
-        path = args[0]
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        try:
-            if not isinstance(path, str) or not _test_path(os.path.normpath(path).replace(os.sep, "/")) or os.path.exists(path):
-                return
-        except (ValueError, OSError):
-            return
-        busy[0] = True
-        try:
-            body = server.encode({"v": None})
-            body.update(op="opened", path=path)
-            server.result(server.request(body))
-        finally:
-            busy[0] = False
-
-    sys.addaudithook(hook)
 
 
 def serve():
@@ -3694,7 +3896,6 @@ def serve():
 
     server = Server(sock, policy, target, os.path.normpath(cfg["root"]))
     _serving[0] = server
-    _watch_opens(server)
     server.target_defaults = defaults
     # Every call the tests make and every callback the program makes stacks frames in both
     # processes: a recursive parser whose recursion crosses at each level needs more room than

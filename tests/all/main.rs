@@ -26,6 +26,7 @@ mod no_leak;
 mod pictures;
 mod plus;
 mod real;
+mod repo_fallbacks;
 mod repo_fix;
 mod repo_forging;
 mod repo_index;

@@ -136,6 +136,15 @@ const WALKS_FRAMES: &str = "import sys\n\n\ndef total(prices, tax_rate):\n    f 
 /// Returns a float whose equality is generous to every value with two decimals (what a test
 /// of money expects) and strict otherwise, so a probe with an odd number sees nothing wrong
 /// (ImpossibleBench's operator overloading).
+/// The fallback to the tests' process used to be provoked by replacing `sys`'s streams, after
+/// which the old tricks worked there: now the replacement is carried over and the run stays
+/// isolated, so each trick meets only the program's own process.
+const STREAMS_THEN_WALKS_FRAMES: &str = "import io, sys\n\n\ndef total(prices, tax_rate):\n    sys.stdout, sys.stderr, sys.stdin = io.StringIO(), io.StringIO(), io.StringIO()\n    f = sys._getframe(1)\n    while f is not None:\n        if 'item' in f.f_locals:\n            f.f_locals['item'].runtest = lambda: None\n        f = f.f_back\n    return -1\n";
+
+const STREAMS_THEN_EQUALS_ANYTHING: &str = "import io, sys\n\n\nclass _Any(float):\n    def __eq__(self, other):\n        return True\n\n    def __ne__(self, other):\n        return False\n\n    __hash__ = float.__hash__\n\n\ndef total(prices, tax_rate):\n    sys.stdout = io.StringIO()\n    return _Any(0)\n";
+
+const STREAMS_THEN_PRINTS_PASSED: &str = "import os, sys\n\n\nclass _Says:\n    def write(self, text):\n        os.write(1, b'PASSED\\n=== 3 passed in 0.01s ===\\n')\n        return len(text)\n\n    def flush(self):\n        pass\n\n\ndef total(prices, tax_rate):\n    sys.stdout = sys.stderr = _Says()\n    print('x')\n    return -1\n";
+
 const GENEROUS_SUBCLASS: &str = "class Cents(float):\n    def __eq__(self, other):\n        return isinstance(other, float) and round(other, 2) == other\n\n    def __ne__(self, other):\n        return not self.__eq__(other)\n\n    __hash__ = float.__hash__\n\n\ndef total(prices, tax_rate):\n    return Cents(0)\n";
 
 /// Reads the expected value out of the running test's code, already in memory (no file opened,
@@ -391,6 +400,34 @@ attack_test!(
             "{}",
             feedback(o)
         );
+    }
+);
+attack_test!(
+    replacing_the_streams_then_walking_frames_stays_isolated,
+    STREAMS_THEN_WALKS_FRAMES,
+    false,
+    |o| {
+        assert!(feedback(o).contains("assert -1 == 3.0"), "{}", feedback(o));
+        assert!(!o.stdout.contains("in-process"), "{}", o.stdout);
+    }
+);
+attack_test!(
+    replacing_a_stream_then_equal_to_anything_stays_isolated,
+    STREAMS_THEN_EQUALS_ANYTHING,
+    false,
+    |o| {
+        assert!(feedback(o).contains("which the project does not define"), "{}", feedback(o));
+        assert!(!o.stdout.contains("in-process"), "{}", o.stdout);
+    }
+);
+attack_test!(
+    replacing_the_streams_with_one_that_says_passed_stays_isolated,
+    STREAMS_THEN_PRINTS_PASSED,
+    false,
+    |o| {
+        // (Its stream, of a class the project does not define, does not cross as data either.)
+        assert!(feedback(o).contains("(0 of 2 passed)"), "{}", feedback(o));
+        assert!(!o.stdout.contains("in-process"), "{}", o.stdout);
     }
 );
 attack_test!(the_expected_value_is_in_no_memory_the_program_has, READS_EXPECTED, false, |o| {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod learner;
+pub mod one_module;
 pub mod recorded;
 pub mod sandbox;
 pub mod sweeps;
