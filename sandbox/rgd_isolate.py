@@ -45,6 +45,7 @@ import base64
 import builtins
 import collections
 import contextlib
+import copyreg
 import importlib
 import importlib.util
 import io
@@ -114,6 +115,79 @@ def _is_stdlib_module(name):
         return False
     f = os.path.normpath(os.path.abspath(f))
     return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
+
+
+def _is_installed_module(name):
+    """Whether `name` is an imported module of an installed package (site-packages): the same
+    unchanged source in both processes, which use one interpreter."""
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    f = getattr(module, "__file__", None)
+    if not isinstance(f, str):
+        return False
+    parts = os.path.normpath(os.path.abspath(f)).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+# Packages whose objects never cross as their attributes, whatever their reduction: the test
+# runner's (its objects reach the session, the tests and their outcomes), the test case's, rgd's
+# own, and those whose objects stand for what a process has (threads, processes, sockets, event
+# loops, queues between threads): a copy of one would be another.
+_NEVER_STATE = frozenset(
+    ("_pytest", "pytest", "pluggy", "py", "unittest", "doctest", "rgd_isolate", "rgd_verdict", "rgd_verdict_impl", "rgd_spectra",
+     "threading", "_thread", "subprocess", "multiprocessing", "concurrent", "asyncio", "selectors", "socket", "socketserver",
+     "ssl", "queue", "signal", "sched", "tempfile", "weakref", "gc", "sys", "os", "io", "_io", "mmap", "sqlite3", "ctypes",
+     "tkinter", "atexit", "faulthandler", "tracemalloc", "importlib", "pkgutil", "zipimport", "site", "builtins")
+)
+
+_PLAIN = {}  # class -> whether its instances pickle as a bare object and its attributes
+
+
+def _plain_reduction(cls):
+    """Whether `cls`'s own reduction (what `copy` and `pickle` use) makes an instance as a bare
+    object given its attributes: `copyreg.__newobj__(cls)` or `cls()` with no arguments, and a
+    state that is its `__dict__` (and slots), with no `__getstate__` or `__setstate__` of its own
+    and no items, and no finalizer. Such an object is its attributes and nothing else (`ast`
+    nodes, `argparse`'s and most classes of installed packages); one whose reduction needs
+    arguments, items or a function of its own, or refuses, is not. Asked of a bare instance made
+    here, never of what the other side sends."""
+    known = _PLAIN.get(cls)
+    if known is not None:
+        return known
+    ok = False
+    # (A class with a finalizer holds something besides its attributes, and a bare one would
+    # run it when collected.)
+    finalized = any("__del__" in vars(k) for k in cls.__mro__)
+    if not finalized and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
+        # A `__new__` of Python code is not run here: its class is not plain.
+        maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
+        if not isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
+            try:
+                blank = object.__new__(cls) if maker is object else cls.__new__(cls)
+                rv = blank.__reduce_ex__(4)
+            except Exception:
+                rv = None
+            if isinstance(rv, tuple) and 2 <= len(rv) <= 6:
+                fn, args, rest = rv[0], rv[1], list(rv[2:]) + [None] * (6 - len(rv))
+                made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
+                state = rest[0]
+                ok = (
+                    made
+                    and all(x is None for x in rest[1:])
+                    and (state is None or type(state) is dict or (type(state) is tuple and len(state) == 2 and all(x is None or type(x) is dict for x in state)))
+                )
+    _PLAIN[cls] = ok
+    return ok
+
+
+def _installed_spec(name):
+    """Whether `name` is a module of an installed package (found there, not imported)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    origin = getattr(spec, "origin", None)
+    parts = os.path.normpath(os.path.abspath(origin)).split(os.sep) if isinstance(origin, str) else []
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 def _stdlib_spec(name):
@@ -330,10 +404,11 @@ class Policy:
         builtins', or an allowed standard-library one; else Refused naming it."""
         if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
             raise Refused("a class the project does not define (%r)" % (qualname,))
-        if not self.strict and module_name not in sys.modules and _stdlib_spec(module_name):
-            # The program's side may be handed a standard class its code has not imported yet.
+        if not self.strict and module_name not in sys.modules and (_stdlib_spec(module_name) or _installed_spec(module_name)):
+            # The program's side may be handed a class of the standard library's or an installed
+            # package's that its code has not imported yet.
             importlib.import_module(module_name)
-        if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name):
+        if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name) or _is_installed_module(module_name):
             module = sys.modules.get(module_name)
             if module is None:
                 module = importlib.import_module(module_name)
@@ -369,12 +444,41 @@ class Policy:
             # Over a C class that keeps state of its own (a `property` subclass's getter), the
             # attributes are not the whole value: no data.
             return None if _hidden_state_base(cls) is not None else "project"
-        if _is_stdlib_module(module):
+        if _is_stdlib_module(module) or _is_installed_module(module):
             if issubclass(cls, tuple) and hasattr(cls, "_fields") and type(cls) is type:
                 return "ntuple"
             if (module, cls.__qualname__) in _STATE_CLASSES:
                 return "project"
+            if self.plain_state(cls):
+                return "project"
         return None
+
+    def reducible(self, cls):
+        """Whether instances of `cls` may cross through their own reduction (`Encoder.reduced`):
+        a class of the standard library's or an installed package's (the same unchanged source
+        in both processes), not lent, not the test runner's or rgd's, no finalizer."""
+        module = getattr(cls, "__module__", None)
+        if not isinstance(cls, type) or issubclass(cls, (type, BaseException)) or not isinstance(module, str) or "<" in cls.__qualname__:
+            return False
+        if module.split(".")[0] in _NEVER_STATE or not (_is_stdlib_module(module) or _is_installed_module(module)):
+            return False
+        if any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__) or any("__del__" in vars(k) for k in cls.__mro__):
+            return False
+        return not _generous(cls)
+
+    def plain_state(self, cls):
+        """The general rule for a class of the standard library's or an installed package's: its
+        instances cross as their attributes, rebuilt with the receiver's own class (the same
+        unchanged source), when its reduction says that is all they are (`_plain_reduction`),
+        unless the tests lend them (a stream, a lock, a mock: used where they live) or they are
+        the test runner's or rgd's."""
+        if isinstance(cls, type) and issubclass(cls, type):
+            return False
+        if cls.__module__.split(".")[0] in _NEVER_STATE or "<" in cls.__qualname__:
+            return False
+        if any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__):
+            return False
+        return _plain_reduction(cls) and not _generous(cls)
 
 
 # --- encoding -----------------------------------------------------------------------------------------
@@ -916,6 +1020,10 @@ class Encoder:
             return ["h", peer.kept(v), "it"]
         kind = peer.policy.kind_of_class(t)
         if kind == "enum":
+            if isinstance(v, _flag_type()) and type(v.value) is int:
+                # A combination of flags (`re.I | re.S`) is no member of its own name
+                # ("IGNORECASE|DOTALL" on 3.11, None before): it crosses as its value.
+                return ["e", t.__module__, t.__qualname__, None, v.value]
             return ["e", t.__module__, t.__qualname__, v.name]
         if kind == "ntuple":
             return ["nt", t.__module__, t.__qualname__, [self.ref(x, depth) for x in tuple.__iter__(v)], self.ref(_state(v), depth)]
@@ -941,6 +1049,9 @@ class Encoder:
                 self.rollback(mark)
                 return ["h", peer.handle(v), "obj"]
             return ["o", t.__module__, t.__qualname__, state, content]
+        reduced = self.reduced(v, t, depth) if peer.policy.reducible(t) else None
+        if reduced is not None:
+            return reduced
         if not peer.policy.strict:
             # The program's process keeps what is no data (an open stream, a lock, a third-party
             # object) and hands out a handle that equals only itself.
@@ -949,6 +1060,43 @@ class Encoder:
         if lend is not None:
             return self.lend(v, lend, t, depth)
         raise Refused("a value of type %s.%s, which is not data" % (t.__module__, t.__qualname__))
+
+    def reduced(self, v, t, depth):
+        """An object of a class with a pickling of its own (`Policy.reducible`) as its reduction,
+        the one `copy` and `pickle` use: made by `t.__new__(t, *args)` (`copyreg.__newobj__`) or,
+        where the class's own `__reduce__` names it, `t(*args)`, then given its state (its
+        `__setstate__`, else its attributes) and items. None when the reduction is anything else
+        (a function of its own, another class) or does not cross: the object is then lent, kept or
+        refused as before. A copy, not shared: what the receiver changes in it is its own."""
+        try:
+            rv = v.__reduce_ex__(4)
+        except Exception:
+            return None
+        if not isinstance(rv, tuple) or not 2 <= len(rv) <= 6 or not isinstance(rv[1], tuple):
+            return None
+        fn, args = rv[0], rv[1]
+        rest = list(rv[2:]) + [None] * (6 - len(rv))
+        state, listitems, dictitems, setter = rest[0], rest[1], rest[2], rest[3]
+        if setter is not None:
+            return None
+        if fn is copyreg.__newobj__ and args[:1] == (t,):
+            how, args = "new", args[1:]
+        elif fn is t and _own_reduction(t):
+            how = "call"
+        else:
+            return None
+        mark = len(self.nodes)
+        try:
+            # (Items are read from their iterators at most up to the bound on a message's parts.)
+            items = tuple(itertools.islice(listitems, MAX_NODES)) if listitems is not None else None
+            pairs = tuple(tuple(p) for p in itertools.islice(dictitems, MAX_NODES)) if dictitems is not None else None
+            return [
+                "rd", t.__module__, t.__qualname__, how, self.ref(args, depth + 1), self.ref(state, depth + 1),
+                None if items is None else self.ref(items, depth + 1), None if pairs is None else self.ref(pairs, depth + 1),
+            ]
+        except (Refused, TypeError, ValueError):
+            self.rollback(mark)
+            return None
 
     def lend(self, v, kind, t, depth):
         """The tests' process lends `v` (`Policy.lendable`): the program uses it through a
@@ -1397,12 +1545,20 @@ class Decoder:
             if peer.policy.strict and n[1] != "builtins" and not _by_class_name(peer.policy, cls):
                 raise Refused("the class %s.%s, which the project does not define" % (n[1], n[2]))
             return cls
+        if k == "rd":
+            return self.reduction(n)
         if k == "e":
             cls = peer.policy.resolve_class(n[1], n[2])
             import enum
 
             if not issubclass(cls, enum.Enum):
                 raise Refused("%s.%s is not an enum" % (n[1], n[2]))
+            if len(n) > 4 and issubclass(cls, enum.Flag):
+                if type(n[4]) is not int:
+                    raise Refused("flags of %s.%s that are no integer" % (n[1], n[2]))
+                return cls(n[4])
+            if not isinstance(n[3], str) or n[3] not in cls.__members__:
+                raise Refused("%s.%s has no member %r" % (n[1], n[2], n[3]))
             return cls[n[3]]
         if k == "nt":
             cls = peer.policy.resolve_class(n[1], n[2])
@@ -1418,6 +1574,50 @@ class Decoder:
         if k == "std":
             return self.stdlib(i, n)
         raise Refused("a node of an unknown kind (%r)" % (k,))
+
+    def reduction(self, n):
+        """An object sent as its reduction (`Encoder.reduced`), made with the receiver's own class
+        by the fixed reconstructors only: `cls.__new__(cls, *args)`, or `cls(*args)` where the
+        receiver's class itself says that is how it is made; never a function the sender names."""
+        if len(n) != 8 or n[3] not in ("new", "call"):
+            raise Refused("a malformed reduction")
+        cls = self.peer.policy.resolve_class(n[1], n[2])
+        if not self.peer.policy.reducible(cls) or (n[3] == "call" and not _own_reduction(cls)):
+            raise Refused("a value of type %s.%s that is not made from its reduction here" % (n[1], n[2]))
+        args = self.get(n[4])
+        if type(args) is not tuple:
+            raise Refused("a reduction whose arguments are no tuple")
+        try:
+            obj = cls.__new__(cls, *args) if n[3] == "new" else cls(*args)
+            state = self.get(n[5], True)
+            if state is not None:
+                setstate = getattr(obj, "__setstate__", None)
+                if setstate is not None:
+                    setstate(state)
+                else:
+                    dict_state, slots = state if type(state) is tuple and len(state) == 2 else (state, None)
+                    for part in (dict_state, slots):
+                        if part is not None and type(part) is not dict:
+                            raise Refused("a reduction's state of the wrong kind")
+                        for name, value in (part or {}).items():
+                            if not isinstance(name, str):
+                                raise Refused("an attribute name that is not a string")
+                            object.__setattr__(obj, name, value)
+            items = self.get(n[6], True) if n[6] is not None else ()
+            pairs = self.get(n[7], True) if n[7] is not None else ()
+            if type(items) is not tuple or type(pairs) is not tuple:
+                raise Refused("a reduction's items of the wrong kind")
+            for item in items:
+                obj.append(item)
+            for pair in pairs:
+                if type(pair) is not tuple or len(pair) != 2:
+                    raise Refused("a reduction's items of the wrong kind")
+                obj[pair[0]] = pair[1]
+        except Refused:
+            raise
+        except Exception as e:
+            raise Refused("a value of type %s.%s that its reduction does not make here (%s: %s)" % (n[1], n[2], type(e).__name__, e)) from None
+        return obj
 
     def instance(self, i, n):
         """An instance of a project class over an immutable builtin (its contents come first);
@@ -1619,6 +1819,57 @@ class Decoder:
                 raise Refused("a partial that is not one")
             return functools.partial(func, *args, **keywords)
         raise Refused("an unknown standard value (%r)" % (kind,))
+
+
+def _flag_type():
+    import enum
+
+    return enum.Flag
+
+
+class _Probe:
+    """Nothing anything should equal."""
+
+    __slots__ = ()
+
+
+_GENEROUS = {}  # class -> whether a bare one equals a `_Probe`
+
+
+def _generous(cls):
+    """Of a class of the standard library's or an installed package's whose objects would cross
+    by value: whether a bare one says it equals what nothing should
+    (`unittest.mock.ANY`, `dirty_equals.IsAnything`: a matcher, in the tests' venv, which a wrong
+    program would return to pass an `==`). Such a class never crosses by value: the program's
+    object stays a handle, equal only to itself (and the tests' side, which decides, asks its own
+    class, on a bare object made there: nothing the program sent)."""
+    known = _GENEROUS.get(cls)
+    if known is None:
+        # (A class whose bare object cannot be made without running its own Python `__new__`
+        # is not asked, and counts as generous: it does not cross by value.)
+        known = True
+        maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
+        if not isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
+            try:
+                blank = object.__new__(cls) if maker is object else cls.__new__(cls)
+            except Exception:
+                blank = _Probe
+            if blank is not _Probe:
+                probe = _Probe()
+                try:
+                    known = bool(blank == probe) or not bool(blank != probe)
+                except Exception:
+                    # Its comparison needs what a bare one lacks: it looks at what it holds.
+                    known = False
+        _GENEROUS[cls] = known
+    return known
+
+
+def _own_reduction(cls):
+    """Whether a class below `object` defines the reduction that names the class itself as its
+    maker (`Path`, `Decimal`): only then may a receiver call the class with what was sent (a
+    class that never said so, `subprocess.Popen`, is never called)."""
+    return any(("__reduce__" in vars(k) or "__reduce_ex__" in vars(k)) for k in cls.__mro__ if k is not object)
 
 
 def _blank(cls):

@@ -862,6 +862,29 @@ fn members_of_a_tests_enum_are_enum_members_to_the_program() {
     passes_isolated_as_in_one_process(module, tests, "metavar", 1);
 }
 
+/// The general rule: an object of the standard library's or an installed package's whose own
+/// reduction says it is a bare object and its attributes crosses as those, both ways, rebuilt
+/// with the receiver's own class, and what the program changes in it is written back (pyflakes'
+/// checker marks the `ast` nodes it is handed; `argparse` parsers gain arguments; `packaging`'s
+/// versions compare). Before, each was "not data" and judged in the tests' process.
+#[test]
+fn objects_that_pickle_as_their_attributes_cross_as_them() {
+    let module = "import ast\n\n\ndef visit(node, parent):\n    node._parent = parent\n    node.seen = [n.__class__.__name__ for n in ast.walk(node)]\n    return node.name, isinstance(node, ast.FunctionDef), ast.unparse(node)\n\n\ndef add(parser):\n    parser.add_argument('--x', type=int, default=1)\n    return parser.prog\n\n\ndef newer(a, b):\n    return max(a, b), a < b, a.release\n";
+    let tests = "import argparse\nimport ast\n\nfrom packaging.version import Version\n\nfrom pkg.m import add, newer, visit\n\n\ndef test_ast():\n    tree = ast.parse('def f(a):\\n    return a')\n    fn = tree.body[0]\n    assert visit(fn, tree) == ('f', True, 'def f(a):\\n    return a')\n    assert fn._parent is tree and fn.seen[:2] == ['FunctionDef', 'arguments']\n\n\ndef test_parser():\n    p = argparse.ArgumentParser(prog='tool')\n    assert add(p) == 'tool'\n    assert p.parse_args(['--x', '3']).x == 3 and p.parse_args([]).x == 1\n\n\ndef test_version():\n    a, b = Version('1.2'), Version('1.10')\n    assert newer(a, b) == (b, True, (1, 2))\n";
+    passes_isolated_as_in_one_process(module, tests, "visit", 3);
+    passes_isolated_as_in_one_process(module, tests, "add", 3);
+    passes_isolated_as_in_one_process(module, tests, "newer", 3);
+}
+
+/// A combination of flags (`re.I | re.S`, parse's compile flags) is no member of its own name:
+/// it crosses as its value, both ways, and comes back equal.
+#[test]
+fn combined_flags_cross_as_their_value() {
+    let module = "import enum\nimport re\n\n\nclass Mode(enum.Flag):\n    R = 1\n    W = 2\n\n\ndef more(flags, mode):\n    return flags | re.M, mode | Mode.W, re.compile('a', flags).flags & flags == flags\n";
+    let tests = "import re\n\nfrom pkg.m import Mode, more\n\n\ndef test_more():\n    assert more(re.I | re.S, Mode.R) == (re.I | re.S | re.M, Mode.R | Mode.W, True)\n    assert more(re.I, Mode.R | Mode.W) == (re.I | re.M, Mode.R | Mode.W, True)\n";
+    passes_isolated_as_in_one_process(module, tests, "more", 1);
+}
+
 /// A decorator of the project's that keeps what it adds on the test's own function (click's
 /// `option` sets `f.__click_params__`) writes it there, as in one process: isolated.
 #[test]

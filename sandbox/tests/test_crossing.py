@@ -1,0 +1,161 @@
+"""What crosses between the two processes, by the general rule (`rgd_isolate.Policy.reducible`,
+`plain_state`): the codec of each side, round trip, in one interpreter (a socket pair stands for
+the channel; no process is started). `.ci/test` runs these with pytest."""
+
+import argparse
+import ast
+import os
+import re
+import socket
+import sys
+import types
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import rgd_isolate as iso  # noqa: E402
+
+
+@pytest.fixture
+def sides(tmp_path):
+    """(the tests' peer, the program's peer), joined by a socket pair."""
+    a, b = socket.socketpair()
+    tests = iso.Peer(a, iso.Policy(str(tmp_path), [], True), "the program's process")
+    program = iso.Peer(b, iso.Policy(str(tmp_path), [], False), "the tests' process")
+    yield tests, program
+    a.close()
+    b.close()
+
+
+def across(sender, receiver, value):
+    """`value` as the receiver reads it from what the sender encodes."""
+    return receiver.decode(sender.encode({"v": value}))["v"]
+
+
+def test_an_ast_node_crosses_as_its_attributes_both_ways(sides):
+    tests, program = sides
+    fn = ast.parse("def f(a):\n    return a").body[0]
+    copy = across(tests, program, fn)
+    assert type(copy) is ast.FunctionDef and copy is not fn
+    assert ast.unparse(copy) == "def f(a):\n    return a"
+    back = across(program, tests, copy)
+    assert back is fn, "an object the tests sent comes back as itself"
+
+
+def test_an_argparse_parser_crosses_and_parses(sides):
+    tests, program = sides
+    parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("--x", type=int, default=1)
+    copy = across(tests, program, parser)
+    assert copy.parse_args(["--x", "3"]).x == 3 and copy.prog == "tool"
+
+
+def test_combined_flags_cross_as_their_value(sides):
+    tests, program = sides
+
+    flags = re.I | re.S
+    assert across(tests, program, flags) == flags
+    assert across(program, tests, re.M | re.X) == re.M | re.X
+
+
+def test_a_flag_member_that_does_not_exist_is_refused(sides):
+    tests, program = sides
+    body = program.encode({"v": re.I})
+    node = next(n for n in body["n"] if isinstance(n, list) and n and n[0] == "e")
+    node[3], node[4:] = "NOT_A_MEMBER", []
+    with pytest.raises(iso.Refused):
+        tests.decode(body)
+
+
+@pytest.fixture
+def installed(monkeypatch, tmp_path):
+    """A module of an installed package (its file under site-packages), with a matcher that
+    equals anything, a plain class, and a class with a pickling of its own."""
+    module = types.ModuleType("fake_matchers")
+    module.__file__ = str(tmp_path / "site-packages" / "fake_matchers" / "__init__.py")
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return False
+
+        __hash__ = object.__hash__
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def __eq__(self, other):
+            return type(other) is Point and (self.x, self.y) == (other.x, other.y)
+
+        __hash__ = object.__hash__
+
+    class Pair:
+        def __init__(self, a, b):
+            self.ab = (a, b)
+
+        def __reduce__(self):
+            return (Pair, self.ab)
+
+    for cls in (Anything, Point, Pair):
+        cls.__module__, cls.__qualname__ = "fake_matchers", cls.__name__
+        setattr(module, cls.__name__, cls)
+    monkeypatch.setitem(sys.modules, "fake_matchers", module)
+    return module
+
+
+def test_an_installed_class_crosses_by_its_reduction(sides, installed):
+    tests, program = sides
+    point = across(program, tests, installed.Point(1, 2))
+    assert type(point) is installed.Point and point == installed.Point(1, 2)
+    pair = across(program, tests, installed.Pair(3, 4))
+    assert type(pair) is installed.Pair and pair.ab == (3, 4)
+
+
+def test_a_matcher_that_equals_anything_never_crosses_from_the_program(sides, installed):
+    tests, program = sides
+    seen = across(program, tests, installed.Anything())
+    assert type(seen) is not installed.Anything
+    assert seen != 3 and not (seen == 3), "it stays a handle, equal only to itself"
+    # A message crafted to send one as its attributes is refused by the tests' side.
+    body = program.encode({"v": installed.Point(1, 2)})
+    node = next(n for n in body["n"] if isinstance(n, list) and n and n[0] == "o")
+    node[2] = "Anything"
+    with pytest.raises(iso.Refused):
+        tests.decode(body)
+
+
+def test_a_reduction_naming_a_class_that_never_said_so_is_refused(sides, installed):
+    """A message may name any class; the receiver calls one only where its own class defines
+    the reduction that names it (`Pair`), never another (`Point`, or `subprocess.Popen`)."""
+    tests, program = sides
+    body = program.encode({"v": installed.Pair(3, 4)})
+    node = next(n for n in body["n"] if isinstance(n, list) and n and n[0] == "rd")
+    node[2] = "Point"
+    with pytest.raises(iso.Refused):
+        tests.decode(body)
+    __import__("subprocess")  # imported, as the tests' process may have it
+
+    node[1], node[2] = "subprocess", "Popen"
+    with pytest.raises(iso.Refused):
+        tests.decode(body)
+
+
+@pytest.mark.parametrize(
+    "cls, plain",
+    [(ast.FunctionDef, True), (argparse.Namespace, True), (re.Pattern, False), (types.SimpleNamespace, True)],
+)
+def test_which_classes_are_their_attributes(cls, plain):
+    assert iso._plain_reduction(cls) is plain
+
+
+def test_what_holds_a_process_or_a_finalizer_is_never_copied(tmp_path):
+    import subprocess
+    import tempfile
+    import threading
+
+    policy = iso.Policy(str(tmp_path), [], True)
+    for cls in (subprocess.Popen, tempfile.SpooledTemporaryFile, threading.Thread):
+        assert not policy.reducible(cls) and not policy.plain_state(cls), cls
