@@ -179,29 +179,31 @@ def _plain_reduction(cls):
     return ok
 
 
-def _installed_spec(name):
-    """Whether `name` is a module of an installed package (found there, not imported)."""
+def _spec_origin(name):
+    """Where the module `name` would be loaded from (found, not imported): "built-in",
+    "frozen", a file's path, or None."""
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError, AttributeError):
-        return False
+        return None
     origin = getattr(spec, "origin", None)
-    parts = os.path.normpath(os.path.abspath(origin)).split(os.sep) if isinstance(origin, str) else []
+    return origin if origin in ("built-in", "frozen") or not isinstance(origin, str) else os.path.normpath(os.path.abspath(origin))
+
+
+def _installed_spec(name):
+    """Whether `name` is a module of an installed package (found there, not imported)."""
+    origin = _spec_origin(name)
+    parts = origin.split(os.sep) if isinstance(origin, str) else []
     return "site-packages" in parts or "dist-packages" in parts
 
 
 def _stdlib_spec(name):
     """Whether `name` is a module of the standard library (found there, not imported)."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):
-        return False
-    origin = getattr(spec, "origin", None)
-    if origin in ("built-in", "frozen"):
+    path = _spec_origin(name)
+    if path in ("built-in", "frozen"):
         return True
-    if not isinstance(origin, str):
+    if not isinstance(path, str):
         return False
-    path = os.path.normpath(os.path.abspath(origin))
     return path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path
 
 
