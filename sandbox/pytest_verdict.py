@@ -565,8 +565,8 @@ def _install(
             # the channel, and rgd judges the target in-process instead, labelled so.
             import rgd_isolate
 
-            def refused(why):
-                emit({"t": "not_isolated", "why": why})
+            def refused(why, cause=None):
+                emit({"t": "not_isolated", "why": why, "cause": cause})
                 # rgd judges the whole run again in-process: the tests still to come here would
                 # only be thrown away (a suite of slow failures, for minutes).
                 session = _state.get("session")

@@ -3764,7 +3764,7 @@ def _refuse(qualname, cause, *details):
     why = FALLBACK_CAUSES[cause] % details if details else FALLBACK_CAUSES[cause]
     reason = "%s: %s" % (qualname, why)
     if on_refusal is not None:
-        on_refusal(reason)
+        on_refusal(reason, cause)
     raise NotIsolated(reason)
 
 

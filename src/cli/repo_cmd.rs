@@ -346,9 +346,22 @@ fn bench_isolation(
             isolated.iter().map(|f| f.tests).sum::<usize>(),
             ratio(&isolated)
         );
+        // What each remaining cause of the tests' process cost, in functions.
+        let mut causes: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for f in all.iter().filter(|f| f.not_isolated.is_some()) {
+            *causes.entry(f.cause.as_deref().unwrap_or("unknown")).or_default() += 1;
+        }
+        if !causes.is_empty() {
+            println!();
+            println!("| fallback cause | functions |");
+            println!("| --- | --- |");
+            for (cause, n) in &causes {
+                println!("| {cause} | {n} |");
+            }
+        }
         for f in &all {
             if let Some(why) = &f.not_isolated {
-                println!("in-process: {}: {why}", f.target);
+                println!("in-process ({}): {}: {why}", f.cause.as_deref().unwrap_or("unknown"), f.target);
             }
             for (id, a, b, message) in &f.differ {
                 println!("differs: {} {id}: in-process {a}, isolated {b}: {message}", f.target);

@@ -17,8 +17,13 @@ pub enum Isolation {
     /// The program ran in a process of its own; only data reached the tests.
     Isolated,
     /// The program ran inside the tests' process, watched by the plugin's checks (`why` it could
-    /// not be isolated).
-    InProcess { why: String },
+    /// not be isolated, and that cause's key: `FALLBACK_CAUSES` in `sandbox/rgd_isolate.py`, or
+    /// one of rgd's own, `Isolation::RGD_CAUSES`).
+    InProcess {
+        why: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
+    },
     /// No program of the agents' was in the run (collection, the original code).
     #[default]
     NoProgram,
@@ -29,10 +34,31 @@ impl Isolation {
     /// counts as solved, fixed or passed.
     pub const BEST_EFFORT: &'static str = "in-process, unverified";
 
+    /// rgd's own reasons to run a candidate in the tests' process (the rest are the tests':
+    /// `FALLBACK_CAUSES`): no target named, the spectrum collector, a target the forwarding stub
+    /// cannot stand in for, and the parity bench asking for it.
+    pub const RGD_CAUSES: [&'static str; 4] = ["no_target", "spectra", "no_stub", "asked"];
+
+    /// In the tests' process for `why`, of the cause `cause`.
+    pub fn in_process(why: String, cause: &str) -> Isolation {
+        Isolation::InProcess {
+            why,
+            cause: Some(cause.to_string()),
+        }
+    }
+
     /// Why the verdict is only best effort, when it is.
     pub fn best_effort(&self) -> Option<&str> {
         match self {
-            Isolation::InProcess { why } => Some(why),
+            Isolation::InProcess { why, .. } => Some(why),
+            _ => None,
+        }
+    }
+
+    /// The key of the cause that kept the run in the tests' process, when it was and is known.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            Isolation::InProcess { cause, .. } => cause.as_deref(),
             _ => None,
         }
     }
@@ -68,7 +94,7 @@ mod tests {
 
     #[test]
     fn a_best_effort_verdict_says_why() {
-        let why = Isolation::InProcess { why: "a file".into() };
+        let why = Isolation::in_process("a file".into(), "own_file");
         assert_eq!(why.best_effort(), Some("a file"));
         assert_eq!(Isolation::Isolated.best_effort(), None);
         let json = serde_json::to_string(&why).unwrap();

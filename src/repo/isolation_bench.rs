@@ -25,6 +25,9 @@ pub struct FunctionParity {
     /// Why it could not be isolated (the isolated run fell back to in-process), when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_isolated: Option<String>,
+    /// That reason's cause (`Isolation::cause`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     /// Tests whose outcome differs: id, in-process status, isolated status and message.
     pub differ: Vec<(String, String, String, String)>,
     pub seconds_in_process: f64,
@@ -114,6 +117,7 @@ fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[S
         target: format!("{file}::{name}"),
         tests: tests.len(),
         not_isolated: isolated.isolation.best_effort().map(str::to_string),
+        cause: isolated.isolation.cause().map(str::to_string),
         differ,
         seconds_in_process: in_process.seconds,
         seconds_isolated: isolated.seconds,

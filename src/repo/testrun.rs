@@ -114,7 +114,7 @@ pub struct ProjectTests {
 }
 
 /// Why a (file, target, tests) could not be isolated, once found out.
-type Refusals = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, String, String), String>>>;
+type Refusals = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(String, String, String), Isolation>>>;
 
 /// How rgd's plugin sees the run: what in the tests' process is the program, if anything.
 enum Watch<'a> {
@@ -356,8 +356,8 @@ impl ProjectTests {
             }
             None => Vec::new(),
         };
-        let why = "asked for in-process".to_string();
-        self.run_in_process_as(root, spec, limits, None, Isolation::InProcess { why }, &names)
+        let asked = Isolation::in_process("asked for in-process".into(), "asked");
+        self.run_in_process_as(root, spec, limits, None, asked, &names)
     }
 
     /// `run`, and which of the project's functions each test entered (`sandbox/project_spectra.py`):
@@ -380,16 +380,17 @@ impl ProjectTests {
         let (file, program, name) = match (spec.replace, spec.target) {
             (None, _) => return self.run_in_process_as(root, spec, limits, spectra, Isolation::NoProgram, &[]),
             (Some(_), None) => {
-                let why = "no target function was named".to_string();
-                return self.run_in_process_as(root, spec, limits, spectra, Isolation::InProcess { why }, &[]);
+                let why = Isolation::in_process("no target function was named".into(), "no_target");
+                return self.run_in_process_as(root, spec, limits, spectra, why, &[]);
             }
             (Some((file, program)), Some(name)) => (file, program, name),
         };
         let original = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
         let names = crate::code::program_names(&original, program, name);
-        let fallback = |why: String| self.run_in_process_as(root, spec, limits, spectra, Isolation::InProcess { why }, &names);
+        let fallback = |why: Isolation| self.run_in_process_as(root, spec, limits, spectra, why, &names);
         if spectra.is_some() {
-            return fallback("the spectrum collector watches the program in the tests' process".into());
+            let why = "the spectrum collector watches the program in the tests' process";
+            return fallback(Isolation::in_process(why.into(), "spectra"));
         }
         let key = (file.to_string(), name.to_string(), spec.ids.join("\n"));
         if let Some(why) = self.refused.lock().ok().and_then(|r| r.get(&key).cloned()) {
@@ -397,7 +398,7 @@ impl ProjectTests {
         }
         let halves = match Halves::new(&original, program, name) {
             Ok(h) => h,
-            Err(why) => return fallback(why),
+            Err(why) => return fallback(Isolation::in_process(why, "no_stub")),
         };
         let run = self.run_isolated(root, spec, file, name, &halves, limits)?;
         match run {
@@ -430,8 +431,8 @@ impl ProjectTests {
         self.judged(spec, limits, ended, isolation, String::new())
     }
 
-    /// The run with the program in a process of its own: `Err(why)` when the tests handed the
-    /// target something that is not data (the run then judges nothing).
+    /// The run with the program in a process of its own: `Err` (why, and its cause) when the
+    /// tests handed the target something that is not data (the run then judges nothing).
     fn run_isolated(
         &self,
         root: &Path,
@@ -440,7 +441,7 @@ impl ProjectTests {
         name: &str,
         halves: &Halves,
         limits: TestLimits,
-    ) -> anyhow::Result<Result<TestRun, String>> {
+    ) -> anyhow::Result<Result<TestRun, Isolation>> {
         use std::os::fd::AsRawFd;
         let copy = prepared_copy(
             root,
@@ -475,7 +476,10 @@ impl ProjectTests {
         let program_output = server.stop();
         let ended = ended?;
         if let Some(why) = ended.channel.not_isolated.first() {
-            return Ok(Err(why.clone()));
+            return Ok(Err(Isolation::InProcess {
+                why: why.clone(),
+                cause: ended.channel.cause.clone(),
+            }));
         }
         let program_output = program_output.replace(&format!("{}/", program_dir.path().display()), "");
         self.judged(spec, limits, ended, Isolation::Isolated, program_output).map(Ok)

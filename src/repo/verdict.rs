@@ -66,6 +66,9 @@ enum Record {
     /// The tests handed an isolated target something that is not data (`rgd_isolate.py`).
     NotIsolated {
         why: String,
+        /// Its key in `FALLBACK_CAUSES` (`sandbox/rgd_isolate.py`).
+        #[serde(default)]
+        cause: Option<String>,
     },
     End {},
 }
@@ -84,6 +87,8 @@ pub struct Channel {
     pub tampered: Vec<String>,
     /// Why the target could not be isolated (the tests handed it something that is not data).
     pub not_isolated: Vec<String>,
+    /// The first of those as its cause's key.
+    pub cause: Option<String>,
     /// The closing record arrived.
     pub ended: bool,
     /// Records read (a run whose plugin never spoke did not load it).
@@ -139,7 +144,10 @@ impl Channel {
                     c.reports.entry((id, when)).or_insert(text);
                 }
                 Record::Tamper { why } => c.tamper(&why),
-                Record::NotIsolated { why } => {
+                Record::NotIsolated { why, cause } => {
+                    if c.not_isolated.is_empty() {
+                        c.cause = cause;
+                    }
                     if !c.not_isolated.contains(&why) {
                         c.not_isolated.push(why);
                     }

@@ -1050,7 +1050,7 @@ fn a_run_refused_isolation_stops_at_once_and_is_judged_in_process() {
     let started = std::time::Instant::now();
     let run = project.runner.run(project.project.path(), &spec, limits).unwrap();
     match &run.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains("re.Match"), "{run:?}"),
+        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("re.Match"), "{run:?}"),
         other => panic!("{other:?}: {run:?}"),
     }
     assert_eq!(run.outcomes.len(), 2, "{run:?}");
@@ -1083,7 +1083,7 @@ fn the_tests_own_path_is_judged_in_process_whatever_the_program_does_with_it() {
     let Some(project) = OneModule::new(module, tests) else { return };
     let wrong = project.run(&module.replace("basename", "dirname"), "shown");
     match &wrong.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains("the path of their own file"), "{wrong:?}"),
+        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("the path of their own file"), "{wrong:?}"),
         other => panic!("{other:?}: {wrong:?}"),
     }
     assert!(wrong.outcomes.iter().all(|o| !o.passed()), "{wrong:?}");

@@ -63,7 +63,7 @@ pub fn passes_in_process_because(module: &str, tests: &str, target: &str, becaus
     let Some(project) = OneModule::new(module, tests) else { return };
     let run = project.run(module, target);
     match &run.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why } => assert!(why.contains(because), "{run:?}"),
+        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains(because), "{run:?}"),
         other => panic!("{other:?}: {run:?}"),
     }
     assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
