@@ -3709,9 +3709,10 @@ def _outside_project(entry, policy):
 
 
 def _forwarded(entry):
-    """Whether a patch outside the project is made in the program's process too: a standard
-    module's attribute replaced by a plain function (`monkeypatch.setattr(sys,
-    "getfilesystemencoding", lambda: "utf-8")`)."""
+    """Whether a patch outside the project is made in the program's process too: an attribute of
+    a module of the standard library's or an installed package's, replaced by anything that
+    crosses (`monkeypatch.setattr(sys, "getfilesystemencoding", lambda: "utf-8")`: a function is
+    called back, a test's class lent, data copied)."""
     _, module, attr, value, _ = entry
     if module == "sys" and attr in _STREAMS:
         # What the program prints already reaches the tests' `sys.stdout` as it stands; a stdin
@@ -3719,7 +3720,7 @@ def _forwarded(entry):
         return True
     if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
         return False
-    return module is not None and _is_stdlib_module(module) and isinstance(attr, str) and (type(value) in _CALLED_BACK or _is_mock(value))
+    return module is not None and (_is_stdlib_module(module) or _is_installed_module(module)) and isinstance(attr, str)
 
 
 _STREAMS = frozenset(("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"))
@@ -4045,17 +4046,18 @@ class Server(Peer):
         return values
 
     def patch_outside(self, patches):
-        """The standard modules' functions the tests replaced, as they stand at this call: each
-        replaced by one calling the test's function back (and `sys.stdin` by the test's own),
-        the originals put back when the test's patch is undone."""
+        """The attributes of the standard library's and installed packages' modules the tests
+        replaced, as they stand at this call: a function by one calling the test's function
+        back, anything else as it came (`sys.stdin` the test's own, a lent class, data); the
+        originals put back when the test's patch is undone."""
         wanted = {}
         for entry in patches if isinstance(patches, tuple) else ():
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
                 raise Refused("a malformed patch")
-            if entry[0] not in sys.modules and _stdlib_spec(entry[0]):
+            if entry[0] not in sys.modules and (_stdlib_spec(entry[0]) or _installed_spec(entry[0])):
                 importlib.import_module(entry[0])
-            if entry[:2] != ("sys", "stdin") and (not _is_stdlib_module(entry[0]) or not callable(entry[2])):
-                raise Refused("a patch of %s.%s, which is no function of the standard library's" % entry[:2])
+            if not (_is_stdlib_module(entry[0]) or _is_installed_module(entry[0])):
+                raise Refused("a patch of %s.%s, which is no module of the standard library's or an installed package's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
         for key in [k for k in self.outside if k not in wanted]:
             original, _ = self.outside.pop(key)
@@ -4066,8 +4068,9 @@ class Server(Peer):
                 continue
             module = sys.modules[key[0]]
             original = was[0] if was is not None else getattr(module, key[1], None)
-            # A test's stdin is put as it came (lent, or data: None); a function is called back.
-            setattr(module, key[1], fn if key == ("sys", "stdin") or isinstance(fn, LentObject) else _calling_back(fn, key[1]))
+            # A test's function is called back; the rest is put as it came (a stdin, lent or data).
+            called_back = type(fn) in (RemoteFunction, RemoteMethod, LentMethod) and key != ("sys", "stdin")
+            setattr(module, key[1], _calling_back(fn, key[1]) if called_back else fn)
             self.outside[key] = (original, fn)
 
     def serve_other(self, m):

@@ -126,11 +126,18 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
 
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on
 /// the stream the program prints to, calling the test's function back: isolated, as in one
-/// process; and a program that moves into a folder of the project moves the tests there too.
+/// process; a program that moves into a folder of the project moves the tests there too; and a
+/// test's patch of a module outside the project is made in the program's process.
 #[test]
 fn a_patched_stream_and_a_changed_directory_are_carried_over() {
     let module = "import os\nimport sys\n\n\ndef colour(text):\n    return '\\x1b[1m' + text if sys.stdout.isatty() else text\n\n\ndef enter(where):\n    os.chdir(where)\n    return os.path.basename(os.getcwd())\n";
     let tests = "import os\nimport sys\n\nfrom pkg.m import colour, enter\n\n\ndef test_tty(monkeypatch):\n    monkeypatch.setattr(sys.stdout, 'isatty', lambda: True)\n    assert colour('a') == '\\x1b[1ma'\n\n\ndef test_no_tty():\n    assert colour('a') == 'a'\n\n\ndef test_enter(monkeypatch):\n    monkeypatch.chdir(os.getcwd())\n    assert enter('pkg') == 'pkg'\n    assert os.path.basename(os.getcwd()) == 'pkg'\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "colour", 3);
     support::one_module::passes_isolated_as_in_one_process(module, tests, "enter", 3);
+    // A test's patch of an installed package's or the standard library's module, by a function
+    // (called back) or by data, is made in the program's process too.
+    let module =
+        "import string\n\nfrom packaging import version\n\n\ndef shown(text):\n    return str(version.parse(text)), string.digits\n";
+    let tests = "import string\n\nfrom packaging import version\n\nfrom pkg.m import shown\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(version, 'parse', lambda text: 'v' + text)\n    monkeypatch.setattr(string, 'digits', '01')\n    assert shown('1.0') == ('v1.0', '01')\n\n\ndef test_as_it_is():\n    assert shown('1.0') == ('1.0', '0123456789')\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "shown", 2);
 }
