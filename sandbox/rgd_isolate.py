@@ -464,9 +464,7 @@ class Policy:
             return False
         if module.split(".")[0] in _NEVER_STATE or not (_is_stdlib_module(module) or _is_installed_module(module)):
             return False
-        if any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__) or any("__del__" in vars(k) for k in cls.__mro__):
-            return False
-        return not _generous(cls)
+        return not any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__) and not any("__del__" in vars(k) for k in cls.__mro__)
 
     def plain_state(self, cls):
         """The general rule for a class of the standard library's or an installed package's: its
@@ -574,9 +572,14 @@ def _is_mock(value):
 def _by_class_name(policy, cls):
     """Whether a class crosses to the tests' side by its name: one whose instances cross (the
     project's, an enum, a named tuple, an exception, a value type of the standard library's:
-    `curry(functools.partial)`); any other stays where it is and is called through a handle,
-    so that its instances stay there too (`operator.methodcaller`)."""
-    return policy.kind_of_class(cls) is not None or (cls.__module__, cls.__qualname__) in _STD_VALUE_CLASSES
+    `curry(functools.partial)`, one whose own reduction names it: `operator.itemgetter`, which
+    toolz looks up in a table by identity); any other stays where it is and is called through a
+    handle, so that its instances stay there too (`operator.methodcaller`)."""
+    return (
+        policy.kind_of_class(cls) is not None
+        or (cls.__module__, cls.__qualname__) in _STD_VALUE_CLASSES
+        or (policy.reducible(cls) and _own_reduction(cls))
+    )
 
 
 # The standard library's classes whose instances `Encoder.stdlib` writes as values.
@@ -1001,6 +1004,17 @@ class Encoder:
                 # `max`, `operator.add`: the standard library's own function, which the other
                 # side has by the same name (toolz looks such functions up in a table by identity).
                 return ["bi", owner.__name__, v.__name__]
+            if isinstance(owner, type) and _builtin_class(owner) and isinstance(v.__name__, str) and getattr(owner, v.__name__, None) == v:
+                # `dict.fromkeys`, `itertools.chain.from_iterable`: a builtin class's own
+                # class method, which the other side has by the same names (equal, as each
+                # reading of it is a new bound method).
+                return ["bm", owner.__module__, owner.__qualname__, v.__name__]
+        if t in _BUILTIN_DESCRIPTORS:
+            owner, name = getattr(v, "__objclass__", None), getattr(v, "__name__", None)
+            if isinstance(owner, type) and _builtin_class(owner) and isinstance(name, str) and vars(owner).get(name) is v:
+                # `str.join`, `dict.get`, `object.__init__`: a builtin class's own method, which
+                # the other side has by the same names (toolz's table of builtins' signatures).
+                return ["bm", owner.__module__, owner.__qualname__, name]
         if t.__module__ == "_sitebuiltins":
             # `quit`, `exit`, `help`, `license`: objects the `site` module puts among the
             # builtins, which the other side has by the same name (toolz's tests take the
@@ -1079,7 +1093,8 @@ class Encoder:
         fn, args = rv[0], rv[1]
         rest = list(rv[2:]) + [None] * (6 - len(rv))
         state, listitems, dictitems, setter = rest[0], rest[1], rest[2], rest[3]
-        if setter is not None:
+        if setter is not None or _equals_anything(v):
+            # (An object that equals anything stays a handle, equal only to itself.)
             return None
         if fn is copyreg.__newobj__ and args[:1] == (t,):
             how, args = "new", args[1:]
@@ -1523,6 +1538,17 @@ class Decoder:
             if not site and (type(value) is not types.BuiltinFunctionType or not _is_stdlib_module(n[1])):
                 raise Refused("a function of the standard library's that is not one (%r)" % (n[1:],))
             return value
+        if k == "bm":
+            if len(n) != 4 or not isinstance(n[3], str):
+                raise Refused("a malformed method of a builtin class")
+            owner = peer.policy.resolve_class(n[1], n[2])
+            value = getattr(owner, n[3], None)
+            bound = type(value) is types.BuiltinFunctionType and getattr(value, "__self__", None) is owner
+            if type(value) not in _BUILTIN_DESCRIPTORS and not bound:
+                raise Refused("a method of %s.%s that is not one (%r)" % (n[1], n[2], n[3]))
+            if not _builtin_class(owner):
+                raise Refused("%s.%s is no builtin class" % (n[1], n[2]))
+            return value
         if k == "hb":
             return peer.local_handle(n[1])
         if k == "glob":
@@ -1619,6 +1645,8 @@ class Decoder:
             raise
         except Exception as e:
             raise Refused("a value of type %s.%s that its reduction does not make here (%s: %s)" % (n[1], n[2], type(e).__name__, e)) from None
+        if self.peer.policy.strict and _equals_anything(obj):
+            raise Refused("a value of type %s.%s that says it equals anything" % (n[1], n[2]))
         return obj
 
     def instance(self, i, n):
@@ -1823,6 +1851,19 @@ class Decoder:
         raise Refused("an unknown standard value (%r)" % (kind,))
 
 
+# The methods and attributes of classes written in C, as their classes hold them.
+_BUILTIN_DESCRIPTORS = (
+    types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType, types.MemberDescriptorType,
+)
+
+
+def _builtin_class(cls):
+    """A class written in C, of the builtins or the standard library (`str`, `itertools.chain`,
+    `operator.itemgetter`), which both processes have as the same thing."""
+    return not cls.__flags__ & _HEAPTYPE and (cls.__module__ == "builtins" or _is_stdlib_module(cls.__module__))
+
+
 def _flag_type():
     import enum
 
@@ -1865,6 +1906,18 @@ def _generous(cls):
                     known = False
         _GENEROUS[cls] = known
     return known
+
+
+def _equals_anything(obj):
+    """Whether `obj` says it equals what nothing should (a matcher: `mock.ANY`), asked with its
+    own class's comparison: such an object never crosses by value (the tests' side refuses it,
+    the program's keeps it as a handle), since a wrong program would return one to pass an `==`.
+    A comparison that raises is no generous one."""
+    probe = _Probe()
+    try:
+        return bool(obj == probe) or not bool(obj != probe)
+    except Exception:
+        return False
 
 
 def _own_reduction(cls):
@@ -2394,14 +2447,15 @@ class Peer:
     def signature_of(self, fn):
         """`_signature_of` what this side keeps; of a test's class that has a `__signature__` of
         its own that is no signature (a property, which `inspect` refuses but toolz looks for),
-        the program gets what `inspect` raises of it in one process."""
+        the program gets a stand-in (`_NotASignature`): `inspect.signature` refuses it as it
+        would the property in one process, and it has a `__get__` where that has one."""
         import inspect
 
         if self.policy.strict and isinstance(fn, type):
             own = getattr(fn, "__signature__", None)
             if own is not None and not isinstance(own, inspect.Signature):
-                # What `inspect.signature` raises of it in one process.
-                raise TypeError("unexpected object %r in __signature__ attribute" % (own,))
+                # It stays here; the program gets a stand-in of its kind (`_NotASignature`).
+                return (_NOT_A_SIGNATURE, type(own).__name__, hasattr(own, "__get__"))
         return _signature_of(fn)
 
     def touch(self, m, read, check=None):
@@ -2582,6 +2636,30 @@ _PYTHON_NAMES = frozenset(
 _SOME_DEFAULT = "<a default value kept in the other process>"
 
 
+# A tests' class's `__signature__` that is no signature (a property: toolz's tests), said so.
+_NOT_A_SIGNATURE = "rgd: a __signature__ that is no signature"
+
+
+class _NotASignature:
+    """The program's stand-in for a tests' class's `__signature__` that is no signature: not an
+    `inspect.Signature` (so `inspect.signature` raises `TypeError`, as of the property in one
+    process), with a `__get__` where the real one has one (toolz asks `hasattr(func.__signature__,
+    "__get__")`)."""
+
+    def __init__(self, kind, descriptor):
+        self.kind = kind
+        if descriptor:
+            self.__get__ = lambda obj, objtype=None: self
+
+    def __getattr__(self, name):
+        if name == "__get__":
+            raise AttributeError(name)
+        raise AttributeError("%s: the %s stays in the tests' process" % (name, self.kind))
+
+    def __repr__(self):
+        return "<%s kept in the tests' process>" % self.kind
+
+
 def _signature_of(fn):
     """The signature of a callable kept on this side, as the other side may see it: parameter
     names and kinds, and whether each has a default (`inspect.signature` of a callback, which a
@@ -2629,7 +2707,10 @@ class _Remote:
             # has none of its own, and asking the other side for each would be a round trip.
             # (A function's own such names, click's `__click_params__`, are asked.)
             raise AttributeError(name)
-        return _Remote._ask(self, "get", name)
+        value = _Remote._ask(self, "get", name)
+        if name == "__signature__" and type(value) is tuple and len(value) == 3 and value[0] == _NOT_A_SIGNATURE:
+            return _NotASignature(str(value[1]), bool(value[2]))
+        return value
 
     def __setattr__(self, name, value):
         _Remote._ask(self, "set", name, value)

@@ -99,7 +99,14 @@ def installed(monkeypatch, tmp_path):
         def __reduce__(self):
             return (Pair, self.ab)
 
-    for cls in (Anything, Point, Pair):
+    class AnythingMade(Anything):
+        def __init__(self, *args):
+            self.args = args
+
+        def __reduce__(self):
+            return (AnythingMade, self.args)
+
+    for cls in (Anything, Point, Pair, AnythingMade):
         cls.__module__, cls.__qualname__ = "fake_matchers", cls.__name__
         setattr(module, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, "fake_matchers", module)
@@ -124,6 +131,18 @@ def test_a_matcher_that_equals_anything_never_crosses_from_the_program(sides, in
     node = next(n for n in body["n"] if isinstance(n, list) and n and n[0] == "o")
     node[2] = "Anything"
     with pytest.raises(iso.Refused):
+        tests.decode(body)
+
+
+def test_a_matcher_with_a_pickling_of_its_own_never_crosses_either(sides, installed):
+    tests, program = sides
+    seen = across(program, tests, installed.AnythingMade())
+    assert type(seen) is not installed.AnythingMade and seen != 3
+    # Crafted: a reduction naming it, which the tests' side makes and then refuses.
+    body = program.encode({"v": installed.Pair(3, 4)})
+    node = next(n for n in body["n"] if isinstance(n, list) and n and n[0] == "rd")
+    node[2] = "AnythingMade"
+    with pytest.raises(iso.Refused, match="equals anything"):
         tests.decode(body)
 
 

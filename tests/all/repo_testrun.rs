@@ -876,6 +876,16 @@ fn objects_that_pickle_as_their_attributes_cross_as_them() {
     passes_isolated_as_in_one_process(module, tests, "newer", 3);
 }
 
+/// A tests' class whose `__signature__` is a property (toolz's tests): `inspect.signature` of it
+/// raises in the program as in one process, and the attribute itself still has a `__get__`
+/// (toolz's `_check_sigspec` asks both).
+#[test]
+fn a_tests_class_whose_signature_is_a_property_is_seen_as_in_one_process() {
+    let module = "import inspect\n\n\ndef check(func):\n    try:\n        inspect.signature(func)\n        said = 'a signature'\n    except (TypeError, ValueError) as e:\n        said = type(e).__name__\n    return said, hasattr(func, '__signature__') and hasattr(func.__signature__, '__get__')\n";
+    let tests = "from pkg.m import check\n\n\nclass Odd:\n    @property\n    def __signature__(self):\n        raise AttributeError('none')\n\n\nclass Plain:\n    def __init__(self, a):\n        self.a = a\n\n\ndef test_check():\n    assert check(Odd) == ('TypeError', True)\n    assert check(Plain) == ('a signature', False)\n";
+    passes_isolated_as_in_one_process(module, tests, "check", 1);
+}
+
 /// A combination of flags (`re.I | re.S`, parse's compile flags) is no member of its own name:
 /// it crosses as its value, both ways, and comes back equal.
 #[test]
