@@ -991,7 +991,7 @@ class Encoder:
                 # A class the tests' side would not take back (`operator.methodcaller`, a class
                 # the program made): it stays here; calling it through the handle makes its
                 # instances here too.
-                return ["h", peer.handle(v), "obj"]
+                return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
             if not known or "<" in v.__qualname__:
                 lend = peer.policy.lendable(v) if peer.policy.strict else None
                 if lend is None:
@@ -1048,7 +1048,7 @@ class Encoder:
         if kind == "project" and "<" in t.__qualname__ and not peer.policy.strict:
             # An object of a class the program made in a function (boltons' `make_sentinel`):
             # the tests' side has no class of that name to make it from, so it stays here.
-            return ["h", peer.handle(v), "obj"]
+            return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
         if kind == "project":
             base = _builtin_base(t)
             content = None
@@ -1063,7 +1063,7 @@ class Encoder:
                 # An object of the project's holding something that is no data (a stream): it
                 # stays in the program's process (what was begun of its state is taken back).
                 self.rollback(mark)
-                return ["h", peer.handle(v), "obj"]
+                return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
             return ["o", t.__module__, t.__qualname__, state, content]
         reduced = self.reduced(v, t, depth) if peer.policy.reducible(t) else None
         if reduced is not None:
@@ -1071,7 +1071,7 @@ class Encoder:
         if not peer.policy.strict:
             # The program's process keeps what is no data (an open stream, a lock, a third-party
             # object) and hands out a handle that equals only itself.
-            return ["h", peer.handle(v), "obj"]
+            return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
         lend = peer.policy.lendable(v)
         if lend is not None:
             return self.lend(v, lend, t, depth)
@@ -2136,7 +2136,7 @@ class Peer:
         p = self.proxies.get(key)
         if p is None:
             kinds = _PROXIES_OF_THE_PROGRAM if self.policy.strict else _PROXIES_OF_THE_TESTS
-            made = kinds.get(kind, RemoteObject)
+            made = kinds.get(kind, RemoteValue)
             if own is not None and made in (LentObject, LentCallable):
                 p = object.__new__(_lent_type(made, *own))
                 _Remote.__init__(p, self, hid)
@@ -2576,11 +2576,13 @@ class Peer:
 
 def _no_program_code(name):
     """The check of a value the program sets on a tests' object or function: never a handle of
-    the program's, whose code would become the test's object's behaviour (a method the test
-    calls to check the result, replaced by one that says yes)."""
+    the program's that can be called, whose code would become the test's object's behaviour (a
+    method the test calls to check the result, replaced by one that says yes). An object of the
+    program's that cannot be called (`RemoteValue`: click's `Context.__init__` gives a test's
+    subclass the `ExitStack` it made) is set, as in one process."""
 
     def check(value):
-        if type(value) in _HANDLE_TYPES:
+        if type(value) in _HANDLE_TYPES and type(value) is not RemoteValue:
             raise AttributeError("%s: the program may not put its own function into an object the tests lent" % (name,))
 
     return check
@@ -2797,7 +2799,17 @@ def _call_other_side(self, /, *args, **kwargs):
     return _Remote._ask(self, "get", "__call__")(*args, **kwargs)
 
 
-class RemoteObject(_Remote):
+class RemoteValue(_Remote):
+    """An object the other process keeps that it says cannot be called (an `ExitStack` the
+    program made, stored in a tests' object): used by its names; calling it is a `TypeError`
+    here, whatever the other side says, so that it can never stand for a function."""
+
+    __slots__ = ()
+
+
+class RemoteObject(RemoteValue):
+    """An object the other process keeps that can be called."""
+
     __slots__ = ()
 
     __call__ = _call_other_side
@@ -3118,10 +3130,10 @@ def _cannot(what):
 
 # (Sets: `_lent_type` adds the types it makes for lent objects of a tests' class.)
 _LENT_TYPES = {LentObject, LentCallable, LentClass}
-_HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, LentMethod} | _LENT_TYPES
+_HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, RemoteValue, LentMethod} | _LENT_TYPES
 # A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
 # side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
-_PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteObject, "lm": RemoteFunction}
+_PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteValue, "objc": RemoteObject, "lm": RemoteFunction}
 _PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, lentk=LentClass, opaque=LentObject, lm=LentMethod)
 # What the program may ask of a lent object beyond its plain names: the protocols it uses.
 _LENT_PROTOCOL = frozenset(
@@ -3145,7 +3157,7 @@ _LENT_MAKERS = {
 
 
 # A handle's `__doc__` is the other side's (the property above), not its class's docstring.
-for _handle_class in (RemoteObject, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentClass, LentMethod):
+for _handle_class in (RemoteValue, RemoteObject, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentClass, LentMethod):
     _handle_class.__doc__ = _Remote.__dict__["__doc__"]
 del _handle_class
 

@@ -42,7 +42,7 @@ const ATTACKS: [(&str, &str); 12] = [
     ),
     (
         "writes into the tests' function and class",
-        "def total(prices, checker, double, kind, other):\n    for target, name, value in ((double, '__code__', None), (double, 'marked', 1), (kind, '__eq__', None), (kind, 'ok', lambda self: True), (checker, 'ok', lambda: True)):\n        try:\n            setattr(target, name, value)\n        except Exception:\n            pass\n    return 0\n",
+        "class Yes:\n    def __call__(self, *args):\n        return True\n\n\ndef total(prices, checker, double, kind, other):\n    for target, name, value in ((double, '__code__', None), (double, 'marked', 1), (kind, '__eq__', None), (kind, 'ok', lambda self: True), (checker, 'ok', lambda: True), (checker, 'ok', Yes())):\n        try:\n            setattr(target, name, value)\n        except Exception:\n            pass\n    return 0\n",
     ),
     (
         "reads the insides of the tests' function",

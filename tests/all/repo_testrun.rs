@@ -886,6 +886,17 @@ fn a_tests_class_whose_signature_is_a_property_is_seen_as_in_one_process() {
     passes_isolated_as_in_one_process(module, tests, "check", 1);
 }
 
+/// An object of the program's that cannot be called, set on a test's object (click's
+/// `Context.__init__` gives a test's subclass the `ExitStack` it made), is set there, used by
+/// its names; one that can be called never is (it would be the program's code in the test's
+/// object: `repo_fallbacks`).
+#[test]
+fn an_object_of_the_programs_is_set_on_a_tests_object() {
+    let module = "import contextlib\n\n\nclass Base:\n    def __init__(self):\n        self._stack = contextlib.ExitStack()\n        self._stack.callback(print, 'closed')\n\n    def close(self):\n        self._stack.close()\n";
+    let tests = "from pkg.m import Base\n\n\nclass Mine(Base):\n    pass\n\n\ndef test_stack(capsys):\n    m = Mine()\n    assert not callable(m._stack)\n    m.close()\n    assert capsys.readouterr().out == 'closed\\n'\n";
+    passes_isolated_as_in_one_process(module, tests, "Base.__init__", 1);
+}
+
 /// A combination of flags (`re.I | re.S`, parse's compile flags) is no member of its own name:
 /// it crosses as its value, both ways, and comes back equal.
 #[test]
