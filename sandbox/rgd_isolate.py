@@ -3564,9 +3564,11 @@ class _Printed:
 
     def streams(self, values):
         """`values` (an answer's, before it is encoded) with the streams the call replaced or
-        put back."""
+        put back. A stream of the process's own (`sys.__stdin__`: click's debugger streams) is
+        sent as its name, for the tests' process's own."""
         if self.changed:
-            values["streams"] = list(self.changed.items())
+            own = {id(getattr(sys, "__%s__" % n, None)): "__%s__" % n for n in ("stdin", "stdout", "stderr")}
+            values["streams"] = [(name, own.get(id(now), now) if now is not None else None) for name, now in self.changed.items()]
         return values
 
     def put(self, body):
@@ -3593,6 +3595,8 @@ def _carry_streams(values):
         if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] in ("stdout", "stderr", "stdin")):
             continue
         name, now = entry
+        if type(now) is str and now in ("__stdin__", "__stdout__", "__stderr__"):
+            now = getattr(sys, now)
         kept = _carried.pop(name, None)
         if now is None:
             if kept is not None and getattr(sys, name) is kept[0]:

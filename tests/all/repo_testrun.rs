@@ -709,6 +709,10 @@ fn generators_resumed_by_the_tests_and_replaced_streams_are_as_in_one_process() 
     let module = "import io\nimport sys\n\n\ndef swap(text):\n    sys.stdout = io.StringIO()\n    sys.stdin = io.StringIO(text)\n    return sys.stdout\n";
     let tests = "import sys\n\nfrom pkg.m import swap\n\n\ndef test_swap():\n    saved = sys.stdout, sys.stdin\n    try:\n        out = swap('typed\\n')\n        print('into the program')\n        assert input() == 'typed'\n        assert out.getvalue() == 'into the program\\n'\n    finally:\n        sys.stdout, sys.stdin = saved\n";
     passes_isolated_as_in_one_process(module, tests, "swap", 1);
+    // The process's own stream put in place (click's debugger streams) is the tests' own.
+    let module = "import sys\n\n\ndef to_terminal():\n    sys.stdout = sys.__stdout__\n";
+    let tests = "import sys\n\nfrom pkg.m import to_terminal\n\n\ndef test_terminal():\n    saved = sys.stdout\n    try:\n        to_terminal()\n        assert sys.stdout is sys.__stdout__\n    finally:\n        sys.stdout = saved\n";
+    passes_isolated_as_in_one_process(module, tests, "to_terminal", 1);
 }
 
 /// What the tests lend is theirs to judge with: a program handed a mock cannot rewrite its record
