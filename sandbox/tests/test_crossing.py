@@ -20,8 +20,9 @@ import rgd_isolate as iso  # noqa: E402
 def sides(tmp_path):
     """(the tests' peer, the program's peer), joined by a socket pair."""
     a, b = socket.socketpair()
-    tests = iso.Peer(a, iso.Policy(str(tmp_path), [], True), "the program's process")
-    program = iso.Peer(b, iso.Policy(str(tmp_path), [], False), "the tests' process")
+    root = str(tmp_path / "project")
+    tests = iso.Peer(a, iso.Policy(root, [], True), "the program's process")
+    program = iso.Peer(b, iso.Policy(root, [], False), "the tests' process")
     yield tests, program
     a.close()
     b.close()
@@ -119,6 +120,10 @@ def test_an_installed_class_crosses_by_its_reduction(sides, installed):
     assert type(point) is installed.Point and point == installed.Point(1, 2)
     pair = across(program, tests, installed.Pair(3, 4))
     assert type(pair) is installed.Pair and pair.ab == (3, 4)
+    # Only the program's objects cross through their reduction (a copy, never written back):
+    # a tests' one the program could change in place is not copied.
+    with pytest.raises(iso.Refused):
+        tests.encode({"v": installed.Pair(3, 4)})
 
 
 def test_a_matcher_that_equals_anything_never_crosses_from_the_program(sides, installed):
