@@ -158,11 +158,9 @@ def _plain_reduction(cls):
     # run it when collected.)
     finalized = any("__del__" in vars(k) for k in cls.__mro__)
     if not finalized and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
-        # A `__new__` of Python code is not run here: its class is not plain.
-        maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
-        if not isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
+        blank = _bare(cls)
+        if blank is not None:
             try:
-                blank = object.__new__(cls) if maker is object else cls.__new__(cls)
                 rv = blank.__reduce_ex__(4)
             except Exception:
                 rv = None
@@ -177,6 +175,19 @@ def _plain_reduction(cls):
                 )
     _PLAIN[cls] = ok
     return ok
+
+
+def _bare(cls):
+    """A bare instance of `cls`, made without running Python code (`object.__new__`, or a C
+    class's own `__new__` with no arguments), or None where that cannot be: the class
+    `_plain_reduction` and `_generous` ask about their objects."""
+    maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
+    if isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
+        return None
+    try:
+        return object.__new__(cls) if maker is object else cls.__new__(cls)
+    except Exception:
+        return None
 
 
 def _spec_origin(name):
@@ -472,13 +483,7 @@ class Policy:
         unchanged source), when its reduction says that is all they are (`_plain_reduction`),
         unless the tests lend them (a stream, a lock, a mock: used where they live) or they are
         the test runner's or rgd's."""
-        if isinstance(cls, type) and issubclass(cls, type):
-            return False
-        if cls.__module__.split(".")[0] in _NEVER_STATE or "<" in cls.__qualname__:
-            return False
-        if any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__):
-            return False
-        return _plain_reduction(cls) and not _generous(cls)
+        return self.reducible(cls) and _plain_reduction(cls) and not _generous(cls)
 
 
 # --- encoding -----------------------------------------------------------------------------------------
@@ -1891,22 +1896,10 @@ def _generous(cls):
     class, on a bare object made there: nothing the program sent)."""
     known = _GENEROUS.get(cls)
     if known is None:
-        # (A class whose bare object cannot be made without running its own Python `__new__`
-        # is not asked, and counts as generous: it does not cross by value.)
-        known = True
-        maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
-        if not isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
-            try:
-                blank = object.__new__(cls) if maker is object else cls.__new__(cls)
-            except Exception:
-                blank = _Probe
-            if blank is not _Probe:
-                probe = _Probe()
-                try:
-                    known = bool(blank == probe) or not bool(blank != probe)
-                except Exception:
-                    # Its comparison needs what a bare one lacks: it looks at what it holds.
-                    known = False
+        # (A class whose bare object cannot be made without running Python code is not asked,
+        # and counts as generous: it does not cross by value.)
+        blank = _bare(cls)
+        known = blank is None or _equals_anything(blank)
         _GENEROUS[cls] = known
     return known
 

@@ -869,8 +869,9 @@ fn members_of_a_tests_enum_are_enum_members_to_the_program() {
 /// The general rule: an object of the standard library's or an installed package's whose own
 /// reduction says it is a bare object and its attributes crosses as those, both ways, rebuilt
 /// with the receiver's own class, and what the program changes in it is written back (pyflakes'
-/// checker marks the `ast` nodes it is handed; `argparse` parsers gain arguments; `packaging`'s
-/// versions compare). Before, each was "not data" and judged in the tests' process.
+/// checker marks the `ast` nodes it is handed; `argparse` parsers gain arguments); one of the
+/// program's with a pickling of its own comes back through it (`packaging`'s versions compare).
+/// Before, each was "not data" and judged in the tests' process.
 #[test]
 fn objects_that_pickle_as_their_attributes_cross_as_them() {
     let module = "import ast\n\nfrom packaging.version import Version\n\n\ndef visit(node, parent):\n    node._parent = parent\n    node.seen = [n.__class__.__name__ for n in ast.walk(node)]\n    return node.name, isinstance(node, ast.FunctionDef), ast.unparse(node)\n\n\ndef add(parser):\n    parser.add_argument('--x', type=int, default=1)\n    return parser.prog\n\n\ndef newer(a, b):\n    a, b = Version(a), Version(b)\n    return max(a, b), a < b, a.release\n";
