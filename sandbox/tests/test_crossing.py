@@ -183,3 +183,22 @@ def test_what_holds_a_process_or_a_finalizer_is_never_copied(tmp_path):
     policy = iso.Policy(str(tmp_path), [], True)
     for cls in (subprocess.Popen, tempfile.SpooledTemporaryFile, threading.Thread):
         assert not policy.reducible(cls) and not policy.plain_state(cls), cls
+
+
+def test_the_tests_answer_lends_a_library_object_but_never_a_frame(sides):
+    """What the tests answer to the program's own call and cannot cross is lent where it is an
+    object of the standard library's or an installed package's (an element a lent `TreeBuilder`
+    makes); the interpreter's own objects (a frame, whose `f_locals` would be a test's) stay
+    refused."""
+    import xml.etree.ElementTree as ET
+
+    tests, program = sides
+    element = ET.Element("p")
+    tests.encode({"v": element}, answer=True)
+    assert tests.handles[1] is element and tests.lent[1] == "lent"
+    with pytest.raises(iso.Refused, match="not data"):
+        tests.encode({"v": ET.Element("q")})
+    with pytest.raises(iso.Refused):
+        tests.encode({"v": sys._getframe()}, answer=True)
+    with pytest.raises(iso.Refused):
+        tests.encode({"v": (lambda: 0).__code__}, answer=True)

@@ -141,3 +141,46 @@ fn a_patched_stream_and_a_changed_directory_are_carried_over() {
     let tests = "import string\n\nfrom packaging import version\n\nfrom pkg.m import shown\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(version, 'parse', lambda text: 'v' + text)\n    monkeypatch.setattr(string, 'digits', '01')\n    assert shown('1.0') == ('v1.0', '01')\n\n\ndef test_as_it_is():\n    assert shown('1.0') == ('1.0', '0123456789')\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "shown", 2);
 }
+
+/// What has no reduction at all is lent, as the tests' own objects are: markdown's HTML
+/// extractor is handed a `TreeBuilder`. The program uses it where it lives (the builder the test
+/// then closes holds what the program built, and the element its `start` answers is lent back),
+/// a right program passes isolated and a wrong one fails isolated. An `re.Match` is the one
+/// exception (`_NOT_LENT`, for a measured reason): a run handed one stays in-process.
+#[test]
+fn an_object_without_a_reduction_is_lent() {
+    let module = "def backticks(m):\n    return m.group(2).strip(), m.start(0), m.end(0)\n\n\ndef build(builder, tag):\n    builder.start(tag, {})\n    builder.data('x')\n    builder.end(tag)\n    return tag\n";
+    let tests = "import re\nimport xml.etree.ElementTree as ET\n\nfrom pkg.m import backticks, build\n\n\ndef test_match():\n    m = re.search(r'(`+)(.+?)\\1', 'a `code` b')\n    assert backticks(m) == ('code', 2, 8)\n\n\ndef test_builder():\n    b = ET.TreeBuilder()\n    assert build(b, 'p') == 'p'\n    root = b.close()\n    assert (root.tag, root.text) == ('p', 'x')\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "build", 2);
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let wrong = project.run(&module.replace("builder.data('x')", "builder.data('y')"), "build");
+    assert_eq!(wrong.isolation, Isolation::Isolated, "{wrong:?}");
+    assert_eq!(wrong.outcomes.iter().filter(|o| o.passed()).count(), 1, "{wrong:?}");
+    let matched = project.run(module, "backticks");
+    assert_eq!(matched.isolation.cause(), Some("not_data"), "{matched:?}");
+    assert!(matched.outcomes.iter().all(|o| o.passed()), "{matched:?}");
+}
+
+/// An object of the standard library's that the program makes and keeps (boltons' spooled file
+/// makes its buffer on first use, in the program's process, and stores it on the object the tests
+/// handed it; a text stream cannot cross by value) says which class it is of: the tests'
+/// `isinstance(buffer, TextIOBase)` agrees, as in one process, and its methods are asked where it
+/// lives. It still equals only itself.
+#[test]
+fn an_object_the_program_keeps_says_its_class() {
+    let module = "import io\n\n\nclass Spool:\n    @property\n    def buffer(self):\n        try:\n            return self._buffer\n        except AttributeError:\n            self._buffer = io.TextIOWrapper(io.BytesIO(), encoding='utf-8')\n        return self._buffer\n\n    def closed(self):\n        return self.buffer.closed\n\n    def rolled(self):\n        return not isinstance(self.buffer, io.TextIOBase)\n";
+    let tests = "import io\n\nfrom pkg.m import Spool\n\n\ndef test_fresh():\n    s = Spool()\n    assert not s.closed()\n    assert not s.rolled()\n    s.buffer.write('abc')\n    s.buffer.seek(0)\n    assert s.buffer.read() == 'abc'\n    assert s.buffer != io.StringIO('abc')\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "Spool.closed", 1);
+}
+
+/// A tests' function's `__dict__` is a view of its plain attributes, read and written in the
+/// tests' process by name (funcy's `update_wrapper` updates a test's function's `__dict__`), never
+/// its code or marks; and an object of an installed package's class that its module does not name
+/// (`whatever`'s, made on the fly) is lent rather than sent by a name the other side cannot find.
+#[test]
+fn a_tests_functions_attributes_and_an_unnamed_class_are_used_where_they_live() {
+    let module = "def tag(fn):\n    fn.__dict__.update({'tagged': True})\n    return sorted(fn.__dict__)\n\n\ndef apply(f, x):\n    return f(x) if callable(f) else None\n";
+    let tests = "import pytest\n\nfrom pkg.m import apply, tag\n\n\n@pytest.mark.slow\ndef test_tag():\n    def f():\n        pass\n\n    f.extra = 1\n    assert tag(f) == ['extra', 'tagged']\n    assert f.tagged is True\n\n\ndef test_unnamed_class():\n    Made = type('Made', (), {'__call__': lambda self, x: x + 1})\n    Made.__module__ = 'collections'\n    Made.__qualname__ = 'NoSuchName'\n    assert apply(Made(), 2) == 3\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "tag", 2);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "apply", 2);
+}
