@@ -2612,10 +2612,12 @@ class Peer:
         name = m.get("name")
         if m.get("op") == "op" and name == "vars" and self.policy.strict:
             fn = self.handles.get(m.get("h")) if type(m.get("h")) is int else None
-            if type(fn) is types.FunctionType:
+            if type(fn) is not types.FunctionType:
+                self.send(self.failure(AttributeError("__dict__")))
+            else:
                 # The names of a tests' function's plain attributes (`_FunctionAttributes`).
                 self.answer(lambda: [a for a in vars(fn) if isinstance(a, str) and a not in _FUNCTION_INSIDES])
-                return
+            return
         if m.get("op") in ("get", "set", "del") and self.policy.strict and isinstance(name, str) and name not in _FUNCTION_INSIDES:
             fn = self.handles.get(m.get("h")) if type(m.get("h")) is int else None
             if type(fn) is types.FunctionType:
@@ -2772,9 +2774,11 @@ class _Remote:
         return peer.result(peer.request(body))
 
     def __getattr__(self, name):
-        if name == "__dict__" and type(self) in (RemoteFunction, RemoteMethod) and not object.__getattribute__(self, "_peer").policy.strict:
-            # A tests' function's attributes (funcy's `update_wrapper` updates the wrapper's
-            # `__dict__` with the wrapped one's): read and written there by their plain names.
+        if name == "__dict__" and type(self) is RemoteMethod and not object.__getattribute__(self, "_peer").policy.strict:
+            # A tests' plain function's attributes (funcy's `update_wrapper` updates the
+            # wrapper's `__dict__` with the wrapped one's): read and written there by their plain
+            # names. (Only a plain function's: a handle of any other callable has no `__dict__`,
+            # so `getattr(f, "__dict__", {})` in `functools.update_wrapper` gets its default.)
             return _FunctionAttributes(self)
         if name[:2] == "__" and name[-2:] == "__" and name not in _ASKED_NAMES and (name in _PYTHON_NAMES or type(self) not in (RemoteFunction, RemoteMethod)):
             # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle

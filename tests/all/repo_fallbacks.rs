@@ -183,4 +183,9 @@ fn a_tests_functions_attributes_and_an_unnamed_class_are_used_where_they_live() 
     let tests = "import pytest\n\nfrom pkg.m import apply, tag\n\n\n@pytest.mark.slow\ndef test_tag():\n    def f():\n        pass\n\n    f.extra = 1\n    assert tag(f) == ['extra', 'tagged']\n    assert f.tagged is True\n\n\ndef test_unnamed_class():\n    Made = type('Made', (), {'__call__': lambda self, x: x + 1})\n    Made.__module__ = 'collections'\n    Made.__qualname__ = 'NoSuchName'\n    assert apply(Made(), 2) == 3\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "tag", 2);
     support::one_module::passes_isolated_as_in_one_process(module, tests, "apply", 2);
+    // Any other callable of the tests' has no `__dict__` here: `functools.update_wrapper` gets
+    // its default, as cachetools' `cached` does of a test's bound method.
+    let module = "import functools\n\n\ndef wrap(f):\n    return functools.update_wrapper(lambda *a: f(*a), f)\n";
+    let tests = "from pkg.m import wrap\n\n\nclass C:\n    def f(self, x):\n        return 2**x\n\n\ndef test_wrap_a_method():\n    assert wrap(C().f)(3) == 8\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "wrap", 1);
 }
