@@ -324,13 +324,19 @@ class Policy:
             return "lent" if self._unreducible(t, value) else None
         return None if self._holds_tests(t) else "lent"
 
+    def library_class(self, t):
+        """A class of the standard library's or an installed package's that may be lent where
+        its objects cannot cross (`reducible`), never the interpreter's own (`builtins`: a
+        frame, code, a cell)."""
+        return t.__module__ != "builtins" and self.reducible(t)
+
     def _unreducible(self, t, value):
         """An object of the standard library's or an installed package's that has no reduction the
         other side can read (`re.Match`, `TreeBuilder`; an object of a class its module does not
         name): no data, so it is lent as the tests' own objects are, and
         the program uses it where it lives. What has a reduction but may not cross by it is still
         refused (an element tree, changed in place by the program, would not come back)."""
-        if t.__module__ == "builtins" or not self.reducible(t) or (t.__module__, t.__qualname__) in _NOT_LENT:
+        if not self.library_class(t) or (t.__module__, t.__qualname__) in _NOT_LENT:
             return False
         if not _named_by(t, t.__module__):
             # Its reduction would name a class the receiver cannot find (`whatever`'s).
@@ -851,7 +857,7 @@ class Encoder:
     since the two sides last agreed on them (`snaps`): a parser handed over at every call sends
     its position, not its tokens. `peer.handle()` keeps callables and iterators on this side."""
 
-    def __init__(self, peer):
+    def __init__(self, peer, answer=False):
         self.peer = peer
         self.values_sent = peer.sent_values if peer.policy.strict else None
         self.nodes = []
@@ -867,7 +873,7 @@ class Encoder:
         self.later = []  # (index, object) of mutable objects deep down, written by `finish`
         # Whether this is the tests' answer to the program's call, which lends what the
         # standard library's or an installed package's objects cannot cross as (`fresh`).
-        self.answer = False
+        self.answer = answer
 
     def ref(self, value, depth=0):
         t = type(value)
@@ -1127,11 +1133,11 @@ class Encoder:
             said = _known_base(t)
             return node if said is None else node + [None, None, None, [said.__module__, said.__qualname__]]
         lend = peer.policy.lendable(v)
-        if lend is None and self.answer and t.__module__ != "builtins" and peer.policy.reducible(t):
+        if lend is None and self.answer and peer.policy.library_class(t):
             # What the program's own call got back (a `TreeBuilder`'s `start` answering its
             # element) is lent where it may not cross: refused, the call would fail, which in
             # one process it would not; only what the tests hand over falls back. Never the
-            # interpreter's own objects (a frame, code, a cell: `builtins`), which stay refused.
+            # interpreter's own objects, which stay refused (`Policy.library_class`).
             lend = "lent"
         if lend is not None:
             return self.lend(v, lend, t, depth)
@@ -1632,8 +1638,9 @@ class Decoder:
                 # object is of: `isinstance` of the handle says so, as a subclass of it in one
                 # process could; equality stays identity, and every method is asked there.
                 said = n[6] if type(n[6]) is list and len(n[6]) == 2 else (None, None)
+                # (`resolve_class` finds only a class its module names.)
                 cls = peer.policy.resolve_class(*said)
-                if cls.__module__ == "builtins" or peer.policy.project_module(cls.__module__) or not _named_by(cls, cls.__module__):
+                if cls.__module__ == "builtins" or peer.policy.project_module(cls.__module__):
                     raise Refused("a handle said to be of %s.%s" % (cls.__module__, cls.__qualname__))
             return peer.proxy(n[1], n[2], cls, own)
         if k == "cls":
@@ -2236,8 +2243,7 @@ class Peer:
         keep alive and write back at every later call. `answer`: the tests' answer to the
         program's own call (`Encoder.answer`)."""
         values = {name: _envelope(name, v) for name, v in values.items()}
-        enc = Encoder(self)
-        enc.answer = answer
+        enc = Encoder(self, answer)
         state = values.get("state")
         if isinstance(state, tuple):
             enc.unnamed = {id(v) for _, v in state}
@@ -3124,9 +3130,6 @@ class _FunctionAttributes(_LentAttributes):
     `serve_other` lets the program read and write them (never its code, globals or marks)."""
 
     __slots__ = ()
-
-    def _names(self):
-        return LentObject._op(self._lent, "vars")
 
     def __repr__(self):
         return "<attributes of a function of the tests'>"
