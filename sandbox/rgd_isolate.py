@@ -324,6 +324,20 @@ class Policy:
             return "lent" if self._unreducible(t, value) else None
         return None if self._holds_tests(t) else "lent"
 
+    def tests_exception(self, cls):
+        """An exception class of the tests' (a test's `MyError`, handed to `retry` or raised by a
+        test's callback under the program's call): it crosses as a stand-in the program's side
+        makes (`Encoder.tests_exception_class`), as no object of it could be lent (it must be
+        raised and caught). Never a skip, nor what is no `Exception` (it would stop pytest)."""
+        skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
+        return (
+            isinstance(cls, type)
+            and issubclass(cls, Exception)
+            and not (skip is not None and issubclass(cls, skip))
+            and self.tests_module(cls.__module__)
+            and not self._holds_tests(cls)
+        )
+
     def library_class(self, t):
         """A class of the standard library's or an installed package's that may be lent where
         its objects cannot cross (`reducible`), never the interpreter's own (`builtins`: a
@@ -673,6 +687,15 @@ def _slots_of(cls):
 
 
 _SLOTS = {}  # id(class) -> (the class, its slot names)
+
+
+def _stored_on_type(cls, name):
+    """What `cls` or the first of its bases stores under `name`, as stored (a `staticmethod`
+    itself, not its function): what Python binds when it calls a protocol's method."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return getattr(cls, name)
 
 
 def _find_slots(cls):
@@ -1025,6 +1048,10 @@ class Encoder:
         hid = peer.remote_id(v)
         if hid is not None:
             return ["hb", hid]
+        own = peer.tests_exceptions.get(id(v))
+        if own is not None and own[0] is v:
+            # A tests' exception, or its class's stand-in, goes back as itself.
+            return ["hb", own[1]]
         at = peer.defaults.get(id(v))
         if at is not None:
             # A default value of the target that is no data (a sentinel `object()`): the other
@@ -1046,6 +1073,8 @@ class Encoder:
                 # the program made): it stays here; calling it through the handle makes its
                 # instances here too.
                 return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
+            if peer.policy.strict and not known and peer.policy.tests_exception(v):
+                return self.tests_exception_class(v, depth)
             if not known or "<" in v.__qualname__:
                 lend = peer.policy.lendable(v) if peer.policy.strict else None
                 if lend is None:
@@ -1088,6 +1117,16 @@ class Encoder:
             hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
         ):
             return ["h", peer.kept(v), "it"]
+        if isinstance(v, BaseException) and peer.policy.strict and peer.policy.tests_exception(t):
+            hid = peer.handle(v)
+            peer.sent_exceptions[hid] = "exc"
+            return ["xo", self.ref(t, depth), hid, *self.exception_parts(v, depth)]
+        if isinstance(v, BaseException) and not peer.policy.strict:
+            made = next((k for k in t.__mro__ if peer.tests_exceptions.get(id(k), (None,))[0] is k), None)
+            if made is not None:
+                # The program made an exception of a tests' class (its stand-in, or a subclass
+                # of it): the tests' side makes one of that class from its arguments.
+                return ["xn", peer.tests_exceptions[id(made)][1], *self.exception_parts(v, depth)]
         kind = peer.policy.kind_of_class(t)
         if kind == "enum":
             if isinstance(v, _flag_type()) and type(v.value) is int:
@@ -1238,6 +1277,25 @@ class Encoder:
 
     def exception(self, e, depth):
         t = type(e)
+        return ["x", t.__module__, t.__qualname__, *self.exception_parts(e, depth)]
+
+    def tests_exception_class(self, cls, depth):
+        """A tests' exception class (`Policy.tests_exception`): its name and those of its bases
+        both sides have (`Exception`, the project's `FooError`) or that are the tests' exception
+        classes too, from which the program's side makes a stand-in subclass (`except MyError`
+        there catches it; raised, it comes back as one). The class stays here, numbered."""
+        peer = self.peer
+        hid = peer.handle(cls)
+        peer.sent_exceptions[hid] = "exck"
+        policy = peer.policy
+        bases = [b for b in cls.__bases__ if policy.tests_exception(b) or policy.kind_of_class(b) == "exc"]
+        if not bases:
+            bases = [next(b for b in cls.__mro__ if policy.kind_of_class(b) == "exc")]
+        return ["xk", hid, cls.__module__, cls.__qualname__, [self.ref(b, depth) for b in bases]]
+
+    def exception_parts(self, e, depth):
+        """An exception's arguments (as text where they are no data) and its plain attributes
+        (none where they are not all data)."""
         state = {k: x for k, x in _state(e).items() if not k.startswith("__")}
         mark = len(self.nodes)
         try:
@@ -1251,7 +1309,7 @@ class Encoder:
         except Refused:
             self.rollback(mark)
             args_ref = self.ref(tuple(str(a) for a in e.args), depth)
-        return ["x", t.__module__, t.__qualname__, args_ref, state_ref]
+        return [args_ref, state_ref]
 
     def stdlib(self, v, t, depth):
         module = t.__module__
@@ -1674,6 +1732,14 @@ class Decoder:
             return self.instance(i, n)
         if k == "x":
             return self.exception(n)
+        if k == "xk" and not peer.policy.strict:
+            return self.tests_exception_class(n)
+        if k == "xo" and not peer.policy.strict:
+            return self.tests_exception(n)
+        if k == "xn" and peer.policy.strict:
+            if len(n) != 4 or type(n[1]) is not int or peer.sent_exceptions.get(n[1]) != "exck":
+                raise Refused("an exception of a class the tests never sent")
+            return self.made_exception(peer.local_handle(n[1]), self.get(n[2], True), self.get(n[3], True))
         if k == "std":
             return self.stdlib(i, n)
         raise Refused("a node of an unknown kind (%r)" % (k,))
@@ -1764,6 +1830,52 @@ class Decoder:
                 raise Refused("%s.%s is not an exception" % (n[1], n[2]))
         except Refused as why:
             return RuntimeError("the program raised %s.%s (%s): %s" % (n[1], n[2], why, ", ".join(map(str, args if isinstance(args, tuple) else ()))))
+        return self.made_exception(cls, args, state)
+
+    def tests_exception_class(self, n):
+        """The program's side: the stand-in of a tests' exception class (`Encoder.
+        tests_exception_class`), one per class for the run, a subclass of its bases here."""
+        peer = self.peer
+        if len(n) != 5 or type(n[1]) is not int or not isinstance(n[2], str) or not isinstance(n[3], str) or type(n[4]) is not list:
+            raise Refused("a malformed exception class of the tests'")
+        made = peer.stand_ins.get(n[1])
+        if made is None:
+            bases = tuple(self.get(r) for r in n[4])
+            if not bases or not all(isinstance(b, type) and issubclass(b, Exception) for b in bases):
+                raise Refused("an exception class of the tests' over what is no exception")
+            namespace = {"__module__": n[2], "__qualname__": n[3]}
+            try:
+                made = type(n[3].rpartition(".")[2], bases, namespace)
+            except TypeError:
+                # Bases that cannot be joined here (their layouts): the first one's.
+                made = type(n[3].rpartition(".")[2], bases[:1], namespace)
+            peer.stand_ins[n[1]] = made
+            peer.tests_exceptions[id(made)] = (made, n[1])
+        return made
+
+    def tests_exception(self, n):
+        """The program's side: a tests' exception (raised by a test's callback), as an object of
+        its class's stand-in, the same one each time it crosses; it goes back as itself."""
+        peer = self.peer
+        if len(n) != 5 or type(n[2]) is not int:
+            raise Refused("a malformed exception of the tests'")
+        cls = self.get(n[1])
+        if peer.tests_exceptions.get(id(cls), (None,))[0] is not cls:
+            raise Refused("an exception of the tests' of a class they never sent")
+        same = peer.stand_ins.get(("o", n[2]))
+        args, state = self.get(n[3], True), self.get(n[4], True)
+        if same is not None:
+            return same
+        e = self.made_exception(cls, args, state)
+        peer.stand_ins[("o", n[2])] = e
+        peer.tests_exceptions[id(e)] = (e, n[2])
+        return e
+
+    def made_exception(self, cls, args, state):
+        """An exception of `cls` made from its arguments and plain attributes."""
+        policy = self.peer.policy
+        if type(args) is not tuple:
+            raise Refused("an exception whose arguments are no tuple")
         skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
         stops = not issubclass(cls, Exception) and cls is not SystemExit
         if policy.strict and (stops or (skip is not None and issubclass(cls, skip))):
@@ -2125,6 +2237,12 @@ class Peer:
         self.pinned = {}
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
+        # The program's side: stand-ins of the tests' exception classes (`Decoder.
+        # tests_exception_class`) and the tests' exceptions, by their hid; id -> (it, hid).
+        self.stand_ins = {}
+        self.tests_exceptions = {}
+        # The tests' side: the hids of those it sent, "exck" (a class) or "exc".
+        self.sent_exceptions = {}
         self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made
         self.dead = None
         self.depth = 0
@@ -2586,8 +2704,10 @@ class Peer:
         def read(obj, name):
             if special:
                 # A protocol's method is Python's to look up on the type (`str(Class1)` is
-                # `type.__str__` bound to it; `Class1.__str__` would be `object`'s, unbound).
-                found = getattr(type(obj), name)
+                # `type.__str__` bound to it; `Class1.__str__` would be `object`'s, unbound),
+                # as it is stored there (a `staticmethod` `__call__`, `whatever`'s `_ < 3`, is
+                # not bound to the object).
+                found = _stored_on_type(type(obj), name)
                 get = getattr(type(found), "__get__", None)
                 value = found if get is None else get(found, obj, type(obj))
             else:
@@ -2616,12 +2736,12 @@ class Peer:
 
     def serve_other(self, m):
         name = m.get("name")
-        if m.get("op") == "op" and name == "vars" and self.policy.strict:
+        if m.get("op") == "op" and name == "vars":
             fn = self.handles.get(m.get("h")) if type(m.get("h")) is int else None
             if type(fn) is not types.FunctionType:
                 self.send(self.failure(AttributeError("__dict__")))
             else:
-                # The names of a tests' function's plain attributes (`_FunctionAttributes`).
+                # The names of a plain function's plain attributes (`_FunctionAttributes`).
                 self.answer(lambda: [a for a in vars(fn) if isinstance(a, str) and a not in _FUNCTION_INSIDES])
             return
         if m.get("op") in ("get", "set", "del") and self.policy.strict and isinstance(name, str) and name not in _FUNCTION_INSIDES:
@@ -2669,7 +2789,7 @@ def _no_program_code(name):
 # pytest's marks (a parametrised test's expected values).
 _FUNCTION_INSIDES = frozenset(
     ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__dict__", "__func__", "__self__",
-     "__builtins__", "__class__", "__call__", "__get__", "__wrapped__", "__annotations__", "__type_params__", "pytestmark")
+     "__builtins__", "__class__", "__call__", "__get__", "__annotations__", "__type_params__", "pytestmark")
 )
 
 
@@ -2780,11 +2900,12 @@ class _Remote:
         return peer.result(peer.request(body))
 
     def __getattr__(self, name):
-        if name == "__dict__" and type(self) is RemoteMethod and not object.__getattribute__(self, "_peer").policy.strict:
-            # A tests' plain function's attributes (funcy's `update_wrapper` updates the
-            # wrapper's `__dict__` with the wrapped one's): read and written there by their plain
-            # names. (Only a plain function's: a handle of any other callable has no `__dict__`,
-            # so `getattr(f, "__dict__", {})` in `functools.update_wrapper` gets its default.)
+        if name == "__dict__" and type(self) is RemoteMethod:
+            # The other side's plain function's attributes (funcy's `update_wrapper` updates the
+            # wrapper's `__dict__` with the wrapped one's, either side's): read and written there
+            # by their plain names. (Only a plain function's: a handle of any other callable has
+            # no `__dict__`, so `getattr(f, "__dict__", {})` in `functools.update_wrapper` gets
+            # its default.)
             return _FunctionAttributes(self)
         if name[:2] == "__" and name[-2:] == "__" and name not in _ASKED_NAMES and (name in _PYTHON_NAMES or type(self) not in (RemoteFunction, RemoteMethod)):
             # What Python itself probes (`__dict__`, `__slots__`, `__wrapped__`...): the handle
@@ -2914,7 +3035,35 @@ class _CallableSaidOf(_SaidOf):
     __call__ = _call_other_side
 
 
-class RemoteFunction(RemoteObject):
+class _AskedModule:
+    """A function handle's `__module__`: asked of the other side, as its `__doc__` is
+    (`functools.wraps` copies the wrapped function's module to the wrapper: funcy's tests check
+    a decorated test function says its test module); its class's own is this module's."""
+
+    def __get__(self, handle, cls=None):
+        if handle is None:
+            return __name__
+        try:
+            return _Remote._ask(handle, "get", "__module__")
+        except AttributeError:
+            return None
+
+    def __set__(self, handle, value):
+        _Remote._ask(handle, "set", "__module__", value)
+
+
+class _FunctionHandleType(type):
+    """The class of function handles, each of which asks its instances' `__module__`
+    (`_AskedModule` in its own dict, where Python looks first). A class's `__module__` is read
+    from its dict as is (no descriptor applied) unless its metaclass has one to find first: this
+    one has the plain string, so the handle classes still say their module."""
+
+    def __new__(mcls, name, bases, namespace):
+        namespace["__module__"] = _AskedModule()
+        return type.__new__(mcls, name, bases, namespace)
+
+
+class RemoteFunction(RemoteObject, metaclass=_FunctionHandleType):
     """A callable that stays in the other process; calling it is one request (its attributes,
     `functools.partial`'s `func` say, are read as any handle's)."""
 
@@ -3126,13 +3275,14 @@ class _LentAttributes(collections.abc.MutableMapping):
 
 
 class _FunctionAttributes(_LentAttributes):
-    """The program's view of a tests' function's `__dict__`: its plain attributes, by name, as
-    `serve_other` lets the program read and write them (never its code, globals or marks)."""
+    """A view of the other side's plain function's `__dict__`: its plain attributes, by name, as
+    that side lets them be read and written (the program never a tests' function's code,
+    globals or marks: `serve_other`)."""
 
     __slots__ = ()
 
     def __repr__(self):
-        return "<attributes of a function of the tests'>"
+        return "<attributes of a function kept in the other process>"
 
 
 class _LentMeta(type):

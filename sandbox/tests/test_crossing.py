@@ -107,10 +107,15 @@ def installed(monkeypatch, tmp_path):
         def __reduce__(self):
             return (AnythingMade, self.args)
 
-    for cls in (Anything, Point, Pair, AnythingMade):
-        cls.__module__, cls.__qualname__ = "fake_matchers", cls.__name__
+    return _module_of(monkeypatch, module, Anything, Point, Pair, AnythingMade)
+
+
+def _module_of(monkeypatch, module, *classes):
+    """`module`, holding `classes` by their names, imported for the test."""
+    for cls in classes:
+        cls.__module__, cls.__qualname__ = module.__name__, cls.__name__
         setattr(module, cls.__name__, cls)
-    monkeypatch.setitem(sys.modules, "fake_matchers", module)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
     return module
 
 
@@ -202,3 +207,48 @@ def test_the_tests_answer_lends_a_library_object_but_never_a_frame(sides):
         tests.encode({"v": sys._getframe()}, answer=True)
     with pytest.raises(iso.Refused):
         tests.encode({"v": (lambda: 0).__code__}, answer=True)
+
+
+@pytest.fixture
+def tests_module(monkeypatch, tmp_path):
+    """A test module of the project's folder (`Policy.tests_module`) with an exception class."""
+    module = types.ModuleType("tests.test_fake")
+    module.__file__ = str(tmp_path / "project" / "tests" / "test_fake.py")
+
+    class MyError(ValueError):
+        pass
+
+    class Mine(MyError):
+        pass
+
+    return _module_of(monkeypatch, module, MyError, Mine)
+
+
+def test_a_tests_exception_crosses_as_a_stand_in_and_comes_back_as_itself(sides, tests_module):
+    tests, program = sides
+    err = tests_module.Mine("boom", 2)
+    got = across(tests, program, err)
+    assert isinstance(got, ValueError) and got.args == ("boom", 2) and type(got).__name__ == "Mine"
+    stand_in = across(tests, program, tests_module.MyError)
+    assert isinstance(got, stand_in), "the stand-ins keep the tests' classes' bases"
+    assert across(tests, program, err) is got, "the same exception is the same object each time"
+    assert across(program, tests, got) is err
+    assert across(program, tests, stand_in) is tests_module.MyError
+    made = across(program, tests, stand_in("new"))
+    assert type(made) is tests_module.MyError and made.args == ("new",)
+
+
+def test_the_program_cannot_make_a_tests_class_of_what_is_no_exception_class(sides, tests_module):
+    tests, program = sides
+    across(tests, program, tests_module.MyError)
+    lent = tests.handle(tests_module)  # something the tests keep that is no exception class
+    def made_of(hid):
+        return tests.decode({"n": [["xn", hid, 1, 2], ["t", ["x"]], ["d", []]], "base": 0, "r": {"v": 0}})["v"]
+
+    assert type(made_of(tests.handle(tests_module.MyError))) is tests_module.MyError
+    with pytest.raises(iso.Refused):
+        made_of(lent)
+    for kind in ("xk", "xo"):
+        # What only the tests' side sends is no node the tests' side reads.
+        with pytest.raises(iso.Refused):
+            tests.decode({"n": [[kind, 1, "tests.test_fake", "MyError", []]], "base": 0, "r": {"v": 0}})

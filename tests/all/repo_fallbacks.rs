@@ -189,3 +189,24 @@ fn a_tests_functions_attributes_and_an_unnamed_class_are_used_where_they_live() 
     let tests = "from pkg.m import wrap\n\n\nclass C:\n    def f(self, x):\n        return 2**x\n\n\ndef test_wrap_a_method():\n    assert wrap(C().f)(3) == 8\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "wrap", 1);
 }
+
+#[test]
+fn a_tests_exception_class_crosses_as_a_stand_in_and_comes_back_as_itself() {
+    let module = "def retry(errors, f, times=3):\n    for _ in range(times - 1):\n        try:\n            return f()\n        except errors:\n            pass\n    return f()\n\n\ndef call(f):\n    return f()\n\n\ndef make(cls, *args):\n    return cls(*args)\n";
+    let tests = "import pytest\n\nfrom pkg.m import call, make, retry\n\n\nclass MyError(ValueError):\n    pass\n\n\ndef test_retry():\n    tries = []\n\n    def flaky():\n        tries.append(1)\n        if len(tries) < 3:\n            raise MyError('again')\n        return 'done'\n\n    assert retry(MyError, flaky) == 'done'\n    with pytest.raises(TypeError):\n        retry(MyError, lambda: 1 + '')\n\n\ndef test_raised_through_is_the_tests_own():\n    err = MyError('mine')\n\n    def raiser():\n        raise err\n\n    with pytest.raises(MyError) as caught:\n        call(raiser)\n    assert caught.value is err\n\n\ndef test_made_by_the_program():\n    made = make(MyError, 'x', 2)\n    assert type(made) is MyError and made.args == ('x', 2)\n    assert isinstance(made, ValueError)\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "retry", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "call", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "make", 3);
+}
+
+#[test]
+fn wrapping_a_tests_function_and_a_static_call_behave_as_in_one_process() {
+    // `functools.update_wrapper` in the program on the tests' functions (their module, name and
+    // `__wrapped__` are the tests'), the tests on the program's function (its `__dict__` is read
+    // and written where it lives), and a lent object whose `__call__` is a static method.
+    let module = "import functools\n\n\ndef wrap(wrapper, wrapped):\n    return functools.update_wrapper(wrapper, wrapped)\n\n\ndef inner():\n    def g(*a):\n        return len(a)\n    return g\n\n\ndef apply(f, x):\n    return f(x)\n";
+    let tests = "import functools\n\nfrom pkg.m import apply, inner, wrap\n\n\ndef test_wrap():\n    def wrapper():\n        pass\n\n    def wrapped():\n        'Doc.'\n\n    assert wrap(wrapper, wrapped) is wrapper\n    assert wrapper.__wrapped__ is wrapped and wrapper.__module__ == __name__\n    assert wrapper.__name__ == 'wrapped' and wrapper.__doc__ == 'Doc.'\n\n\ndef test_the_tests_wrap_the_programs():\n    def f():\n        pass\n\n    f.mark = 1\n    g = functools.update_wrapper(inner(), f)\n    assert g.mark == 1 and g(1, 2) == 2\n\n\nclass Add:\n    __call__ = staticmethod(lambda x: x + 1)\n\n\ndef test_static_call():\n    assert apply(Add(), 2) == 3\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "wrap", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "inner", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "apply", 3);
+}
