@@ -2561,6 +2561,9 @@ class Peer:
             with capture or contextlib.nullcontext():
                 value = fn()
             values = {"v": value, "wb": self.named()} if along else {"v": value}
+            if printed:
+                # (Outermost: a generator the target returned, pulled by a `with` block.)
+                self.carried(values)
             body = self.encode(capture.streams(values) if capture else values, answer=True)
             body["op"] = "ok"
         except Gone:
@@ -2578,13 +2581,22 @@ class Peer:
     def failure(self, e, along=False, capture=None):
         wb = {"wb": self.named()} if along else {}
         if capture is not None:
-            wb = capture.streams(wb)
+            wb = capture.streams(self.carried(wb))
         try:
             body = self.encode(dict(wb, e=e))
         except Refused as why:
             body = self.encode(dict(wb, e=RuntimeError("%s: %s (%s)" % (type(e).__name__, e, why))))
         body["op"] = "err"
         return body
+
+    def refresh(self, objects):
+        """The program's side, before a call of a function it keeps: the tests' current contents
+        of the shared objects the exchange that made the function named, which the tests may
+        have changed since (a test clears the memo dict it handed a decorator, then calls the
+        decorated function). One request: the tests' side answers them back as they are now."""
+        body = self.encode({"v": list(objects)})
+        body["op"] = "refresh"
+        self.result(self.request(body))
 
     def serve(self, m):
         op = m.get("op")
@@ -2599,7 +2611,10 @@ class Peer:
         if printed:
             self.reset()
             hid = m.get("h")
-            self.received.extend(self.kept_with.get(hid, ()) if type(hid) is int else ())
+            kept = self.kept_with.get(hid, ()) if type(hid) is int else ()
+            self.received.extend(kept)
+            if kept:
+                self.refresh(kept)
         if op == "cb":
             def run():
                 args = self.decode(m)
@@ -2616,6 +2631,16 @@ class Peer:
                 return next(it)
 
             self.answer(pull, along, printed)
+        elif op == "refresh" and self.policy.strict:
+            def current():
+                # Only what the program names, which it holds already: sent back, each is
+                # the tests' own object, and crosses with what changed in it (`Encoder.shared`).
+                objects = self.decode(m).get("v")
+                if type(objects) is not list:
+                    raise Refused("a malformed refresh")
+                return objects
+
+            self.answer(current)
         elif op == "get" and m.get("name") == "__signature__":
             self.answer(lambda: self.signature_of(self.local_handle(m.get("h"))))
         elif op == "get" and self.policy.strict and m.get("name") in _OPEN_NAMES:
@@ -2760,10 +2785,20 @@ class Peer:
             failure = RuntimeError("an unknown request %r" % (m.get("op"),))
         self.send(self.failure(failure))
 
+    def carried(self, values, with_state=True):
+        """`values` with what the program did in its own process that the tests' would have
+        seen in one (`Server`): its directory, environment and module state; nothing on the
+        tests' side."""
+        return values
+
     def result(self, reply):
         values = self.decode(reply)
         if self.policy.strict:
             _carry_streams(values)
+            _carry_directory(self, values.get("moved"))
+            _carry_environment(self, values.get("env"))
+            if values.get("state"):
+                self.state.apply(values["state"])
         if reply.get("op") == "ok":
             return values["v"]
         e = values["e"]
@@ -3884,6 +3919,22 @@ def _carry_directory(peer, moved):
         pass
 
 
+def _carry_environment(peer, env):
+    """The tests' side: what the program set in or removed from its environment, set there too,
+    as in one process; never the test runner's or rgd's own variables (pytest's current test,
+    which rgd reads to know a test's patches from pytest's own)."""
+    if not (isinstance(env, (list, tuple)) and len(env) == 2 and isinstance(env[0], dict) and isinstance(env[1], (list, tuple))):
+        return
+    ours = ("PYTEST_", "RGD_", "PYTHONPATH")
+    for name, value in env[0].items():
+        if isinstance(name, str) and isinstance(value, str) and name and "=" not in name and "\0" not in name + value and not name.startswith(ours):
+            os.environ[name] = value
+    for name in env[1]:
+        if isinstance(name, str) and not name.startswith(ours):
+            os.environ.pop(name, None)
+    peer.env = _environment()
+
+
 def _streams_back():
     """The tests' side, before a request: the carried streams the tests have since replaced
     with their own (pytest's capture at a test's end, a test's redirect), which the program's
@@ -3968,7 +4019,9 @@ def _connect():
         peer = Peer(sock, policy, "the program's process", timeout=float(cfg.get("timeout", 60)))
         peer.state = ModuleState(policy)
         peer.state.agree()
-        peer.env = _environment()
+        # Nothing agreed yet: the first call sends the tests' whole environment (the program's
+        # process starts with a few variables only: in one process the program sees the tests').
+        peer.env = {}
         peer.copied = 0
         peer.tmp = os.path.normpath(cfg.get("tmp") or "/nonexistent") + os.sep
         _client[0] = peer
@@ -4173,9 +4226,17 @@ def _environment():
 
 
 def _env_diff(before, now):
-    """What changed in the environment: [set: {name: value}, removed: [name]]."""
+    """What changed in the environment: [set: {name: value}, removed: [name]]; never the import
+    path, which each process has its own, nor rgd's own variables."""
     text = os.fsdecode
-    return [{text(k): text(v) for k, v in now.items() if before.get(k) != v}, [text(k) for k in before if k not in now]]
+    return [
+        {text(k): text(v) for k, v in now.items() if before.get(k) != v and _env_shared(k)},
+        [text(k) for k in before if k not in now and _env_shared(k)],
+    ]
+
+
+def _env_shared(name):
+    return name != b"PYTHONPATH" and not name.startswith(b"RGD_")
 
 
 def _stub_defaults(qualname, frame):
@@ -4273,6 +4334,7 @@ def _call(peer, qualname, args, kwargs):
             values = peer.decode(reply)
             _carry_streams(values)
             _carry_directory(peer, values.get("moved"))
+            _carry_environment(peer, values.get("env"))
             peer.state.apply(values.get("state") or ())
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
@@ -4390,15 +4452,30 @@ class Server(Peer):
         if isinstance(cwd, str):
             os.chdir(cwd if os.path.isabs(cwd) else os.path.normpath(os.path.join(self.root, cwd)))
         self.entered = os.getcwd()
+        self.env_agreed = _environment()
 
-    def moved(self, values):
-        """`values` (an answer's) with the directory the program changed to during the call, as
-        the tests' side names it (inside the project: relative to its root), for the tests'
-        process to change to as well, as in one process (`_call`)."""
+    def carried(self, values, with_state=True):
+        """`values` (an answer's) with the directory the program changed to, as the tests' side
+        names it (inside the project: relative to its root), and what it changed in its
+        environment, and (`with_state`) the module state it changed, for the tests' process to
+        change as well, as in one process (`_carry_directory`, `_carry_environment`): click's
+        `CliRunner.isolation`, a generator, sets `os.environ` and `termui`'s prompt functions for
+        the `with` block the tests run."""
         now = os.getcwd()
         if now != getattr(self, "entered", now):
             inside = now == self.root or now.startswith(self.root + os.sep)
             values["moved"] = os.path.relpath(now, self.root) if inside else now
+            self.entered = now
+        env = _environment()
+        agreed = getattr(self, "env_agreed", env)
+        if env != agreed:
+            values["env"] = _env_diff(agreed, env)
+        self.env_agreed = env
+        if with_state:
+            # (A call's answer says its module state itself, after writing back.)
+            state, _ = self.state.changes()
+            if state:
+                values["state"] = state
         return values
 
     def patch_outside(self, patches):
@@ -4463,7 +4540,7 @@ class Server(Peer):
 
             logging.getLogger().removeHandler(handler)
         printed.streams(values)
-        self.moved(values)
+        self.carried(values, with_state=False)
         # Written back: every shared object the call's messages named, with its contents where
         # they changed (a list the program sorted, `self`'s attributes).
         written = [obj for obj in self.received if _mutable(obj)]

@@ -210,3 +210,33 @@ fn wrapping_a_tests_function_and_a_static_call_behave_as_in_one_process() {
     support::one_module::passes_isolated_as_in_one_process(module, tests, "inner", 3);
     support::one_module::passes_isolated_as_in_one_process(module, tests, "apply", 3);
 }
+
+#[test]
+fn what_the_program_sets_in_its_environment_the_tests_see_bar_rgds_and_pytests_own() {
+    // The program sees the tests' environment (rgd starts its process with a few variables), a
+    // context manager the target returns sets a variable for the `with` block the tests run
+    // (click's `CliRunner.isolation`), and a plain call sets one: the tests' process has them, as
+    // in one process.
+    let module = "import contextlib\nimport os\n\n\n@contextlib.contextmanager\ndef env(**values):\n    old = {k: os.environ.get(k) for k in values}\n    os.environ.update(values)\n    try:\n        yield\n    finally:\n        for k, v in old.items():\n            if v is None:\n                os.environ.pop(k, None)\n            else:\n                os.environ[k] = v\n\n\ndef setenv(name, value):\n    os.environ[name] = value\n\n\ndef getenv(name):\n    return os.environ.get(name)\n";
+    let tests = "import os\n\nfrom pkg.m import env, getenv, setenv\n\n\ndef test_same():\n    assert getenv('COLUMNS') == os.environ['COLUMNS']\n\n\ndef test_env():\n    with env(T_X='1'):\n        assert os.environ['T_X'] == '1'\n    assert 'T_X' not in os.environ\n\n\ndef test_setenv(monkeypatch):\n    monkeypatch.delenv('T_Y', raising=False)\n    setenv('T_Y', '2')\n    assert os.environ['T_Y'] == '2'\n    monkeypatch.delenv('T_Y')\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "env", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "setenv", 3);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "getenv", 3);
+    // rgd's and pytest's own variables stay the program's.
+    let tests = "import os\n\nfrom pkg.m import setenv\n\n\ndef test_ours():\n    before = (os.environ.get('RGD_ISOLATE'), os.environ.get('PYTEST_CURRENT_TEST'))\n    setenv('RGD_ISOLATE', 'forged')\n    setenv('PYTEST_CURRENT_TEST', 'forged')\n    assert (os.environ.get('RGD_ISOLATE'), os.environ.get('PYTEST_CURRENT_TEST')) == before\n";
+    let Some(project) = support::one_module::OneModule::new(module, tests) else {
+        return;
+    };
+    let run = project.run(module, "setenv");
+    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert!(run.outcomes.len() == 1 && run.outcomes[0].passed(), "{run:?}");
+}
+
+#[test]
+fn a_function_the_target_returned_sees_what_the_tests_changed_in_what_they_handed_it() {
+    // funcy's `memoize`: the tests clear the memo dict they handed the decorator, then call the
+    // decorated function; it computes again, as in one process.
+    let module = "def memo(memory):\n    def deco(f):\n        def wrapper(x):\n            if x not in memory:\n                memory[x] = f(x)\n            return memory[x]\n        return wrapper\n    return deco\n";
+    let tests = "from pkg.m import memo\n\n\ndef test_cleared():\n    memory, calls = {}, []\n    inc = memo(memory)(lambda x: calls.append(x) or x + 1)\n    assert inc(0) == 1 and memory == {0: 1}\n    memory.clear()\n    assert inc(0) == 1\n    assert calls == [0, 0]\n    memory[5] = 'kept'\n    assert inc(5) == 'kept' and calls == [0, 0]\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "memo", 1);
+}
