@@ -235,8 +235,9 @@ fn what_the_program_sets_in_its_environment_the_tests_see_bar_rgds_and_pytests_o
 #[test]
 fn a_function_the_target_returned_sees_what_the_tests_changed_in_what_they_handed_it() {
     // funcy's `memoize`: the tests clear the memo dict they handed the decorator, then call the
-    // decorated function; it computes again, as in one process.
-    let module = "def memo(memory):\n    def deco(f):\n        def wrapper(x):\n            if x not in memory:\n                memory[x] = f(x)\n            return memory[x]\n        return wrapper\n    return deco\n";
-    let tests = "from pkg.m import memo\n\n\ndef test_cleared():\n    memory, calls = {}, []\n    inc = memo(memory)(lambda x: calls.append(x) or x + 1)\n    assert inc(0) == 1 and memory == {0: 1}\n    memory.clear()\n    assert inc(0) == 1\n    assert calls == [0, 0]\n    memory[5] = 'kept'\n    assert inc(5) == 'kept' and calls == [0, 0]\n";
+    // decorated function; it computes again, as in one process. (A list the call hands over that
+    // the memo dict holds too is the same list.)
+    let module = "def memo(memory):\n    def deco(f):\n        def wrapper(x, also=None):\n            if x not in memory:\n                memory[x] = f(x)\n            return memory[x]\n        return wrapper\n    return deco\n";
+    let tests = "from pkg.m import memo\n\n\ndef test_cleared():\n    memory, calls = {}, []\n    inc = memo(memory)(lambda x: calls.append(x) or x + 1)\n    assert inc(0) == 1 and memory == {0: 1}\n    memory.clear()\n    assert inc(0) == 1\n    assert calls == [0, 0]\n    memory[5] = 'kept'\n    assert inc(5) == 'kept' and calls == [0, 0]\n    box = ['new']\n    memory[7] = box\n    assert inc(7, box) is box\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "memo", 1);
 }
