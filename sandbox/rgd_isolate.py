@@ -2629,8 +2629,9 @@ class Peer:
             self.answer(run, along or (self.policy.strict and m.get("along") is True), printed)
         elif op == "next":
             def pull():
-                if kept:
-                    self.refresh(kept)
+                # (No refresh: a generator is pulled item by item, and what it was made with can
+                # be large, a lexer's rules; looking at all of it at each pull cost sqlparse's
+                # `get_tokens` 4x.)
                 it = self.local_handle(m.get("h"))
                 return next(it)
 
@@ -3571,9 +3572,11 @@ class ModuleState:
                     if isinstance(value, type) and value.__module__ == name and (name, value.__qualname__) not in self.spaces:
                         self._space((name, value.__qualname__), type.__dict__["__dict__"].__get__(value))
 
-    def changes(self):
+    def changes(self, rebound_only=False):
         """(state changed: [(key, value)], behaviour changed: [(key, value)]) since the last agreement, which
-        they then are."""
+        they then are. `rebound_only`: only in the modules where a name was rebound (compared by
+        identity, in C), for an answer made often (a generator's pull); data changed in place
+        is found by the next whole look (the next call's answer)."""
         self._spaces_now()
         state, behaviour = [], []
         for (module, holder), space in self.spaces.items():
@@ -3581,7 +3584,7 @@ class ModuleState:
             if len(ns) == size and all(map(operator.is_, ns.values(), values)):
                 # No name rebound (compared in C, by identity): only the data names' contents
                 # can have changed.
-                if not data:
+                if not data or rebound_only:
                     continue
                 names = [(a, ns.get(a, _MISSING)) for a in data]
             elif len(ns) == size:
@@ -4477,7 +4480,7 @@ class Server(Peer):
         self.env_agreed = env
         if with_state:
             # (A call's answer says its module state itself, after writing back.)
-            state, _ = self.state.changes()
+            state, _ = self.state.changes(rebound_only=True)
             if state:
                 values["state"] = state
         return values
