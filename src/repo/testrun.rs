@@ -305,6 +305,14 @@ impl ProjectTests {
                 if file.is_empty() { "the project's tests" } else { file }
             );
         }
+        if ids.is_empty() && selectors.is_empty() {
+            // (sortedcontainers' source distribution ships without its tests.)
+            bail!(
+                "pytest collects no test in {}: the project has none there (a source distribution may ship without its tests):\n{}",
+                root.display(),
+                crate::assets::last_lines(&output, 8)
+            );
+        }
         if ids.is_empty() {
             bail!(
                 "the test selection {:?} selects no test in {}:\n{}",

@@ -163,6 +163,10 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
         format!("{err:#}").contains("the project's tests need packages that are missing here: numpy_is_not_here"),
         "{err:#}"
     );
+    // A project with no test at all says so, not that a selection selected none.
+    let bare = support::project_with(&[("pkg/__init__.py", "")]);
+    let err = runner.collect(bare.path(), &[]).unwrap_err();
+    assert!(format!("{err:#}").contains("the project has none there"), "{err:#}");
 
     let slow = vec!["tests/test_slow.py::test_sleeps".to_string()];
     let limits = TestLimits {
