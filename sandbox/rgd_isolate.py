@@ -1048,10 +1048,10 @@ class Encoder:
         hid = peer.remote_id(v)
         if hid is not None:
             return ["hb", hid]
-        own = peer.tests_exceptions.get(id(v))
-        if own is not None and own[0] is v:
+        own = peer.tests_exception_hid(v)
+        if own is not None:
             # A tests' exception, or its class's stand-in, goes back as itself.
-            return ["hb", own[1]]
+            return ["hb", own]
         at = peer.defaults.get(id(v))
         if at is not None:
             # A default value of the target that is no data (a sentinel `object()`): the other
@@ -1122,11 +1122,11 @@ class Encoder:
             peer.sent_exceptions[hid] = "exc"
             return ["xo", self.ref(t, depth), hid, *self.exception_parts(v, depth)]
         if isinstance(v, BaseException) and not peer.policy.strict:
-            made = next((k for k in t.__mro__ if peer.tests_exceptions.get(id(k), (None,))[0] is k), None)
+            made = next((hid for hid in map(peer.tests_exception_hid, t.__mro__) if hid is not None), None)
             if made is not None:
                 # The program made an exception of a tests' class (its stand-in, or a subclass
                 # of it): the tests' side makes one of that class from its arguments.
-                return ["xn", peer.tests_exceptions[id(made)][1], *self.exception_parts(v, depth)]
+                return ["xn", made, *self.exception_parts(v, depth)]
         kind = peer.policy.kind_of_class(t)
         if kind == "enum":
             if isinstance(v, _flag_type()) and type(v.value) is int:
@@ -1860,7 +1860,7 @@ class Decoder:
         if len(n) != 5 or type(n[2]) is not int:
             raise Refused("a malformed exception of the tests'")
         cls = self.get(n[1])
-        if peer.tests_exceptions.get(id(cls), (None,))[0] is not cls:
+        if peer.tests_exception_hid(cls) is None:
             raise Refused("an exception of the tests' of a class they never sent")
         same = peer.stand_ins.get(("o", n[2]))
         args, state = self.get(n[3], True), self.get(n[4], True)
@@ -2298,6 +2298,12 @@ class Peer:
         if not self.policy.strict and hid not in self.kept_with:
             self.kept_with[hid] = self.named()
         return hid
+
+    def tests_exception_hid(self, obj):
+        """The program's side: the tests' hid of `obj` where it is a tests' exception or the
+        stand-in of their exception class (`Decoder.tests_exception_class`), else None."""
+        own = self.tests_exceptions.get(id(obj))
+        return own[1] if own is not None and own[0] is obj else None
 
     def local_handle(self, hid):
         try:
@@ -2799,11 +2805,7 @@ class Peer:
     def result(self, reply):
         values = self.decode(reply)
         if self.policy.strict:
-            _carry_streams(values)
-            _carry_directory(self, values.get("moved"))
-            _carry_environment(self, values.get("env"))
-            if values.get("state"):
-                self.state.apply(values["state"])
+            _carry_over(self, values)
         if reply.get("op") == "ok":
             return values["v"]
         e = values["e"]
@@ -3886,6 +3888,17 @@ def _replay_output(reply):
 _carried = {}
 
 
+def _carry_over(peer, values):
+    """The tests' side, reading the program's answer (a call's, or a pull's or callback's
+    outermost one): what the program did in its own process that the tests' would have seen in
+    one (`Server.carried`), done here: its streams, directory, environment and module data."""
+    _carry_streams(values)
+    _carry_directory(peer, values.get("moved"))
+    _carry_environment(peer, values.get("env"))
+    if values.get("state"):
+        peer.state.apply(values["state"])
+
+
 def _carry_streams(values):
     """The tests' side, reading an answer: each stream of `sys` the program replaced is replaced
     here by what it put there (its own object crosses as a handle, a stream the tests had lent it
@@ -3932,7 +3945,7 @@ def _carry_environment(peer, env):
     which rgd reads to know a test's patches from pytest's own)."""
     if not (isinstance(env, (list, tuple)) and len(env) == 2 and isinstance(env[0], dict) and isinstance(env[1], (list, tuple))):
         return
-    ours = ("PYTEST_", "RGD_", "PYTHONPATH")
+    ours = _OWN_VARIABLES + ("PYTEST_",)
     for name, value in env[0].items():
         if isinstance(name, str) and isinstance(value, str) and name and "=" not in name and "\0" not in name + value and not name.startswith(ours):
             os.environ[name] = value
@@ -4232,18 +4245,21 @@ def _environment():
     return dict(data) if isinstance(data, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
 
 
+# What of the environment each process has of its own (names beginning so): the import path,
+# and rgd's own variables. Never sent either way (`_env_diff`, `_carry_environment`).
+_OWN_VARIABLES = ("PYTHONPATH", "RGD_")
+_OWN_VARIABLES_BYTES = tuple(map(os.fsencode, _OWN_VARIABLES))
+
+
 def _env_diff(before, now):
-    """What changed in the environment: [set: {name: value}, removed: [name]]; never the import
-    path, which each process has its own, nor rgd's own variables."""
+    """What changed in the environment: [set: {name: value}, removed: [name]]; never what each
+    process has of its own (`_OWN_VARIABLES`)."""
     text = os.fsdecode
+    own = _OWN_VARIABLES_BYTES
     return [
-        {text(k): text(v) for k, v in now.items() if before.get(k) != v and _env_shared(k)},
-        [text(k) for k in before if k not in now and _env_shared(k)],
+        {text(k): text(v) for k, v in now.items() if before.get(k) != v and not k.startswith(own)},
+        [text(k) for k in before if k not in now and not k.startswith(own)],
     ]
-
-
-def _env_shared(name):
-    return name != b"PYTHONPATH" and not name.startswith(b"RGD_")
 
 
 def _stub_defaults(qualname, frame):
@@ -4339,10 +4355,7 @@ def _call(peer, qualname, args, kwargs):
         try:
             # The written-back objects' new contents are put in place as the reply is read.
             values = peer.decode(reply)
-            _carry_streams(values)
-            _carry_directory(peer, values.get("moved"))
-            _carry_environment(peer, values.get("env"))
-            peer.state.apply(values.get("state") or ())
+            _carry_over(peer, values)
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
         _replay_logs(reply.get("logs"))

@@ -55,6 +55,15 @@ impl OneModule {
             .run_in_process(self.project.path(), &spec, TestLimits::default())
             .unwrap()
     }
+
+    /// With `program` in `pkg/m.py`'s place and `target` isolated, all `count` tests pass and
+    /// the run says it was isolated.
+    pub fn passes_isolated(&self, program: &str, target: &str, count: usize) {
+        let run = self.run(program, target);
+        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+        assert_eq!(run.outcomes.len(), count, "{run:?}");
+        assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    }
 }
 
 /// `tests` pass on `module` (`pkg/m.py`) with `target` judged in-process, for a reason that
@@ -75,8 +84,5 @@ pub fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str
     let Some(project) = OneModule::new(module, tests) else { return };
     let in_process = project.run_in_process(module, target);
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
-    let run = project.run(module, target);
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
-    assert_eq!(run.outcomes.len(), count, "{run:?}");
-    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    project.passes_isolated(module, target, count);
 }
