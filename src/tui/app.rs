@@ -235,7 +235,11 @@ impl App {
                     self.home.handle(other, cx, &mut self.out);
                 }
                 Screen::Sweep => self.sweep.handle(other, &self.model, self.page, &mut self.out),
-                Screen::Task(id) => self.task.handle(other, self.model.task(&id), self.page, &mut self.out),
+                Screen::Task(id) => {
+                    let task = self.model.task(&id);
+                    self.task.settle(self.layout.code_first, task);
+                    self.task.handle(other, task, self.page, &mut self.out)
+                }
                 Screen::Memory => {
                     if let Some(b) = &mut self.memory {
                         b.handle(other, self.page, &mut self.task.scroll[0], &mut self.out);
@@ -403,9 +407,12 @@ impl App {
     }
 
     fn scroll_at(&mut self, column: u16, row: u16, down: bool) {
-        if let Screen::Task(_) = self.screen() {
+        if let Screen::Task(id) = self.screen() {
             let pane = self.pane_at(column, row);
-            self.task.wheel(pane, down);
+            let id = id.clone();
+            let task = self.model.task(&id);
+            self.task.settle(self.layout.code_first, task);
+            self.task.wheel(pane, down, task);
         } else {
             for _ in 0..3 {
                 self.screen_action(if down { Action::Down } else { Action::Up });

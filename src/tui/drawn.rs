@@ -9,4 +9,6 @@ pub struct Drawn {
     pub list: Rect,
     pub list_offset: usize,
     pub panes: Vec<(super::screens::task::Pane, Rect)>,
+    /// The code pane's first line as drawn: its scroll, clamped so the last page is full.
+    pub code_first: Option<u16>,
 }

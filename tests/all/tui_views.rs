@@ -271,3 +271,45 @@ fn a_paused_task_shows_its_pending_effect_and_what_was_edited_by_hand() {
     app.model = rgd::tui::model_of(&events);
     assert!(render(&mut app, 120, 30).contains("paused"));
 }
+
+/// A repository run's code is the whole file: its task view opens the code pane at the target
+/// function, not at the file's licence header, and scrolling goes on from there (Home goes to
+/// line 1).
+#[test]
+fn a_whole_files_code_pane_opens_at_the_entry_point() {
+    let header: String = (1..=40).map(|n| format!("# licence line {n}\n")).collect();
+    let rest: String = (1..=30).map(|n| format!("\nCONSTANT_{n} = {n}\n")).collect();
+    let events: Vec<Envelope> = events()
+        .into_iter()
+        .map(|mut e| {
+            let mut v = serde_json::to_value(&e).unwrap();
+            let event = &mut v["event"];
+            if event["type"] == "code_extracted" && event["task_id"] == "Sample/5" {
+                let code = event["code"].as_str().unwrap_or_default().to_string();
+                event["code"] = serde_json::Value::String(format!("{header}import os\n\n{code}{rest}"));
+                e = serde_json::from_value(v).unwrap();
+            }
+            e
+        })
+        .collect();
+    let mut app = App::new(Screen::Sweep);
+    app.model = rgd::tui::model_of(&events);
+    app.open_task("Sample/5".into());
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("def count_vowels"), "{screen}");
+    assert!(!screen.contains("licence line 1 "), "{screen}");
+    assert!(screen.contains("licence line 41") || screen.contains("import os"), "{screen}");
+    app.task.focus = Pane::Code;
+    app.handle(Action::Down);
+    let scrolled = render(&mut app, 80, 24);
+    assert!(!scrolled.contains("import os"), "one line down from the anchor:\n{scrolled}");
+    app.handle(Action::Top);
+    let top = render(&mut app, 80, 24);
+    assert!(top.contains("licence line 1 "), "{top}");
+    assert!(!top.contains("def count_vowels"), "{top}");
+    // At the end, the first key up moves the view (the scroll is taken from where it was drawn).
+    app.handle(Action::Bottom);
+    let bottom = render(&mut app, 80, 24);
+    app.handle(Action::Up);
+    assert_ne!(render(&mut app, 80, 24), bottom);
+}

@@ -62,6 +62,9 @@ pub struct TaskState {
     pub iteration: Option<usize>,
     pub focus: Pane,
     pub scroll: [u16; 5],
+    /// Whether the code pane was scrolled by hand; until it is, it starts at the entry point
+    /// (`code_anchor`), and again at each iteration picked.
+    pub code_scrolled: bool,
     pub zoom: bool,
     pub show_diff: bool,
 }
@@ -72,6 +75,7 @@ impl Default for TaskState {
             iteration: None,
             focus: Pane::Code,
             scroll: [0; 5],
+            code_scrolled: false,
             zoom: false,
             show_diff: false,
         }
@@ -103,15 +107,16 @@ impl TaskState {
                 // Back at the newest: follow new iterations again.
                 self.iteration = (next + 1 < iterations).then_some(next);
                 self.scroll = [0; 5];
+                self.code_scrolled = false;
             }
             Action::Up if focus == Pane::Timeline => self.handle(Action::Left, task, page, out),
             Action::Down if focus == Pane::Timeline => self.handle(Action::Right, task, page, out),
-            Action::Up => self.scroll(focus, -1),
-            Action::Down => self.scroll(focus, 1),
-            Action::PageUp => self.scroll(focus, -(page as i32)),
-            Action::PageDown => self.scroll(focus, page as i32),
-            Action::Top => self.scroll[focus.index()] = 0,
-            Action::Bottom => self.scroll[focus.index()] = u16::MAX / 2,
+            Action::Up => self.scroll(focus, -1, task),
+            Action::Down => self.scroll(focus, 1, task),
+            Action::PageUp => self.scroll(focus, -(page as i32), task),
+            Action::PageDown => self.scroll(focus, page as i32, task),
+            Action::Top => self.jump(focus, 0),
+            Action::Bottom => self.jump(focus, u16::MAX / 2),
             Action::ToggleDiff => self.show_diff = !self.show_diff,
             Action::Zoom => self.zoom = !self.zoom,
             Action::WriteCode => {
@@ -123,17 +128,58 @@ impl TaskState {
         }
     }
 
-    pub fn scroll(&mut self, pane: Pane, by: i32) {
-        let s = &mut self.scroll[pane.index()];
-        *s = (*s as i32 + by).clamp(0, u16::MAX as i32 / 2) as u16;
+    /// The pane's first line shown: the code pane's is the entry point's until it is scrolled.
+    pub fn scroll_of(&self, pane: Pane, task: Option<&TaskView>) -> u16 {
+        match (pane, task) {
+            (Pane::Code, Some(task)) if !self.code_scrolled => self.code_anchor(task),
+            _ => self.scroll[pane.index()],
+        }
+    }
+
+    pub fn scroll(&mut self, pane: Pane, by: i32, task: Option<&TaskView>) {
+        let from = self.scroll_of(pane, task);
+        self.jump(pane, (from as i32 + by).clamp(0, u16::MAX as i32 / 2) as u16);
+    }
+
+    /// Takes the code pane's scroll from where it was drawn when the view clamped it (the last
+    /// page, or the entry point near the file's end), so the next key moves what is seen.
+    pub fn settle(&mut self, code_first: Option<u16>, task: Option<&TaskView>) {
+        if let Some(first) = code_first.filter(|first| self.scroll_of(Pane::Code, task) > *first) {
+            self.jump(Pane::Code, first);
+        }
+    }
+
+    fn jump(&mut self, pane: Pane, to: u16) {
+        self.scroll[pane.index()] = to;
+        self.code_scrolled |= pane == Pane::Code;
     }
 
     /// The wheel over a pane focuses and scrolls it.
-    pub fn wheel(&mut self, pane: Option<Pane>, down: bool) {
+    pub fn wheel(&mut self, pane: Option<Pane>, down: bool, task: Option<&TaskView>) {
         if let Some(pane) = pane {
             self.focus = pane;
-            self.scroll(pane, if down { 3 } else { -3 });
+            self.scroll(pane, if down { 3 } else { -3 }, task);
         }
+    }
+
+    /// Where the shown iteration's code pane starts: two lines above the entry point's `def`
+    /// (a repository run's code is the whole file, which opens with imports or a licence
+    /// header), or at the top when the code does not define it.
+    pub fn code_anchor(&self, task: &TaskView) -> u16 {
+        let code = self.shown_iteration(task).and_then(|i| task.iterations[i].code.as_deref());
+        let name = task.entry_point.rsplit('.').next().unwrap_or_default();
+        let Some(code) = code.filter(|_| !name.is_empty()) else {
+            return 0;
+        };
+        let defines = |line: &str| {
+            let line = line.trim_start();
+            let line = line.strip_prefix("async ").unwrap_or(line);
+            line.strip_prefix("def ")
+                .or_else(|| line.strip_prefix("class "))
+                .is_some_and(|rest| rest.strip_prefix(name).is_some_and(|after| after.starts_with(['(', ':', ' '])))
+        };
+        let at = code.lines().position(defines).unwrap_or(0);
+        u16::try_from(at.saturating_sub(2)).unwrap_or(u16::MAX / 2)
     }
 
     /// The shown iteration's code, written to `./<task>_iter<k>.py`.

@@ -25,6 +25,7 @@ struct Panes<'a> {
     state: &'a TaskState,
     code_cache: &'a mut CodeCache,
     drawn: &'a mut Vec<(Pane, Rect)>,
+    code_first: &'a mut Option<u16>,
     /// The run's strategy, for the panes' titles.
     strategy: &'a str,
 }
@@ -39,6 +40,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
         ..
     } = app;
     layout.panes.clear();
+    layout.code_first = None;
     let Some(task) = model.task(id) else {
         frame.render_widget(Paragraph::new(format!("no task {id} in this run")), area);
         return;
@@ -61,6 +63,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, id: &str) {
         state,
         code_cache,
         drawn: &mut layout.panes,
+        code_first: &mut layout.code_first,
         strategy,
     };
     let small = body.width < 90 || body.height < 16;
@@ -172,7 +175,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
     cx.drawn.push((pane, area));
     let (task, shown) = (cx.task, cx.shown);
     let focused = cx.state.focus == pane;
-    let scroll = cx.state.scroll[Pane::ALL.iter().position(|p| *p == pane).unwrap_or(0)];
+    let scroll = cx.state.scroll_of(pane, Some(task));
     let it: Option<&Iteration> = shown.and_then(|i| task.iterations.get(i));
     let inner_height = area.height.saturating_sub(2);
     match pane {
@@ -230,7 +233,8 @@ fn draw_pane(frame: &mut Frame, area: Rect, cx: &mut Panes<'_>, pane: Pane) {
                 },
                 None => (Arc::new(vec![dim("no iteration yet")]), String::new()),
             };
-            let (visible, _) = window(&lines, scroll, inner_height);
+            let (visible, first) = window(&lines, scroll, inner_height);
+            *cx.code_first = Some(first);
             frame.render_widget(Paragraph::new(visible).block(block(pane, cx.strategy, focused, &note)), area);
         }
         Pane::Tests => {
