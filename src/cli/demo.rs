@@ -30,10 +30,10 @@ pub struct DemoArgs {
     /// Dataset to run (default: the bundled sample tasks)
     #[arg(long, default_value = "sample")]
     pub dataset: String,
-    /// Only the first N tasks
+    /// Only the first N tasks (default 2 of the sample with the embedded model, else all)
     #[arg(long, value_parser = crate::validate::parse_count)]
     pub limit: Option<usize>,
-    /// Most code attempts per task (default 3 with the embedded model, else 10)
+    /// Most code attempts per task (default 2 with the embedded model, else 10)
     #[arg(long, value_parser = crate::validate::parse_iters)]
     pub max_iters: Option<u32>,
 }
@@ -84,11 +84,16 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     let ready_secs = started.elapsed().as_secs_f64();
 
     let run_id = ulid::Ulid::generate().to_string();
-    // A small local model rarely gains from ten rounds; three show the loop at work.
-    let max_iters = args.max_iters.or(embedded.then_some(3));
+    // A small local model rarely gains from more rounds; two show the whole loop (code, tests,
+    // the Feedback agent's analysis, refined guidance, a repair), and two tasks (one it solves at
+    // once, one it repairs) keep the first demo to about two minutes on two cores.
+    let max_iters = args.max_iters.or(embedded.then_some(2));
     let settings = configured.settings(None, max_iters);
     let dataset = load_dataset_named(&args.dataset, data_dir, DEFAULT_SPLIT_SEED, &stderr_line)?;
-    let selected = select_tasks(&dataset, &[], args.limit, false)?;
+    let limit = args.limit.or((embedded && args.dataset == "sample").then_some(DEMO_TASKS));
+    let selected = select_tasks(&dataset, &[], limit, false)?;
+    let total = dataset.tasks.len();
+    let left = total.saturating_sub(selected.tasks.len());
     let plan = RunPlan {
         run_id: Some(run_id.clone()),
         // The TUI's keys drive the debugger.
@@ -119,8 +124,19 @@ pub async fn demo(home: &Home, data_dir: Option<&Path>, config: Option<&Path>, l
     }
     eprintln!("  recorded as run {run_id} in {}", store.dir.display());
     eprintln!("  watch it again: rgd replay {run_id}    all runs: rgd    checks: rgd doctor");
+    if left > 0 {
+        eprintln!(
+            "  this was {} of the {total} {} tasks; all of them: rgd demo --dataset {} --limit {total}",
+            total - left,
+            args.dataset,
+            args.dataset
+        );
+    }
     Ok(code)
 }
+
+/// How many sample tasks the demo runs on the embedded model when not told.
+const DEMO_TASKS: usize = 2;
 
 /// Seconds from the run's first event to its first finished task.
 fn first_task_secs(store: &RunStore) -> Option<f64> {

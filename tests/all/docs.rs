@@ -274,3 +274,83 @@ fn the_tui_guide_lists_the_keymap() {
         }
     }
 }
+
+/// Paragraphs and bullets of prose (not tables, headings or fenced blocks): first line and length.
+fn paragraphs(text: &str) -> Vec<(usize, usize)> {
+    let (prose, _) = parse(text);
+    let mut out = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    let mut last = 0;
+    for (n, line) in prose {
+        let trimmed = line.trim_start();
+        let breaks = trimmed.is_empty() || trimmed.starts_with('|') || line.starts_with('#') || n != last + 1;
+        let numbered = trimmed
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        let starts_item = trimmed.starts_with("- ") || trimmed.starts_with("* ") || numbered;
+        if breaks || starts_item {
+            out.extend(current.take());
+        }
+        if !(trimmed.is_empty() || trimmed.starts_with('|') || line.starts_with('#')) {
+            let c = current.get_or_insert((n, 0));
+            c.1 += 1;
+        }
+        last = n;
+    }
+    out.extend(current);
+    out
+}
+
+/// A commit hash in prose: 7 to 10 hexadecimal characters holding both a digit and a letter.
+fn commit_hashes(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| (7..=10).contains(&w.len()) && w.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)))
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(|c| c.is_ascii_alphabetic()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The README is a front door and the guide pages are for users: the README fits 150 lines, no
+/// page but the results page names a commit (run history lives there, under History), and no
+/// paragraph or bullet anywhere runs past 25 lines.
+#[test]
+fn the_readme_and_the_guide_stay_short_and_hold_no_history() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 150,
+        "README.md has {} lines (at most 150)",
+        readme.lines().count()
+    );
+    let mut problems = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let page_name = name(&page);
+        if page_name != "docs/results.md" {
+            let hashes = commit_hashes(&text);
+            if !hashes.is_empty() {
+                problems.push(format!("{page_name}: commit hashes {hashes:?} (they belong in docs/results.md)"));
+            }
+        }
+        for (line, length) in paragraphs(&text) {
+            if length > 25 {
+                problems.push(format!("{page_name}:{line}: a paragraph of {length} lines (at most 25)"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_shortness_checks_catch_what_they_look_for() {
+    let long: String = (0..26).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(
+        paragraphs(&format!("# t\n\n{long}\n- a\n  b\n- c\n")),
+        vec![(3, 26), (30, 2), (32, 1)]
+    );
+    assert_eq!(paragraphs("| a |\n| --- |\ntext\n```sh\nx\n```\nmore\n"), vec![(3, 1), (7, 1)]);
+    assert_eq!(paragraphs("1. one\n   more\n2. two\n"), vec![(1, 2), (3, 1)]);
+    assert_eq!(
+        commit_hashes("at 9c366b5, sha256 1beed3607776..., word deadbeef, 1234567"),
+        vec!["9c366b5"]
+    );
+}
