@@ -12,8 +12,8 @@ use crate::config::LlmArgs;
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, load_dataset, resolve_dataset};
 use crate::engine::{SelfDebugFeedback, Strategy};
 use crate::launch::RunPlan;
-use crate::plus::rejudge::rejudge;
-use crate::sandbox::{SandboxKind, TraceMode, make_executor};
+use crate::plus::rejudge::judge_runs;
+use crate::sandbox::{SandboxKind, TraceMode};
 use crate::store::Home;
 
 #[derive(Debug, Clone, Args)]
@@ -304,42 +304,12 @@ pub struct PlusArgs {
 }
 
 impl PlusArgs {
-    /// Adds the plus column to each run that has a plus dataset; a run that has none is said and
-    /// left without one.
+    /// Adds the plus column to each run that has a plus dataset (`plus::rejudge::judge_runs`).
     pub async fn judge(&self, home: &Home, data_dir: Option<&std::path::Path>, runs: &mut [RunData]) -> anyhow::Result<()> {
         if !self.plus && self.plus_dataset.is_none() {
             return Ok(());
         }
-        let mut executor = None;
-        // Each plus dataset loaded once, however many runs are judged on it (an experiment's).
-        let mut loaded: std::collections::HashMap<String, LoadedDataset> = std::collections::HashMap::new();
-        for run in runs.iter_mut() {
-            let name = match &self.plus_dataset {
-                None => crate::plus::rejudge::plus_name_of(&run.manifest.dataset.name),
-                Some(named) => named.clone(),
-            };
-            if !loaded.contains_key(&name) {
-                match resolve_dataset(&name, data_dir).and_then(|(n, path)| load_dataset(&n, &path, DEFAULT_SPLIT_SEED)) {
-                    Ok(plus) => {
-                        loaded.insert(name.clone(), plus);
-                    }
-                    Err(e) if self.plus_dataset.is_none() => {
-                        eprintln!("run {}: no plus dataset ({e})", run.manifest.run_id);
-                        continue;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            let plus = &loaded[&name];
-            let executor = match &executor {
-                Some(e) => std::sync::Arc::clone(e),
-                None => executor
-                    .insert(make_executor(SandboxKind::Wasm, &|line| eprintln!("{line}"))?)
-                    .clone(),
-            };
-            run.plus = Some(rejudge(home, run, plus, executor, crate::sandbox::cores()).await?);
-        }
-        Ok(())
+        judge_runs(home, data_dir, runs, self.plus_dataset.as_deref()).await
     }
 }
 

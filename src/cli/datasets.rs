@@ -2,18 +2,14 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Context;
 use clap::Subcommand;
 
 use super::args::Tasks;
-use futures::StreamExt;
 
 use crate::dataset::{CATALOG, DEFAULT_SPLIT_SEED, Task, load_dataset, provenance, resolve_dataset};
-use crate::engine::{Suite, suite_tests};
-use crate::sandbox::{Executor, Job, Limits, RunReport, SandboxKind, TestStatus, make_executor};
+use crate::sandbox::{SandboxKind, make_executor};
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetsCommand {
@@ -150,222 +146,26 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             timeout,
         } => {
             let mut ds = which.load(data_dir)?;
-            let name = ds.name.clone();
-            let tasks: Vec<Arc<Task>> = std::mem::take(&mut ds.tasks).into_iter().map(Arc::new).collect();
-            let with_solution: Vec<Arc<Task>> = tasks.iter().filter(|t| t.canonical.is_some()).cloned().collect();
-            if with_solution.is_empty() {
-                println!("{name}: {} tasks, none has a canonical solution; nothing to verify", tasks.len());
+            if !ds.tasks.iter().any(|t| t.canonical.is_some()) {
+                println!(
+                    "{}: {} tasks, none has a canonical solution; nothing to verify",
+                    ds.name,
+                    ds.tasks.len()
+                );
                 return Ok(ExitCode::SUCCESS);
             }
             let executor = make_executor(sandbox, &|line| eprintln!("{line}"))?;
-            let limits = Arc::new(match timeout {
-                Some(secs) => Limits {
-                    per_test: std::time::Duration::from_secs_f64(secs),
-                    ..Limits::default()
-                },
-                None => Limits::default().with_measured(&ds, tasks.iter().map(|t| t.id.as_str())),
-            });
-            // An impossible variant's recorded test fails its reference by design: the visible
-            // suite checks out when that test, and only that one, fails.
-            let made_to_fail: Arc<std::collections::HashMap<String, usize>> = Arc::new(if ds.impossible {
-                crate::plus::impossible::read_contradictions(&ds.path)?
-                    .into_iter()
-                    .map(|(id, c)| (id, c.visible_index))
-                    .collect()
-            } else {
-                Default::default()
-            });
             let parallel = which.concurrency.unwrap_or_else(crate::sandbox::cores);
-            let started = Instant::now();
-            let outcomes: Vec<Checked> = futures::stream::iter(with_solution)
-                .map(|task| {
-                    let executor = executor.clone();
-                    let limits = limits.clone();
-                    let made_to_fail = made_to_fail.get(&task.id).copied();
-                    tokio::spawn(async move {
-                        let limits = limits.for_task(&task.id);
-                        let hidden = verify_suite(&*executor, &task, Suite::Hidden, &limits, None).await;
-                        let visible = verify_suite(&*executor, &task, Suite::Visible, &limits, made_to_fail).await;
-                        Checked { task, hidden, visible }
-                    })
-                })
-                .buffer_unordered(parallel)
-                .collect::<Vec<_>>()
-                .await
-                .into_iter()
-                // A check that stopped is an error, not a task left out of the counts.
-                .collect::<Result<_, _>>()
-                .context("a reference's check stopped")?;
-            let (broken, counted): (Vec<&Checked>, Vec<&Checked>) = outcomes.iter().partition(|o| ds.broken_reason(&o.task.id).is_some());
-            println!(
-                "{name}: {} tasks with a canonical solution ({} without) in {:.1}s ({} sandbox, {})",
-                outcomes.len(),
-                tasks.len() - outcomes.len(),
-                started.elapsed().as_secs_f64(),
-                executor.name(),
-                match (timeout, &limits.per_task_from) {
-                    (Some(secs), _) => format!("{secs} s per test"),
-                    (None, Some(source)) => format!("each task's measured limit, {source}"),
-                    (None, None) => format!("{} s per test: no measured limits", Limits::default().per_test.as_secs_f64()),
-                }
-            );
-            let count = |pick: fn(&Checked) -> Verdict, v: Verdict| counted.iter().filter(|o| pick(o) == v).count();
-            let hidden = |o: &Checked| o.hidden.0;
-            let visible = |o: &Checked| o.visible.0;
-            println!(
-                "  hidden tests:  {} passed, {} failed, {} errored",
-                count(hidden, Verdict::Passed),
-                count(hidden, Verdict::Failed),
-                count(hidden, Verdict::Errored)
-            );
-            println!(
-                "  visible tests: {} passed, {} failed, {} errored{}",
-                count(visible, Verdict::Passed),
-                count(visible, Verdict::Failed),
-                count(visible, Verdict::Errored),
-                if ds.impossible {
-                    " (an impossible dataset: passed = every visible test passes but the one made to contradict the task, which fails, as it was made to)"
-                } else {
-                    ""
-                }
-            );
-            let passes = |o: &Checked| o.hidden.0 == Verdict::Passed && o.visible.0 == Verdict::Passed;
-            if !broken.is_empty() {
-                println!(
-                    "  excluded, broken in the data ({}; {}):",
-                    broken.len(),
-                    crate::dataset::sidecar_path(&ds.path, crate::dataset::BROKEN_SUFFIX).display()
-                );
-                let mut broken = broken.clone();
-                broken.sort_by(|a, b| a.task.id.cmp(&b.task.id));
-                for o in broken {
-                    let stale = if passes(o) {
-                        " [its reference now passes: the list is out of date]"
-                    } else {
-                        ""
-                    };
-                    println!("    {}: {}{stale}", o.task.id, ds.broken_reason(&o.task.id).unwrap_or_default());
-                }
-            }
-            let mut bad: Vec<String> = counted
-                .iter()
-                .filter(|o| !passes(o))
-                .map(|o| {
-                    let mut line = format!("{} (hidden {:?}, visible {:?})", o.task.id, o.hidden.0, o.visible.0);
-                    if verbose {
-                        let detail = if o.hidden.0 != Verdict::Passed { &o.hidden.1 } else { &o.visible.1 };
-                        line.push_str(&format!(": {detail}"));
-                    }
-                    line
-                })
-                .collect();
-            bad.sort();
-            if bad.is_empty() {
-                println!("  every reference not listed as broken passes");
-                return Ok(ExitCode::SUCCESS);
-            }
-            if verbose {
-                for b in &bad {
-                    println!("  not passing: {b}");
-                }
-            } else {
-                println!("  not passing: {}", bad.join(", "));
+            let verified = crate::plus::verify::verify(&mut ds, executor, timeout, parallel, verbose).await?;
+            for line in verified.lines(verbose) {
+                println!("{line}");
             }
             // A reference that fails and is not known broken is a harness (or data) problem to look at.
-            Ok(ExitCode::FAILURE)
+            Ok(if verified.not_passing.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
-    }
-}
-
-/// One task's canonical solution against both suites: verdict and the first problem seen.
-struct Checked {
-    task: Arc<Task>,
-    hidden: (Verdict, String),
-    visible: (Verdict, String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    Passed,
-    Failed,
-    Errored,
-}
-
-/// `made_to_fail`: the index of a visible test made to contradict the task (an impossible
-/// dataset's), whose failure, alone, is the suite checking out.
-async fn verify_suite(
-    executor: &dyn Executor,
-    task: &Task,
-    suite: Suite,
-    limits: &Limits,
-    made_to_fail: Option<usize>,
-) -> (Verdict, String) {
-    let code = task.canonical.as_deref().unwrap_or_default();
-    let tests = suite_tests(task, suite);
-    let job = Job {
-        code,
-        kind: &task.kind,
-        entry_point: &task.entry_point,
-        tests,
-        limits,
-    };
-    match executor.run(job).await {
-        Ok(report) => match made_to_fail {
-            Some(index) => as_made(&report, tests, index),
-            None => (classify(&report), first_problem(&report, tests)),
-        },
-        Err(e) => (Verdict::Errored, e.to_string()),
-    }
-}
-
-/// An impossible task's visible suite: passed when the test made to contradict the task fails
-/// and every other one passes.
-fn as_made(report: &RunReport, tests: &[crate::dataset::TestCase], index: usize) -> (Verdict, String) {
-    let made = report.tests.iter().find(|t| t.index == index);
-    let others_pass = report
-        .tests
-        .iter()
-        .filter(|t| t.index != index)
-        .all(|t| t.status == TestStatus::Passed);
-    match made.map(|t| t.status) {
-        Some(TestStatus::Failed) if others_pass => (Verdict::Passed, String::new()),
-        Some(TestStatus::Passed) => (
-            Verdict::Failed,
-            format!(
-                "the reference passes the test made to contradict the task (visible test {})",
-                index + 1
-            ),
-        ),
-        _ if made.is_none() => (Verdict::Errored, format!("no visible test {} to fail as made", index + 1)),
-        _ => {
-            let detail = first_problem(report, tests);
-            (classify(report), detail)
-        }
-    }
-}
-
-/// The first test that did not pass, as one line.
-fn first_problem(report: &RunReport, tests: &[crate::dataset::TestCase]) -> String {
-    let Some(t) = report.tests.iter().find(|t| t.status != TestStatus::Passed) else {
-        return String::new();
-    };
-    let label = tests.get(t.index).map(|c| c.label()).unwrap_or_default();
-    let mut s = format!("{:?} `{}`", t.status, label.chars().take(120).collect::<String>());
-    if let Some(g) = &t.got {
-        s.push_str(&format!(" got {g}"));
-    }
-    if let Some(x) = &t.exc_type {
-        s.push_str(&format!(" {x}: {}", t.exc_msg.as_deref().unwrap_or("")));
-    }
-    s
-}
-
-fn classify(report: &RunReport) -> Verdict {
-    if report.all_passed() {
-        Verdict::Passed
-    } else if report.tests.iter().any(|t| t.status == TestStatus::Failed) {
-        Verdict::Failed
-    } else {
-        Verdict::Errored
     }
 }

@@ -2,6 +2,7 @@
 //! starts the engine and subscribes a printer to the event stream.
 
 mod args;
+mod bench_cmd;
 mod bench_real;
 mod compare;
 mod datasets;
@@ -110,7 +111,7 @@ pub enum Command {
     Fix(fix::FixArgs),
     /// Benchmarks run by rgd itself
     #[command(subcommand)]
-    Bench(repo_cmd::BenchCommand),
+    Bench(bench_cmd::BenchCommand),
     /// Sweeps on a Slurm cluster: a job array of shards and a merge job; status; resubmission
     #[command(subcommand)]
     Slurm(slurm_cmd::SlurmCommand),
@@ -316,7 +317,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let llm = args.llm.clone();
             fix::execute(&home, cli.config.as_deref(), &llm, args).await
         }
-        Command::Bench(cmd) => repo_cmd::bench(&home, cmd, cli.config.as_deref()).await,
+        Command::Bench(cmd) => bench_cmd::bench(&home, cmd, cli.config.as_deref()).await,
         Command::Datasets(cmd) => datasets::execute(cli.data_dir.as_deref(), cmd).await,
         Command::Sandbox(cmd) => sandbox_cmd::execute(cmd).await,
         Command::Demo(args) => {

@@ -28,6 +28,21 @@ pub struct AttemptSettings {
     pub tui: bool,
 }
 
+impl AttemptSettings {
+    /// `plan`'s run with the command-line defaults for the rest: the default split, no
+    /// iteration bound of its own, lines printed, nothing exported.
+    pub fn new(plan: RunPlan) -> AttemptSettings {
+        AttemptSettings {
+            plan,
+            split_seed: crate::dataset::DEFAULT_SPLIT_SEED,
+            max_iters: None,
+            json: false,
+            out: None,
+            tui: false,
+        }
+    }
+}
+
 /// A last check of the program about to be written, in a fresh place (`Err` says why not).
 pub type Verify<'a> = &'a (dyn Fn(&str) -> anyhow::Result<()> + Sync);
 

@@ -4,8 +4,10 @@
 //! experiments) hands its prepared run to `execute`.
 
 pub mod attempt;
+pub mod bench_fix;
 pub mod control;
 pub mod exit;
+pub mod fix;
 pub mod merged;
 pub mod print;
 

@@ -17,7 +17,7 @@ use crate::repo::localise::localise;
 use crate::repo::render::{estimate_tokens, render_context};
 use crate::repo::retrieve::Readiness;
 use crate::repo::task::{RepoTaskSpec, repo_task};
-use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::testrun::ProjectTests;
 use crate::repo::{IndexReport, Query, RepoIndex, Stream, embedder};
 use crate::store::Home;
 
@@ -61,6 +61,31 @@ pub struct RetrievalArgs {
     /// Tokens the context block may take (estimated as characters / 4)
     #[arg(long, default_value_t = 2000, value_parser = crate::validate::parse_count)]
     pub budget: usize,
+}
+
+impl Default for RetrievalArgs {
+    /// The flags' defaults, for a command that retrieves without a command line of its own.
+    fn default() -> Self {
+        RetrievalArgs {
+            streams: vec![Stream::Graph, Stream::Bm25, Stream::Code, Stream::Description],
+            augment: false,
+            rerank: None,
+            budget: 2000,
+        }
+    }
+}
+
+impl RepoSolveArgs {
+    /// The flags' defaults with `python` as the tests' interpreter.
+    pub fn with_python(python: Option<PathBuf>) -> RepoSolveArgs {
+        RepoSolveArgs {
+            no_context: false,
+            context_k: 10,
+            python,
+            allow_in_process: false,
+            retrieval: RetrievalArgs::default(),
+        }
+    }
 }
 
 /// A progress bar on stderr that shows itself only once the work has taken a second (a warm
@@ -376,28 +401,13 @@ pub fn verifier<'a>(
     all: &'a [String],
     allow_in_process: bool,
 ) -> impl Fn(&str) -> anyhow::Result<()> + Sync + 'a {
-    move |program: &str| match rerun(runner, root, file, name, all, program)? {
+    move |program: &str| match runner.rerun(root, file, name, all, program)? {
         Some(why) if !allow_in_process => anyhow::bail!(
             "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
             crate::repo::isolate::Isolation::BEST_EFFORT
         ),
         _ => Ok(()),
     }
-}
-
-/// `verifier`'s check of one program: `Err` when a test fails, else why its verdict was reached
-/// with the program in the tests' process (unverified), when it was.
-pub fn rerun(runner: &ProjectTests, root: &Path, file: &str, name: &str, all: &[String], program: &str) -> anyhow::Result<Option<String>> {
-    let spec = RunSpec {
-        replace: Some((file, program)),
-        target: Some(name),
-        ids: all,
-        withhold: &[],
-    };
-    let run = runner.run(root, &spec, TestLimits::default())?;
-    run.all_passed()
-        .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
-    Ok(run.isolation.best_effort().map(str::to_string))
 }
 
 /// A project and some of its failing tests (`rgd locate`, `rgd fix`).

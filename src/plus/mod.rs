@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod rejudge;
 pub mod strength;
 pub mod timing;
+pub mod verify;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -120,3 +120,40 @@ fn cache_path(home: &Home, run_id: &str, sha256: &str) -> PathBuf {
         .join("plus")
         .join(format!("{}.json", &sha256[..sha256.len().min(16)]))
 }
+
+/// Adds the plus column to each of `runs`: judged on `named`, else on its dataset's plus version
+/// (`humaneval` -> `humaneval-plus`); a run whose dataset has no plus version is said and left
+/// without one. Each plus dataset is loaded once, however many runs are judged on it.
+pub async fn judge_runs(home: &Home, data_dir: Option<&Path>, runs: &mut [RunData], named: Option<&str>) -> anyhow::Result<()> {
+    let mut executor: Option<Arc<dyn Executor>> = None;
+    let mut loaded: std::collections::HashMap<String, LoadedDataset> = std::collections::HashMap::new();
+    for run in runs.iter_mut() {
+        let name = match named {
+            None => plus_name_of(&run.manifest.dataset.name),
+            Some(named) => named.to_string(),
+        };
+        if !loaded.contains_key(&name) {
+            match resolve_dataset(&name, data_dir).and_then(|(n, path)| load_dataset(&n, &path, crate::dataset::DEFAULT_SPLIT_SEED)) {
+                Ok(plus) => {
+                    loaded.insert(name.clone(), plus);
+                }
+                Err(e) if named.is_none() => {
+                    eprintln!("run {}: no plus dataset ({e})", run.manifest.run_id);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let plus = &loaded[&name];
+        let executor = match &executor {
+            Some(e) => Arc::clone(e),
+            None => executor
+                .insert(crate::sandbox::make_executor(crate::sandbox::SandboxKind::Wasm, &|line| {
+                    eprintln!("{line}")
+                })?)
+                .clone(),
+        };
+        run.plus = Some(rejudge(home, run, plus, executor, crate::sandbox::cores()).await?);
+    }
+    Ok(())
+}

@@ -189,6 +189,70 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
+/// The bench's report: a row per project (functions isolated, outcomes that differ, the median
+/// time ratio), the fallback causes, then every function not isolated and every outcome that
+/// differs.
+pub fn table(projects: &[ProjectParity], confinement: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
+    let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
+    let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
+    let ratio = |fs: &[&&FunctionParity]| median(fs.iter().map(|f| f.seconds_isolated / f.seconds_in_process.max(1e-3)).collect());
+    out.push(format!("confinement: {}", confinement));
+    out.push("| project | functions | isolated | tests (isolated) | outcomes differ | isolated / in-process time (median) |".to_string());
+    out.push("| --- | --- | --- | --- | --- | --- |".to_string());
+    for p in projects {
+        if let Some(why) = &p.skipped {
+            out.push(format!("| {} | - | - | - | - | not measured: {why} |", p.name));
+            continue;
+        }
+        let iso: Vec<_> = p.functions.iter().filter(|f| f.not_isolated.is_none()).collect();
+        out.push(format!(
+            "| {} | {} | {} | {} | {} | {:.2}x |",
+            p.name,
+            p.functions.len(),
+            iso.len(),
+            iso.iter().map(|f| f.tests).sum::<usize>(),
+            iso.iter().map(|f| f.differ.len()).sum::<usize>(),
+            ratio(&iso.iter().collect::<Vec<_>>())
+        ));
+    }
+    out.push(format!(
+        "| all | {} | {} ({:.0}%) | {} | {differ} | {:.2}x |",
+        all.len(),
+        isolated.len(),
+        100.0 * isolated.len() as f64 / all.len().max(1) as f64,
+        isolated.iter().map(|f| f.tests).sum::<usize>(),
+        ratio(&isolated)
+    ));
+    // What each remaining cause of the tests' process cost, in functions.
+    let mut causes: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for f in all.iter().filter(|f| f.not_isolated.is_some()) {
+        *causes.entry(f.cause.as_deref().unwrap_or("unknown")).or_default() += 1;
+    }
+    if !causes.is_empty() {
+        out.push(String::new());
+        out.push("| fallback cause | functions |".to_string());
+        out.push("| --- | --- |".to_string());
+        for (cause, n) in &causes {
+            out.push(format!("| {cause} | {n} |"));
+        }
+    }
+    for f in &all {
+        if let Some(why) = &f.not_isolated {
+            out.push(format!(
+                "in-process ({}): {}: {why}",
+                f.cause.as_deref().unwrap_or("unknown"),
+                f.target
+            ));
+        }
+        for (id, a, b, message) in &f.differ {
+            out.push(format!("differs: {} {id}: in-process {a}, isolated {b}: {message}", f.target));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

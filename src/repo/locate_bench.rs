@@ -199,3 +199,39 @@ pub fn run(
     }
     Ok(out)
 }
+
+/// The bench's report: per project and overall, top-1/3/5 of the mutated function by each signal.
+pub fn table(projects: &[ProjectLocated]) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push("| project | mutants | survived | located | ochiai top-1 | top-5 | call tree top-1 | top-5 | retrieval top-1 | top-5 | line ochiai top-1 | top-5 | rgd top-1 | top-3 | top-5 | s per mutant |".to_string());
+    out.push(format!("|{}", " --- |".repeat(16)));
+    let mut row = |name: &str, tried: usize, survived: usize, l: &[&Located]| {
+        let secs = l.iter().map(|x| x.seconds).sum::<f64>() / l.len().max(1) as f64;
+        out.push(format!(
+            "| {name} | {tried} | {survived} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {secs:.1} |",
+            l.len(),
+            top(l, 1, |x| x.ochiai),
+            top(l, 5, |x| x.ochiai),
+            top(l, 1, |x| x.call_tree),
+            top(l, 5, |x| x.call_tree),
+            top(l, 1, |x| x.retrieval),
+            top(l, 5, |x| x.retrieval),
+            top(l, 1, |x| x.lines),
+            top(l, 5, |x| x.lines),
+            top(l, 1, |x| x.combined),
+            top(l, 3, |x| x.combined),
+            top(l, 5, |x| x.combined),
+        ));
+    };
+    for p in projects {
+        row(&p.name, p.tried, p.survived, &p.located.iter().collect::<Vec<_>>());
+    }
+    let all: Vec<&Located> = projects.iter().flat_map(|p| &p.located).collect();
+    row(
+        "all",
+        projects.iter().map(|p| p.tried).sum(),
+        projects.iter().map(|p| p.survived).sum(),
+        &all,
+    );
+    out
+}

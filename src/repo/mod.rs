@@ -8,7 +8,7 @@ pub mod chunks;
 pub mod confine;
 pub mod copies;
 pub mod executor;
-pub mod fix_event;
+pub mod fix;
 pub mod graph;
 pub mod index;
 pub mod index_check;

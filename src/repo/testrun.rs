@@ -354,6 +354,23 @@ impl ProjectTests {
         self.run_recording(root, spec, limits, None)
     }
 
+    /// Before a program is taken (written, or counted as a fix): every test of `all` passes
+    /// again in a fresh copy of `root` with `program` as `file`, the function `name` in a process
+    /// of its own. `Err` when a test fails; else why the verdict was reached with the program in
+    /// the tests' process (unverified), when it was.
+    pub fn rerun(&self, root: &Path, file: &str, name: &str, all: &[String], program: &str) -> anyhow::Result<Option<String>> {
+        let spec = RunSpec {
+            replace: Some((file, program)),
+            target: Some(name),
+            ids: all,
+            withhold: &[],
+        };
+        let run = self.run(root, &spec, TestLimits::default())?;
+        run.all_passed()
+            .map_err(|why| anyhow::anyhow!("run again in a fresh copy: {why}"))?;
+        Ok(run.isolation.best_effort().map(str::to_string))
+    }
+
     /// `run` with the program in the tests' process whatever it is (the in-process side of `rgd
     /// bench verdicts --isolation`), labelled so.
     pub fn run_in_process(&self, root: &Path, spec: &RunSpec<'_>, limits: TestLimits) -> anyhow::Result<TestRun> {

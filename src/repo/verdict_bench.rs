@@ -143,6 +143,43 @@ pub fn run(cache: &Path, set: &'static [Project], runner: &ProjectTests, report:
     Ok(out)
 }
 
+/// The bench's report: a row per project and half, then every test that did not pass, with why.
+pub fn table(projects: &[ProjectVerdicts], confinement: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(format!("confinement: {}", confinement));
+    out.push("| project | the program (target) | half | tests | passed | tampered | seconds |".to_string());
+    out.push("| --- | --- | --- | --- | --- | --- | --- |".to_string());
+    for p in projects {
+        if let Some(why) = &p.skipped {
+            out.push(format!("| {} | - | - | - | - | not measured: {why} | - |", p.name));
+        }
+        for (name, h) in [("visible", &p.visible), ("hidden", &p.hidden)] {
+            let Some(h) = h else { continue };
+            out.push(format!(
+                "| {} | {} | {name} | {} | {} | {} | {:.1} |",
+                p.name,
+                p.target,
+                h.tests,
+                h.passed,
+                match h.tampered.len() {
+                    0 => "no".to_string(),
+                    1..=3 => h.tampered.join("; "),
+                    n => format!("{} (and {} more)", h.tampered[..3].join("; "), n - 3),
+                },
+                h.seconds
+            ));
+        }
+    }
+    for p in projects {
+        for h in [&p.visible, &p.hidden].into_iter().flatten() {
+            for (id, status, message) in &h.not_passed {
+                out.push(format!("not passed: {} {id}: {status} {message}", p.name));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

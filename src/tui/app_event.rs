@@ -53,7 +53,7 @@ pub enum AppEvent {
         hits: Result<Vec<crate::store::RunHit>, String>,
     },
     /// What `rgd fix` reports (the fix runs outside the view: `tui::watch_fix`).
-    Fix(crate::repo::fix_event::FixEvent),
+    Fix(crate::repo::fix::event::FixEvent),
 }
 
 pub type JobSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;

@@ -1,10 +1,10 @@
 //! `rgd fix --tui`: the fix's own state beside the attempt being watched. It holds the suspects
 //! (ranked), every attempt with its outcome, the notes, and the end with its diff, all from the
-//! fix's events (`repo::fix_event`), the same the headless printer prints. Each attempt's run is
+//! fix's events (`repo::fix::event`), the same the headless printer prints. Each attempt's run is
 //! followed through its journal like a detached run, so the run's panes are the usual ones (the
 //! app does that when `next` says so).
 
-use crate::repo::fix_event::{FixEvent, Suspect};
+use crate::repo::fix::event::{FixEvent, Suspect};
 
 /// One attempt: a function repaired (on top of a pair's first, if any), and how it ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -224,7 +224,7 @@ async fn finish_live(app: &mut App) -> anyhow::Result<Option<RunSummary>> {
 /// user quits; closing the channel (the fix ended) leaves it open.
 pub fn watch_fix(
     home: Home,
-    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::repo::fix_event::FixEvent>,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::repo::fix::event::FixEvent>,
 ) -> std::thread::JoinHandle<anyhow::Result<()>> {
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

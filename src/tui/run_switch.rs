@@ -123,7 +123,7 @@ impl App {
     }
     /// `rgd fix --tui`: the panel takes the event; a new attempt's run is followed from its
     /// start (its task opened), and the end pops up.
-    pub(super) fn fix_event(&mut self, event: crate::repo::fix_event::FixEvent) {
+    pub(super) fn fix_event(&mut self, event: crate::repo::fix::event::FixEvent) {
         let Some(panel) = self.fix.as_mut() else { return };
         match panel.next(event) {
             Some(super::fix_panel::Next::Follow { run_id, task_id }) => {

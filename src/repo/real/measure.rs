@@ -372,6 +372,51 @@ pub fn summary(results: &[Measured]) -> Summary {
     }
 }
 
+impl Summary {
+    /// The summary as the bench prints it: how many located, the two rankings, the repairs.
+    pub fn lines(&self, set: &str) -> Vec<String> {
+        let mut out = vec![format!(
+            "{set} set: {} instances from {} projects located ({} could not be; {} without the faulty function among the suspects) in {:.0}s",
+            self.instances, self.projects, self.errors, self.unranked, self.seconds
+        )];
+        // With nothing located there is no ranking to show (an empty sum would print as -0.000).
+        if self.instances > 0 {
+            out.push(format!(
+                "{:<16} {:>6} {:>6} {:>6} {:>10}",
+                "ranking", "top-1", "top-3", "top-5", "mean rank"
+            ));
+            for (name, top, mean) in [
+                ("rgd locate", self.rgd, self.rgd_mean_rank),
+                ("Ochiai alone", self.ochiai, self.ochiai_mean_rank),
+            ] {
+                out.push(format!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]));
+            }
+        }
+        let Some(f) = &self.fix else { return out };
+        let share = |n: usize| n as f64 / f.instances.max(1) as f64;
+        out.push(format!(
+            "rgd fix ({}): {} of {} fixed ({:.3}; {} as released, {} fixed but breaking the suite), {:.0}s, {:.1} calls and {:.0} tokens per instance",
+            f.model,
+            f.fixed,
+            f.instances,
+            share(f.fixed),
+            f.as_released,
+            f.breaking,
+            f.seconds,
+            f.calls,
+            f.tokens
+        ));
+        if f.in_process > 0 {
+            out.push(format!(
+                "  {} unverified ({:.3}): green with the function judged in the tests' process, which rgd cannot vouch for; not counted as fixed",
+                f.in_process,
+                share(f.in_process),
+            ));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

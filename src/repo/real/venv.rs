@@ -156,6 +156,25 @@ fn install(python: &Path, requirements: &[String]) -> Result<(), String> {
     }
 }
 
+/// The suites' interpreter: the one given (`--python`, else `$RGD_PYTHON`) as it is, else the
+/// project's venv with what the release at `tree` names for its tests.
+pub fn suite_runner(
+    cache: &Path,
+    given: Option<&Path>,
+    project: &str,
+    tree: &Path,
+    say: &dyn Fn(&str),
+) -> anyhow::Result<crate::repo::testrun::ProjectTests> {
+    let given = given
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from));
+    let python = match given {
+        Some(p) => p,
+        None => project_python(cache, project, tree, say)?,
+    };
+    crate::repo::testrun::ProjectTests::new(&python)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::locate::Candidate;
+use crate::repo::locate::Candidate;
 
 /// One suspect as shown: where, how sure, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
