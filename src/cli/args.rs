@@ -1,14 +1,12 @@
-//! The flags several commands share, in one place: what every run takes (`CommonArgs`), a
-//! sweep's selection (`SweepArgs`, also a detached sweep's and a Slurm job's), `rgd solve`'s
-//! (`SolveArgs`, with and without `--repo`), `--plus` of `compare` and `report` (`PlusArgs`),
-//! and the dataset commands' tasks (`Tasks`).
+//! The flags several commands share, in one place: what every run takes (`CommonArgs`),
+//! `--plus` of `compare` and `report` (`PlusArgs`), and the dataset commands' tasks (`Tasks`).
+//! A command's own flags are beside it (`run::SweepArgs`, `solve::SolveArgs`).
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use crate::analysis::RunData;
-use crate::config::LlmArgs;
 use crate::dataset::{DEFAULT_SPLIT_SEED, LoadedDataset, load_dataset, resolve_dataset};
 use crate::engine::{SelfDebugFeedback, Strategy};
 use crate::launch::RunPlan;
@@ -225,45 +223,6 @@ pub(super) fn debugger(
     Some(std::sync::Arc::new(crate::engine::Control::new(breakpoints)))
 }
 
-#[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// Dataset name or JSONL path (not needed with --resume)
-    #[arg(long, required_unless_present = "resume")]
-    pub dataset: Option<String>,
-    /// Comma-separated task ids
-    #[arg(long, value_delimiter = ',')]
-    pub tasks: Vec<String>,
-    /// Only the first N tasks
-    #[arg(long, value_parser = crate::validate::parse_count)]
-    pub limit: Option<usize>,
-    /// Leave out the tasks the dataset lists as broken in the data (`<stem>.broken.toml`
-    /// beside it; `rgd datasets verify` shows them); the run records which
-    #[arg(long, conflicts_with = "resume")]
-    pub exclude_broken: bool,
-    /// Tasks worked on at once
-    #[arg(long, value_parser = crate::validate::parse_count)]
-    pub concurrency: Option<usize>,
-    /// Continue a killed or interrupted run: finished tasks are kept, the rest run
-    #[arg(long, conflicts_with_all = ["dataset", "tasks", "limit"])]
-    pub resume: Option<String>,
-    /// Run in the background, independent of this terminal; with --tui, watch it (closing the
-    /// TUI then leaves it running)
-    #[arg(long, conflicts_with = "json")]
-    pub detach: bool,
-    /// Run the K-th of N parts of the selected tasks (0-based, by task order): one shard of a
-    /// sweep split across machines, merged later with `rgd runs merge`
-    #[arg(long, value_name = "K/N", value_parser = crate::engine::Shard::parse, conflicts_with = "resume")]
-    pub shard: Option<crate::engine::Shard>,
-    /// A shard's memory pool starts from this snapshot (JSON lines, as `rgd memory export`
-    /// writes; `rgd slurm submit` writes one for all shards) instead of the main pool as it is now
-    #[arg(long, value_name = "FILE", requires = "shard")]
-    pub memory_snapshot: Option<PathBuf>,
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-}
-
 /// Which tasks of which dataset a command works on, and how many at once.
 #[derive(Debug, clap::Args)]
 pub struct Tasks {
@@ -311,41 +270,4 @@ impl PlusArgs {
         }
         judge_runs(home, data_dir, runs, self.plus_dataset.as_deref()).await
     }
-}
-
-#[derive(Debug, Args)]
-pub struct SolveArgs {
-    /// The Python file holding the function (or --repo and --target)
-    #[arg(required_unless_present = "repo", conflicts_with = "repo")]
-    pub file: Option<PathBuf>,
-    /// The function to write (a stub with a docstring) or repair (code)
-    #[arg(long, required_unless_present = "repo", conflicts_with = "repo")]
-    pub entry: Option<String>,
-    /// A Python project: work on its function --target, tested by the project's own tests
-    /// (pytest) in a throw-away copy, with context retrieved from the project
-    #[arg(long, requires = "target")]
-    pub repo: Option<PathBuf>,
-    /// With --repo: the function, as path/to/mod.py::name or path/to/mod.py::Class.method
-    #[arg(long, requires = "repo")]
-    pub target: Option<String>,
-    /// Visible tests: a file of assert lines or pytest-style test_* functions (no fixtures); with
-    /// --repo a pytest selection as you would write it after `pytest` (paths, node ids, -k EXPR;
-    /// default -k NAME)
-    #[arg(long, allow_hyphen_values = true)]
-    pub tests: Option<String>,
-    /// Hidden tests, in the same form: they decide success and no agent ever sees them
-    #[arg(long, allow_hyphen_values = true)]
-    pub hidden: Option<String>,
-    /// Put the result in the file once it passed (the old file is kept as FILE.orig)
-    #[arg(long)]
-    pub write: bool,
-    /// Only print the outcome and the diff
-    #[arg(long)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub repo_args: crate::launch::project::RepoSolveArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
 }

@@ -7,7 +7,7 @@ use std::process::{ExitCode, Stdio};
 
 use anyhow::Context;
 
-use super::args::SweepArgs;
+use super::run::SweepArgs;
 use crate::store::Home;
 
 pub async fn detach(home: &Home, args: &SweepArgs) -> anyhow::Result<ExitCode> {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::stderr_line;
@@ -113,24 +113,7 @@ impl RunArgs {
         spec.allow_flag |= self.allow_flag;
         // A file's numbers get the checks the flags get.
         let from = self.file.as_ref().map_or("--".to_string(), |f| format!("{}: ", f.display()));
-        let check = |name: &str, value: Option<usize>, max: usize| match value {
-            Some(v) => crate::validate::count(v, 1, max)
-                .map(|_| ())
-                .map_err(|e| anyhow::anyhow!("{from}{name}: {e}")),
-            None => Ok(()),
-        };
-        check("concurrency", spec.concurrency, crate::validate::MAX_COUNT)?;
-        check("limit", spec.limit, usize::MAX)?;
-        check("max_iters", spec.max_iters.map(|n| n as usize), crate::validate::MAX_ITERS as usize)?;
-        for s in &spec.strategies {
-            if Strategy::from_name(s).is_none() {
-                let known: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
-                bail!("unknown strategy {s:?} (known: {})", known.join(", "));
-            }
-        }
-        if spec.datasets.is_empty() || spec.strategies.is_empty() {
-            bail!("an experiment needs at least one dataset and one strategy");
-        }
+        spec.check(&from)?;
         Ok(spec)
     }
 }

@@ -12,16 +12,19 @@ mod datasets_plus;
 mod demo;
 mod detach;
 mod doctor;
+mod doctor_parts;
 mod eval;
 mod experiment;
 mod fix;
 mod locate;
+mod logging;
 mod memory_cmd;
 mod relaunch;
 mod repo_cmd;
 mod report;
 mod run;
 mod runs;
+mod runs_show;
 mod sandbox_cmd;
 mod shell;
 mod slurm_cmd;
@@ -73,14 +76,14 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run RGD on a whole dataset (or a subset), with a progress bar; resumable
     #[command(after_help = exit::TABLE)]
-    Sweep(args::SweepArgs),
+    Sweep(run::SweepArgs),
     /// Go on with one task of a recorded run from the start of an iteration, under other settings
     /// (--model, --temperature, --max-iters): the earlier iterations are replayed, not paid again
     Fork(run::ForkArgs),
     /// Let the agents write or repair a function of your own file, against your tests (or of a
     /// Python project, against its own tests: --repo)
     #[command(after_help = exit::TABLE)]
-    Solve(args::SolveArgs),
+    Solve(solve::SolveArgs),
     /// Recorded runs
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -158,21 +161,6 @@ pub enum Command {
     },
 }
 
-impl Cli {
-    fn opens_tui(&self) -> bool {
-        match &self.command {
-            None | Some(Command::Tui { .. } | Command::Replay { .. }) => true,
-            Some(Command::Run(a)) => a.common.tui,
-            Some(Command::Sweep(a)) => a.common.tui,
-            Some(Command::Fork(a)) => a.tui,
-            Some(Command::Solve(a)) => a.common.tui,
-            Some(Command::Fix(a)) => a.common.tui,
-            Some(Command::Demo(a)) => !a.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()),
-            _ => false,
-        }
-    }
-}
-
 pub(crate) use crate::launch::stderr_line;
 
 /// Prints a check (`runs verify`, `memory verify`, `index --verify`) as JSON or as its line; the
@@ -205,30 +193,7 @@ pub fn main() -> ExitCode {
             return exit::code(if e.use_stderr() { exit::USAGE } else { exit::OK });
         }
     };
-    // async-openai logs each failed answer it cannot parse; rgd records every failed attempt as an
-    // event with the server's own message, so its lines would only repeat that, badly.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RGD_LOG").unwrap_or_else(|_| "warn,async_openai=off,sled=off".into());
-    // Log lines would write over a terminal UI: while one is open they go to a file instead.
-    let log_file = cli
-        .opens_tui()
-        .then(|| {
-            let dir = crate::store::Home::resolve(cli.home.as_deref()).root.join("logs");
-            std::fs::create_dir_all(&dir).ok()?;
-            std::fs::OpenOptions::new().create(true).append(true).open(dir.join("tui.log")).ok()
-        })
-        .flatten();
-    match log_file {
-        Some(file) => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(false)
-            .with_writer(std::sync::Mutex::new(crate::secrets::ScrubWriter(file)))
-            .init(),
-        None => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_writer(|| crate::secrets::ScrubWriter(std::io::stderr()))
-            .init(),
-    }
+    logging::start(&cli);
     // Downloads and builds draw progress bars when someone is watching stderr, except behind a
     // full-screen view that was open from the start (the home screen, replays).
     let full_screen_first = matches!(cli.command, None | Some(Command::Tui { .. } | Command::Replay { .. }));

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use super::args::{CommonArgs, ControlChannel, SweepArgs, debugger, parse_breakpoints};
+use super::args::{CommonArgs, ControlChannel, debugger, parse_breakpoints};
 
 use super::stderr_line;
 use crate::config::{Configured, LlmArgs};
@@ -17,6 +17,45 @@ use crate::front::{Front, execute};
 use crate::launch::{ResumeFrom, RunPlan, load_dataset_named, new_run, resume, select_tasks};
 
 use crate::store::Home;
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Dataset name or JSONL path (not needed with --resume)
+    #[arg(long, required_unless_present = "resume")]
+    pub dataset: Option<String>,
+    /// Comma-separated task ids
+    #[arg(long, value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    /// Only the first N tasks
+    #[arg(long, value_parser = crate::validate::parse_count)]
+    pub limit: Option<usize>,
+    /// Leave out the tasks the dataset lists as broken in the data (`<stem>.broken.toml`
+    /// beside it; `rgd datasets verify` shows them); the run records which
+    #[arg(long, conflicts_with = "resume")]
+    pub exclude_broken: bool,
+    /// Tasks worked on at once
+    #[arg(long, value_parser = crate::validate::parse_count)]
+    pub concurrency: Option<usize>,
+    /// Continue a killed or interrupted run: finished tasks are kept, the rest run
+    #[arg(long, conflicts_with_all = ["dataset", "tasks", "limit"])]
+    pub resume: Option<String>,
+    /// Run in the background, independent of this terminal; with --tui, watch it (closing the
+    /// TUI then leaves it running)
+    #[arg(long, conflicts_with = "json")]
+    pub detach: bool,
+    /// Run the K-th of N parts of the selected tasks (0-based, by task order): one shard of a
+    /// sweep split across machines, merged later with `rgd runs merge`
+    #[arg(long, value_name = "K/N", value_parser = crate::engine::Shard::parse, conflicts_with = "resume")]
+    pub shard: Option<crate::engine::Shard>,
+    /// A shard's memory pool starts from this snapshot (JSON lines, as `rgd memory export`
+    /// writes; `rgd slurm submit` writes one for all shards) instead of the main pool as it is now
+    #[arg(long, value_name = "FILE", requires = "shard")]
+    pub memory_snapshot: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {

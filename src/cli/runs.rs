@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::cluster::MergeOptions;
-use crate::engine::RunSummary;
-use crate::record::{RunState, RunStatus};
-use crate::store::{Home, RunStore, StoreError, export_run};
+use crate::store::{Home, RunStore, export_run};
 use crate::text::fit;
 
 #[derive(Debug, Subcommand)]
@@ -115,201 +113,9 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             let after = crate::store::verify_run(home, &id);
             super::print_check(false, &after, &after.line(), after.is_damaged())
         }
-        RunsCommand::List { json: true } => {
-            for id in home.run_ids() {
-                let (m, status) = match crate::store::listing(home, &id) {
-                    Ok(read) => read,
-                    Err(what) => {
-                        println!("{}", serde_json::json!({"run_id": id, "state": "damaged", "damage": what}));
-                        continue;
-                    }
-                };
-                let (state, finished, solved) = match &status {
-                    Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
-                    None => ("unknown".into(), 0, 0),
-                };
-                let tasks = m.dataset.selected.len();
-                let models: std::collections::BTreeSet<&str> = m.agents.values().map(|p| p.model.as_str()).collect();
-                let line = serde_json::json!({
-                    "run_id": id,
-                    "started": m.created_at,
-                    "dataset": m.dataset.name,
-                    "dataset_sha256": m.dataset.sha256,
-                    "strategy": m.strategy,
-                    "method": m.method(),
-                    "models": models,
-                    "pass_at_1": solved as f64 / tasks.max(1) as f64,
-                    "solved": solved,
-                    "tasks": tasks,
-                    "finished": finished,
-                    "state": state,
-                });
-                println!("{line}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        RunsCommand::List { json: false } => {
-            let ids = home.run_ids();
-            if ids.is_empty() {
-                println!("no runs in {}", home.runs_dir().display());
-            }
-            println!(
-                "{:<26}  {:<12} {:<16} {:<28} {:>7} {:>9}  {:<11} created",
-                "run", "dataset", "method", "model", "tasks", "solved", "state"
-            );
-            let mut damaged = 0;
-            for id in ids {
-                let (m, status) = match crate::store::listing(home, &id) {
-                    Ok(read) => read,
-                    Err(what) => {
-                        damaged += 1;
-                        println!("{id:<26}  damaged: {}", fit(&what, 160));
-                        continue;
-                    }
-                };
-                let (state, finished, solved) = match &status {
-                    Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
-                    None => ("unknown".into(), 0, 0),
-                };
-                println!(
-                    "{:<26}  {:<12} {:<16} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
-                    id,
-                    fit(&m.dataset.name, 12),
-                    fit(&m.method(), 16),
-                    fit(&m.model_shown(), 28),
-                    finished,
-                    m.dataset.selected.len(),
-                    solved,
-                    state,
-                    m.created_at.format("%Y-%m-%d %H:%M")
-                );
-            }
-            if damaged > 0 {
-                println!("{damaged} damaged run(s): `rgd runs verify RUN` says what is damaged, `rgd runs repair RUN` rebuilds one");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        RunsCommand::Show { run_id, events } => {
-            let id = home.find_run(&run_id)?;
-            let store = match RunStore::open(home, &id) {
-                Ok(s) => s,
-                Err(StoreError::Locked(_)) => return show_live(home, &id, events),
-                Err(e) => return Err(e.into()),
-            };
-            if events {
-                for e in store.events() {
-                    println!("{}", serde_json::to_string(&e?)?);
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let m = store.manifest()?;
-            println!("run        {id}");
-            println!(
-                "dataset    {} ({}, sha256 {}…, split seed {})",
-                m.dataset.name,
-                m.dataset.path,
-                m.dataset.sha256.get(..12).unwrap_or(&m.dataset.sha256),
-                m.dataset.split_seed.map_or("-".to_string(), |s| s.to_string())
-            );
-            println!("strategy   {}", m.method());
-            println!("endpoint   {}", m.endpoint);
-            if let Some(served) = &m.served {
-                println!(
-                    "served     {}{}",
-                    if served.models.is_empty() {
-                        "-".to_string()
-                    } else {
-                        served.models.join(", ")
-                    },
-                    served.context_size.map(|n| format!(" (context {n} tokens)")).unwrap_or_default()
-                );
-            }
-            // Only the agents the strategy calls (Direct asks the Debug agent alone).
-            let used = |agent: &str| m.strategy != "direct" || agent == "debug";
-            for (agent, p) in m.agents.iter().filter(|(a, _)| used(a)) {
-                println!(
-                    "{agent:<10} {} (temperature {}, max {} tokens)",
-                    p.model, p.temperature, p.max_tokens
-                );
-            }
-            println!(
-                "iterations {} · concurrency {} · sandbox {} · memory {}",
-                m.max_iters,
-                m.concurrency,
-                m.sandbox,
-                if m.memory.enabled { "on" } else { "off" }
-            );
-            let state = RunStatus::read(&store.dir).map(|s| s.state).unwrap_or(RunState::Interrupted);
-            let results = store.results()?;
-            let summary = RunSummary::compute(
-                &m.run_id,
-                &m.dataset.name,
-                &m.model_label(),
-                &m.dataset.selected,
-                &results,
-                m.max_iters,
-            );
-            println!(
-                "state      {state:?} · {}/{} finished · pass@1 {:.1}%{}{}",
-                summary.finished,
-                summary.tasks,
-                summary.pass_at_1 * 100.0,
-                match summary.unverified {
-                    0 => String::new(),
-                    n => format!(" · {n} unverified (passed in the tests' process, not counted)"),
-                },
-                if summary.intervened > 0 {
-                    format!(
-                        " · {} intervened by hand ({} solved with help, not counted)",
-                        summary.intervened, summary.solved_with_help
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(c) = &summary.impossible {
-                println!("impossible {c}");
-            }
-            if let Some(fork) = &m.fork {
-                println!(
-                    "fork of    {} · {} from iteration {}",
-                    fork.parent_run, fork.task_id, fork.at_iteration
-                );
-            }
-            println!();
-            for id in &m.dataset.selected {
-                match results.iter().find(|r| &r.task_id == id) {
-                    Some(r) => println!(
-                        "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}{}",
-                        r.task_id,
-                        match r.unverified() {
-                            Some(_) => "unverified".to_string(),
-                            None => serde_json::to_value(r.status)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_string))
-                                .unwrap_or_default(),
-                        },
-                        r.iterations,
-                        r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
-                        r.seconds,
-                        match r.impossible {
-                            Some(v) => format!(
-                                "  [{}, hidden {}]",
-                                serde_json::to_value(v.outcome)
-                                    .ok()
-                                    .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                                    .unwrap_or_default(),
-                                if v.hidden_passed { "passed" } else { "failed" }
-                            ),
-                            None => r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
-                        },
-                        if r.intervened { "  [intervened]" } else { "" }
-                    ),
-                    None => println!("  {id:<14} unfinished"),
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        RunsCommand::List { json: true } => list_json(home),
+        RunsCommand::List { json: false } => list_table(home),
+        RunsCommand::Show { run_id, events } => super::runs_show::show(home, &run_id, events),
         RunsCommand::Search { query, limit, json } => {
             let index = crate::store::RunIndex::open(home)?;
             index.update(home)?;
@@ -343,6 +149,84 @@ pub fn execute(home: &Home, cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// One JSON object per run.
+fn list_json(home: &Home) -> anyhow::Result<ExitCode> {
+    for id in home.run_ids() {
+        let (m, status) = match crate::store::listing(home, &id) {
+            Ok(read) => read,
+            Err(what) => {
+                println!("{}", serde_json::json!({"run_id": id, "state": "damaged", "damage": what}));
+                continue;
+            }
+        };
+        let (state, finished, solved) = match &status {
+            Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
+            None => ("unknown".into(), 0, 0),
+        };
+        let tasks = m.dataset.selected.len();
+        let models: std::collections::BTreeSet<&str> = m.agents.values().map(|p| p.model.as_str()).collect();
+        let line = serde_json::json!({
+            "run_id": id,
+            "started": m.created_at,
+            "dataset": m.dataset.name,
+            "dataset_sha256": m.dataset.sha256,
+            "strategy": m.strategy,
+            "method": m.method(),
+            "models": models,
+            "pass_at_1": solved as f64 / tasks.max(1) as f64,
+            "solved": solved,
+            "tasks": tasks,
+            "finished": finished,
+            "state": state,
+        });
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A line per run, newest first, and what to do about a damaged one.
+fn list_table(home: &Home) -> anyhow::Result<ExitCode> {
+    let ids = home.run_ids();
+    if ids.is_empty() {
+        println!("no runs in {}", home.runs_dir().display());
+    }
+    println!(
+        "{:<26}  {:<12} {:<16} {:<28} {:>7} {:>9}  {:<11} created",
+        "run", "dataset", "method", "model", "tasks", "solved", "state"
+    );
+    let mut damaged = 0;
+    for id in ids {
+        let (m, status) = match crate::store::listing(home, &id) {
+            Ok(read) => read,
+            Err(what) => {
+                damaged += 1;
+                println!("{id:<26}  damaged: {}", fit(&what, 160));
+                continue;
+            }
+        };
+        let (state, finished, solved) = match &status {
+            Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
+            None => ("unknown".into(), 0, 0),
+        };
+        println!(
+            "{:<26}  {:<12} {:<16} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
+            id,
+            fit(&m.dataset.name, 12),
+            fit(&m.method(), 16),
+            fit(&m.model_shown(), 28),
+            finished,
+            m.dataset.selected.len(),
+            solved,
+            state,
+            m.created_at.format("%Y-%m-%d %H:%M")
+        );
+    }
+    if damaged > 0 {
+        println!("{damaged} damaged run(s): `rgd runs verify RUN` says what is damaged, `rgd runs repair RUN` rebuilds one");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn verify(home: &Home, runs: &[String], all: bool, json: bool) -> anyhow::Result<ExitCode> {
     let ids = match all {
         true => home.run_ids(),
@@ -361,35 +245,4 @@ fn verify(home: &Home, runs: &[String], all: bool, json: bool) -> anyhow::Result
         println!("{} run(s) checked, {damaged} damaged", ids.len());
     }
     Ok(if damaged > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-/// A run another process is running holds its database: its status, and its events from the
-/// journal when it keeps one (`--detach` does).
-fn show_live(home: &Home, id: &str, events: bool) -> anyhow::Result<ExitCode> {
-    let dir = home.run_dir(id);
-    let journal = crate::store::journal_path(&dir);
-    if events {
-        let text = std::fs::read_to_string(&journal).map_err(|_| {
-            anyhow::anyhow!(
-                "run {id} is live in another process and keeps no journal; its events can be read when it ends (or watch it: rgd replay {id} --follow)"
-            )
-        })?;
-        // The last line may be half written.
-        for line in text.lines().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()) {
-            println!("{line}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    match RunStatus::read(&dir) {
-        Some(s) => println!(
-            "run {id} is live in process {}: {}/{} tasks finished, {} solved (updated {})",
-            s.pid,
-            s.finished,
-            s.tasks,
-            s.solved,
-            s.updated_at.format("%H:%M:%S")
-        ),
-        None => println!("run {id} is live in another process"),
-    }
-    Ok(ExitCode::SUCCESS)
 }

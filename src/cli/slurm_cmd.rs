@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use super::args::SweepArgs;
-use crate::cluster::slurm::{self, MergeState, ScriptSpec, ShardState, SlurmSweep, SweepStatus};
+use super::run::SweepArgs;
+use crate::cluster::slurm::{self, ScriptSpec, ShardState, SlurmSweep, SweepStatus};
 use crate::cluster::{MergeOptions, pool};
 use crate::store::Home;
 
@@ -271,41 +271,7 @@ fn resubmit(home: &Home, id: &str, dry_run: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn print_status(status: &SweepStatus, detailed: bool) {
-    let shards = status.shards.len();
-    println!(
-        "sweep {}: {shards} shards ({} queued, {} running, {} done, {} failed); {}/{} tasks done, pass@1 so far {:.1}% ({} solved); merge {}",
-        status.id,
-        status.count(ShardState::Queued),
-        status.count(ShardState::Running),
-        status.count(ShardState::Done),
-        status.count(ShardState::Failed),
-        status.finished,
-        status.tasks,
-        status.pass_so_far() * 100.0,
-        status.solved,
-        match status.merge {
-            MergeState::Queued => "waiting",
-            MergeState::Running => "running",
-            MergeState::Done => "done",
-            MergeState::Partial => "partial (rgd slurm resubmit, then it merges again)",
-            MergeState::Missing => "not run",
-        }
-    );
-    if let Some(e) = &status.queue_error {
-        println!("  (queue unreadable, states from the records alone: {e})");
-    }
-    if detailed {
-        for s in &status.shards {
-            println!(
-                "  shard {:>3}  {:<8} {:>5}/{:<5} tasks  {:>5} solved  {}{}",
-                s.index,
-                format!("{:?}", s.state).to_lowercase(),
-                s.finished,
-                s.tasks,
-                s.solved,
-                s.run_id,
-                s.job.as_deref().map(|j| format!("  job {j}")).unwrap_or_default()
-            );
-        }
+    for line in status.lines(detailed) {
+        println!("{line}");
     }
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::args::SolveArgs;
+use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::front::attempt::{How, solve_task};
 use crate::launch::project::{check_target, open, prepare_targets, print_report, project_root, target_task, verifier};

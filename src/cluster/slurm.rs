@@ -433,3 +433,49 @@ pub fn status(home: &Home, sweep: &SlurmSweep) -> SweepStatus {
         queue_error,
     }
 }
+
+impl SweepStatus {
+    /// The sweep's state as `rgd slurm status` prints it; `detailed`: a line per shard too.
+    pub fn lines(&self, detailed: bool) -> Vec<String> {
+        let mut out = Vec::new();
+
+        let shards = self.shards.len();
+        out.push(format!(
+        "sweep {}: {shards} shards ({} queued, {} running, {} done, {} failed); {}/{} tasks done, pass@1 so far {:.1}% ({} solved); merge {}",
+        self.id,
+        self.count(ShardState::Queued),
+        self.count(ShardState::Running),
+        self.count(ShardState::Done),
+        self.count(ShardState::Failed),
+        self.finished,
+        self.tasks,
+        self.pass_so_far() * 100.0,
+        self.solved,
+        match self.merge {
+            MergeState::Queued => "waiting",
+            MergeState::Running => "running",
+            MergeState::Done => "done",
+            MergeState::Partial => "partial (rgd slurm resubmit, then it merges again)",
+            MergeState::Missing => "not run",
+        }
+    ));
+        if let Some(e) = &self.queue_error {
+            out.push(format!("  (queue unreadable, states from the records alone: {e})"));
+        }
+        if detailed {
+            for s in &self.shards {
+                out.push(format!(
+                    "  shard {:>3}  {:<8} {:>5}/{:<5} tasks  {:>5} solved  {}{}",
+                    s.index,
+                    format!("{:?}", s.state).to_lowercase(),
+                    s.finished,
+                    s.tasks,
+                    s.solved,
+                    s.run_id,
+                    s.job.as_deref().map(|j| format!("  job {j}")).unwrap_or_default()
+                ));
+            }
+        }
+        out
+    }
+}

@@ -152,6 +152,32 @@ impl Home {
     }
 }
 
+impl ExperimentSpec {
+    /// The checks the command line's flags get, for a spec from a file too; `from` names where
+    /// it came from in the error ("--" for flags, "FILE: " for a file).
+    pub fn check(&self, from: &str) -> anyhow::Result<()> {
+        let check = |name: &str, value: Option<usize>, max: usize| match value {
+            Some(v) => crate::validate::count(v, 1, max)
+                .map(|_| ())
+                .map_err(|e| anyhow::anyhow!("{from}{name}: {e}")),
+            None => Ok(()),
+        };
+        check("concurrency", self.concurrency, crate::validate::MAX_COUNT)?;
+        check("limit", self.limit, usize::MAX)?;
+        check("max_iters", self.max_iters.map(|n| n as usize), crate::validate::MAX_ITERS as usize)?;
+        for s in &self.strategies {
+            if crate::engine::Strategy::from_name(s).is_none() {
+                let known: Vec<&str> = crate::engine::Strategy::ALL.iter().map(|s| s.name()).collect();
+                anyhow::bail!("unknown strategy {s:?} (known: {})", known.join(", "));
+            }
+        }
+        if self.datasets.is_empty() || self.strategies.is_empty() {
+            anyhow::bail!("an experiment needs at least one dataset and one strategy");
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
