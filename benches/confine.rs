@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rgd::repo::confine::Confinement;
-use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use rgd::repo::run::confine::Confinement;
+use rgd::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 
 const ROUNDS: usize = 30;
 

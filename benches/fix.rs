@@ -75,10 +75,10 @@ async fn main() {
         &rgd::repo::bench::PROJECTS
     };
     let cache = rgd::store::Home::resolve(None).root.join("bench").join("repo");
-    let runner = rgd::repo::testrun::ProjectTests::new(&python).expect("pytest runner");
+    let runner = rgd::repo::run::testrun::ProjectTests::new(&python).expect("pytest runner");
     let say = |s: &str| eprintln!("{s}");
     // Half again as many tried as wanted: some mutants survive every test.
-    let projects = rgd::repo::locate_bench::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
+    let projects = rgd::repo::bench::locate::run(&cache, set, &only, &runner, per_project * 3 / 2, &say).expect("mutants");
     let cases = mutant_cases(&cache, set, &projects, per_project, &say);
 
     let oracle = Arc::new(Mutex::new(Oracle::default()));
@@ -109,7 +109,7 @@ async fn main() {
         let work = home.path().join("work").join(m.project.replace(' ', "-"));
         if !work.is_dir() {
             std::fs::create_dir_all(&work).unwrap();
-            rgd::repo::testrun::copy_project(&m.source, &work).expect("copy");
+            rgd::repo::run::testrun::copy_project(&m.source, &work).expect("copy");
         }
         {
             let path = work.join(&m.file);
@@ -254,7 +254,7 @@ struct Case {
 fn mutant_cases(
     cache: &std::path::Path,
     set: &'static [rgd::repo::bench::Project],
-    projects: &[rgd::repo::locate_bench::ProjectLocated],
+    projects: &[rgd::repo::bench::locate::ProjectLocated],
     per_project: usize,
     say: &dyn Fn(&str),
 ) -> Vec<Case> {

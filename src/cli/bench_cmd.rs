@@ -90,11 +90,11 @@ pub enum BenchCommand {
 /// test that did not pass, with why.
 fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let (set, runner, cache) = project_runs(home, held_out, &[], python)?;
-    let projects = crate::repo::verdict_bench::run(&cache, set, &runner, &stderr_line)?;
+    let projects = crate::repo::bench::verdicts::run(&cache, set, &runner, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
     } else {
-        print_lines(crate::repo::verdict_bench::table(&projects, runner.confinement().describe()));
+        print_lines(crate::repo::bench::verdicts::table(&projects, runner.confinement().describe()));
     }
     let alarms = projects
         .iter()
@@ -115,14 +115,14 @@ fn bench_isolation(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let (set, runner, cache) = project_runs(home, held_out, only, python)?;
-    let projects = crate::repo::isolation_bench::run(&cache, set, only, &runner, functions, &stderr_line)?;
+    let projects = crate::repo::bench::isolation::run(&cache, set, only, &runner, functions, &stderr_line)?;
     let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
     let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
     let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
     if json {
         println!("{}", serde_json::to_string(&projects)?);
     } else {
-        print_lines(crate::repo::isolation_bench::table(&projects, runner.confinement().describe()));
+        print_lines(crate::repo::bench::isolation::table(&projects, runner.confinement().describe()));
     }
     Ok(if differ > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
@@ -137,12 +137,12 @@ fn bench_locate(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let (set, runner, cache) = project_runs(home, held_out, only, python)?;
-    let projects = crate::repo::locate_bench::run(&cache, set, only, &runner, per_project, &stderr_line)?;
+    let projects = crate::repo::bench::locate::run(&cache, set, only, &runner, per_project, &stderr_line)?;
     if json {
         println!("{}", serde_json::to_string(&projects)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print_lines(crate::repo::locate_bench::table(&projects));
+    print_lines(crate::repo::bench::locate::table(&projects));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -158,9 +158,13 @@ fn project_runs(
     held_out: bool,
     only: &[String],
     python: Option<PathBuf>,
-) -> anyhow::Result<(&'static [crate::repo::bench::Project], crate::repo::testrun::ProjectTests, PathBuf)> {
+) -> anyhow::Result<(
+    &'static [crate::repo::bench::Project],
+    crate::repo::run::testrun::ProjectTests,
+    PathBuf,
+)> {
     let set = chosen_projects(held_out, only)?;
-    let runner = crate::repo::testrun::ProjectTests::with(python.as_deref())?;
+    let runner = crate::repo::run::testrun::ProjectTests::with(python.as_deref())?;
     Ok((set, runner, bench_cache(home)))
 }
 

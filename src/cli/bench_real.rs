@@ -9,9 +9,9 @@ use clap::{Args, Subcommand};
 
 use crate::config::LlmArgs;
 use crate::front::bench_fix::BenchFixer;
-use crate::repo::real::bench::{Bench, Progress, instances, spread};
-use crate::repo::real::releases::{Source, harvest_releases, write_instances};
-use crate::repo::real::{Harvested, Instance};
+use crate::repo::bench::real::releases::{Source, harvest_releases, write_instances};
+use crate::repo::bench::real::run::{Bench, Progress, instances, spread};
+use crate::repo::bench::real::{Harvested, Instance};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -140,7 +140,7 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
 /// Locates every instance of the set chosen (tuning or held-out, `--project`), and with `--fix`
 /// repairs it, appending each result as it comes; `--resume` skips those an earlier run recorded.
 async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealArgs) -> anyhow::Result<ExitCode> {
-    use crate::repo::real::measure::{held_out, summary};
+    use crate::repo::bench::real::measure::{held_out, summary};
     let chosen: Vec<Instance> = instances(args.instances.as_deref())?
         .into_iter()
         .filter(|i| held_out(i) == args.held_out)

@@ -3,48 +3,10 @@
 
 use std::process::ExitCode;
 
+use super::doctor_check::{Check, Status, fail, note, ok};
 use crate::config::{FileConfig, LlmArgs, Settings};
 use crate::dataset::resolve_dataset;
 use crate::store::Home;
-
-pub(super) enum Status {
-    Ok(String),
-    /// Not an error: an optional part is absent (the fix is in the message).
-    Note(String),
-    Fail {
-        problem: String,
-        fix: String,
-    },
-}
-
-pub(super) struct Check {
-    pub(super) name: &'static str,
-    pub(super) status: Status,
-}
-
-pub(super) fn ok(name: &'static str, detail: impl Into<String>) -> Check {
-    Check {
-        name,
-        status: Status::Ok(detail.into()),
-    }
-}
-
-pub(super) fn fail(name: &'static str, problem: impl Into<String>, fix: impl Into<String>) -> Check {
-    Check {
-        name,
-        status: Status::Fail {
-            problem: problem.into(),
-            fix: fix.into(),
-        },
-    }
-}
-
-pub(super) fn note(name: &'static str, detail: impl Into<String>) -> Check {
-    Check {
-        name,
-        status: Status::Note(detail.into()),
-    }
-}
 
 pub async fn doctor(
     home: &Home,
@@ -148,7 +110,7 @@ fn python() -> Check {
 
 /// How `rgd solve --repo` would confine a project's tests here (`repo/confine.rs`).
 fn project_tests() -> Check {
-    use crate::repo::confine::{Confinement, Jail};
+    use crate::repo::run::confine::{Confinement, Jail};
     match Jail::from_env(std::path::Path::new(&crate::assets::python())).map(|j| j.level) {
         Ok(level @ Confinement::Bubblewrap) => ok("project tests", isolation_line(level)),
         Ok(level) => note(
@@ -160,7 +122,7 @@ fn project_tests() -> Check {
 }
 
 /// The level in force and what the program's process can read there.
-fn isolation_line(level: crate::repo::confine::Confinement) -> String {
+fn isolation_line(level: crate::repo::run::confine::Confinement) -> String {
     format!("{}; {}", level.describe(), level.program_reads())
 }
 

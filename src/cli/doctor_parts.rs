@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::doctor::{Check, fail, note, ok};
+use super::doctor_check::{Check, fail, note, ok};
 use crate::config::Settings;
 use crate::dataset::{TaskKind, TestCase};
 use crate::llm::local::{LocalChat, ModelSource, catalog};

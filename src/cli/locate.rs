@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::launch::project::{FailureArgs, print_ranking, suspects};
-use crate::repo::testrun::ProjectTests;
+use crate::repo::run::testrun::ProjectTests;
 
 #[derive(Debug, Args)]
 pub struct LocateArgs {
@@ -20,7 +20,7 @@ pub struct LocateArgs {
     /// Seconds one test may run; a test over it is stopped where it is (its exception path then
     /// shows the loop) and every later one gets 1 s. Another test than the named failing ones,
     /// stopped so, is left out of the evidence
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::repo::localise::TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::repo::locate::localise::TEST_SECONDS, value_parser = crate::validate::parse_seconds)]
     pub test_timeout: f64,
     /// The interpreter that runs the tests [default: $RGD_PYTHON, else python3]
     #[arg(long)]

@@ -12,6 +12,7 @@ mod datasets_plus;
 mod demo;
 mod detach;
 mod doctor;
+mod doctor_check;
 mod doctor_parts;
 mod eval;
 mod experiment;

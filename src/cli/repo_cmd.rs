@@ -65,7 +65,7 @@ pub struct ContextArgs {
 
 pub async fn index(home: &Home, args: IndexArgs, from: Configured<'_>) -> anyhow::Result<ExitCode> {
     if args.verify {
-        let check = crate::repo::index_check::verify_index(&home.root, &args.dir)?;
+        let check = crate::repo::index::check::verify_index(&home.root, &args.dir)?;
         return super::print_check(args.json, &check, &check.line(), !check.damage.is_empty());
     }
     let (mut index, mut report) = open(home, &args.dir, Embed::All)?;
@@ -73,7 +73,7 @@ pub async fn index(home: &Home, args: IndexArgs, from: Configured<'_>) -> anyhow
         let (model, params, prompts) = guide_model(&from)?;
         let todo = crate::repo::index::undescribed(&index)?;
         let progress = Progress::new();
-        let (written, failed) = crate::repo::llm::describe(model.as_ref(), &params, &prompts, &index, &todo, &|done, total| {
+        let (written, failed) = crate::repo::index::llm::describe(model.as_ref(), &params, &prompts, &index, &todo, &|done, total| {
             progress.set("describing", done, total)
         })
         .await?;
@@ -128,13 +128,13 @@ pub async fn context(home: &Home, args: ContextArgs, from: Configured<'_>) -> an
     let g = &index.graph;
     if args.prompt {
         let budget = args.retrieval.budget;
-        let (text, used) = crate::repo::render::render_context(&index, target, &pieces[..pieces.len().min(k)], budget);
+        let (text, used) = crate::repo::index::render::render_context(&index, target, &pieces[..pieces.len().min(k)], budget);
         print!("{text}");
         eprintln!(
             "{} of {} pieces in about {} of {budget} tokens",
             used.len(),
             k.min(pieces.len()),
-            crate::repo::render::estimate_tokens(&text),
+            crate::repo::index::render::estimate_tokens(&text),
         );
         return Ok(ExitCode::SUCCESS);
     }

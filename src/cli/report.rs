@@ -75,7 +75,7 @@ fn bench_real_runs(path: &std::path::Path) -> anyhow::Result<Option<Vec<String>>
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
     let mut runs = Vec::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let m: crate::repo::real::measure::Measured =
+        let m: crate::repo::bench::real::measure::Measured =
             serde_json::from_str(line).with_context(|| format!("{}:{}: not a result of rgd bench real", path.display(), n + 1))?;
         runs.extend(m.fix.into_iter().flat_map(|f| f.runs));
     }

@@ -13,11 +13,11 @@ use super::solve::SolveArgs;
 use crate::config::LlmArgs;
 use crate::front::attempt::{How, solve_task};
 use crate::launch::project::{check_target, open, prepare_targets, print_report, project_root, target_task, verifier};
-use crate::repo::chunks::is_test_file;
-use crate::repo::confine::Confinement;
 use crate::repo::index::Embed;
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::run::confine::Confinement;
+use crate::repo::run::testrun::{ProjectTests, selection};
 use crate::repo::task::RepoTaskSpec;
-use crate::repo::testrun::{ProjectTests, selection};
 use crate::store::Home;
 
 pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: SolveArgs) -> anyhow::Result<ExitCode> {
@@ -71,7 +71,7 @@ pub async fn execute(home: &Home, config: Option<&Path>, llm: &LlmArgs, args: So
         }
     }
     // Refused here, before any agent runs: a hidden test that is one function with a visible one.
-    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
+    crate::repo::run::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
     let (mut index, report) = open(home, &root, Embed::Ready)?;
     if !args.common.json {
         print_report(&report, &root);

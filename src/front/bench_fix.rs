@@ -6,9 +6,9 @@ use std::path::Path;
 
 use crate::config::LlmArgs;
 use crate::front::fix::{FixOptions, fix_quietly};
+use crate::repo::bench::real::Instance;
+use crate::repo::bench::real::run::Repairer;
 use crate::repo::fix::event::FixEvent;
-use crate::repo::real::Instance;
-use crate::repo::real::bench::Repairer;
 
 /// `rgd fix` as `--fix` runs it: on the oracle (started here, on loopback) or the configured
 /// model, without the memory pool (no instance learns from another), every run recorded.
@@ -16,7 +16,7 @@ pub struct BenchFixer<'a> {
     home: &'a crate::store::Home,
     config: Option<&'a Path>,
     llm: LlmArgs,
-    oracle: Option<crate::repo::real::oracle::Oracle>,
+    oracle: Option<crate::repo::bench::real::oracle::Oracle>,
     model: String,
     iterations: Option<u32>,
     candidates: Option<usize>,
@@ -36,15 +36,15 @@ impl<'a> BenchFixer<'a> {
         let mut llm = llm.clone();
         let (oracle, model) = match oracle {
             true => {
-                let oracle = crate::repo::real::oracle::Oracle::start().await?;
+                let oracle = crate::repo::bench::real::oracle::Oracle::start().await?;
                 llm = LlmArgs {
                     base_url: Some(oracle.base_url().to_string()),
                     api_key: Some("oracle".into()),
-                    model: Some(crate::repo::real::oracle::MODEL.into()),
+                    model: Some(crate::repo::bench::real::oracle::MODEL.into()),
                     no_stream: true,
                     ..LlmArgs::default()
                 };
-                (Some(oracle), crate::repo::real::oracle::MODEL.to_string())
+                (Some(oracle), crate::repo::bench::real::oracle::MODEL.to_string())
             }
             false => {
                 let from = crate::config::Configured::load(config, &home.root, &llm)?;
@@ -79,7 +79,7 @@ impl Repairer for BenchFixer<'_> {
         i: &Instance,
         released: &str,
         python: &Path,
-        found: crate::repo::localise::Localisation,
+        found: crate::repo::locate::localise::Localisation,
     ) -> anyhow::Result<crate::repo::fix::record::FixRecord> {
         if let Some(oracle) = &self.oracle {
             oracle.knows(&i.function, released);

@@ -15,9 +15,9 @@ use crate::repo::fix::event::{FixEvent, Suspect};
 use crate::repo::fix::record::{FixRecord, save_record, split_tests};
 use crate::repo::fix::{Agents, AgentsRan, Ended, FixPlan, Fixer};
 use crate::repo::index::Embed;
-use crate::repo::localise::Localisation;
+use crate::repo::locate::localise::Localisation;
+use crate::repo::run::testrun::ProjectTests;
 use crate::repo::task::RepoTaskSpec;
-use crate::repo::testrun::ProjectTests;
 use crate::store::Home;
 
 /// What a fix is asked to do.
@@ -144,7 +144,7 @@ async fn prepare(
     let found = match found {
         Some(found) => found,
         None => {
-            let test_seconds = opts.test_seconds.unwrap_or(crate::repo::localise::TEST_SECONDS);
+            let test_seconds = opts.test_seconds.unwrap_or(crate::repo::locate::localise::TEST_SECONDS);
             suspects(from, &runner, &root, &opts.failure, test_seconds).await?
         }
     };
@@ -165,7 +165,7 @@ async fn prepare(
             );
         }
     }
-    crate::repo::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
+    crate::repo::run::withhold::Withheld::plan(&crate::repo::index::project_files(&root)?, &visible, &hidden)?;
     let shown = opts.plan.candidates.max(opts.plan.pairs_of);
     if print && !opts.attempt.tui {
         println!("suspects:");

@@ -123,7 +123,7 @@ fn best_effort_label(report: &crate::sandbox::RunReport) -> String {
     report
         .best_effort
         .as_deref()
-        .map(|why| format!(" · {}: {why}", crate::repo::isolate::Isolation::BEST_EFFORT))
+        .map(|why| format!(" · {}: {why}", crate::repo::run::isolate::Isolation::BEST_EFFORT))
         .unwrap_or_default()
 }
 
@@ -142,7 +142,7 @@ fn task_line(r: &crate::engine::TaskResult) -> String {
     let tampered = r.tampered.as_deref().map(|why| format!(" [tampered: {why}]")).unwrap_or_default()
         + &r.best_effort
             .as_deref()
-            .map(|why| format!(" [{}: {why}]", crate::repo::isolate::Isolation::BEST_EFFORT))
+            .map(|why| format!(" [{}: {why}]", crate::repo::run::isolate::Isolation::BEST_EFFORT))
             .unwrap_or_default();
     let by_hand = if r.intervened {
         " [intervened: edited by hand, not counted for the method]"

@@ -14,7 +14,7 @@ use crate::engine::{MemoryInfo, MemoryLookup};
 use crate::llm::local::LocalChat;
 use crate::llm::{ChatModel, EndpointInfo, OpenAiChat};
 use crate::memory::{PoolMemory, SearchOptions, SharedPool};
-use crate::repo::executor::ProjectExecutor;
+use crate::repo::run::executor::ProjectExecutor;
 use crate::sandbox::{Executor, make_executor};
 use crate::store::Home;
 

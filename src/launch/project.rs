@@ -11,13 +11,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::stderr_line;
 use crate::config::Configured;
-use crate::repo::chunks::is_test_file;
 use crate::repo::index::Embed;
-use crate::repo::localise::localise;
-use crate::repo::render::{estimate_tokens, render_context};
-use crate::repo::retrieve::Readiness;
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::index::render::{estimate_tokens, render_context};
+use crate::repo::index::retrieve::Readiness;
+use crate::repo::locate::localise::localise;
+use crate::repo::run::testrun::ProjectTests;
 use crate::repo::task::{RepoTaskSpec, repo_task};
-use crate::repo::testrun::ProjectTests;
 use crate::repo::{IndexReport, Query, RepoIndex, Stream, embedder};
 use crate::store::Home;
 
@@ -269,7 +269,7 @@ fn query(index: &RepoIndex, want: &Wanted, streams: Vec<Stream>, augmented: Opti
         augmented,
         streams,
         depth: want.k.max(30),
-        similar: crate::repo::retrieve::SIMILAR,
+        similar: crate::repo::index::retrieve::SIMILAR,
         tests: want.tests,
     }
 }
@@ -304,15 +304,15 @@ pub async fn retrieve(
             if !streams.contains(&Stream::Augmented) {
                 streams.push(Stream::Augmented);
             }
-            Some(crate::repo::llm::augment(m.as_ref(), params, prompts, index, target).await?)
+            Some(crate::repo::index::llm::augment(m.as_ref(), params, prompts, index, target).await?)
         }
         _ => None,
     };
     let q = query(index, &want, streams, augmented);
-    let mut pieces = index.retrieve(&q, crate::repo::retrieve::GRAPH_WEIGHT)?;
+    let mut pieces = index.retrieve(&q, crate::repo::index::retrieve::GRAPH_WEIGHT)?;
     pieces.retain(|p| !exclude(&index.graph.chunks[p.chunk]));
     if let (Some((m, params, prompts)), Some(top)) = (&model, args.rerank) {
-        pieces = crate::repo::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
+        pieces = crate::repo::index::llm::rerank(m.as_ref(), params, prompts, index, target, pieces, top).await?;
     }
     Ok(pieces)
 }
@@ -404,7 +404,7 @@ pub fn verifier<'a>(
     move |program: &str| match runner.rerun(root, file, name, all, program)? {
         Some(why) if !allow_in_process => anyhow::bail!(
             "the verdict is {} ({why}); pass --allow-in-process to write it anyway",
-            crate::repo::isolate::Isolation::BEST_EFFORT
+            crate::repo::run::isolate::Isolation::BEST_EFFORT
         ),
         _ => Ok(()),
     }
@@ -437,13 +437,14 @@ pub async fn suspects(
     root: &std::path::Path,
     args: &FailureArgs,
     test_seconds: f64,
-) -> anyhow::Result<crate::repo::localise::Localisation> {
+) -> anyhow::Result<crate::repo::locate::localise::Localisation> {
     let per_test = std::time::Duration::from_secs_f64(test_seconds);
     let mut found = localise(runner, root, &args.failing, args.tests.as_deref(), per_test)?;
     if let Some(top) = args.rerank_suspects {
         let (model, params, prompts) = guide_model(from)?;
         let ranked = std::mem::take(&mut found.ranked);
-        found.ranked = crate::repo::llm::rerank_suspects(model.as_ref(), &params, &prompts, root, &found.failures, ranked, top).await?;
+        found.ranked =
+            crate::repo::index::llm::rerank_suspects(model.as_ref(), &params, &prompts, root, &found.failures, ranked, top).await?;
         let named = found.ranked.iter().filter(|c| c.model_rank.is_some()).count();
         eprintln!("the Guide's model named {named} of the first {top} suspects (--rerank-suspects)");
     }

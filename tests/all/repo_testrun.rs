@@ -8,8 +8,8 @@ use crate::support;
 use std::path::Path;
 use std::time::Duration;
 
-use rgd::repo::confine::Confinement;
-use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use rgd::repo::run::confine::Confinement;
+use rgd::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 use support::one_module::{OneModule, PROGRAMS, on_target, passes_in_process_because, passes_isolated_as_in_one_process};
 
 const FILES: [(&str, &str); 4] = [
@@ -218,7 +218,7 @@ fn ordinary_tests_of_an_honest_program_are_not_tampering_and_src_layouts_import_
     };
     let honest = run(&original);
     assert!(honest.tampered.is_empty(), "{honest:?}");
-    let status = |r: &rgd::repo::testrun::TestRun, id: &str| r.outcomes.iter().find(|o| o.id.ends_with(id)).unwrap().clone();
+    let status = |r: &rgd::repo::run::testrun::TestRun, id: &str| r.outcomes.iter().find(|o| o.id.ends_with(id)).unwrap().clone();
     assert!(status(&honest, "test_two").passed(), "{honest:?}");
     assert!(status(&honest, "test_reads_itself").passed(), "{honest:?}");
     let xfail = status(&honest, "test_known_bug");
@@ -378,7 +378,7 @@ fn isolated_calls_past_their_budget_or_crashing_fail_and_what_crosses_comes_back
     let honest = run(
         "    import warnings\n    warnings.warn('old', DeprecationWarning)\n    xs.sort(key=key)\n    SEEN.append(xs[0])\n    return (P(x) for x in xs)\n",
     );
-    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert_eq!(honest.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{honest:?}");
     assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
     let looping = run("    while True:\n        pass\n");
     assert!(looping.outcomes[0].message.contains("did not answer within"), "{looping:?}");
@@ -561,7 +561,7 @@ fn methods_class_static_decorated_and_async_targets_are_isolated() {
         "is_other",
     ] {
         let run = project.run(module, target);
-        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{target}: {run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
 }
@@ -601,7 +601,7 @@ fn patched_project_functions_are_called_back_and_singletons_cross_by_name() {
     let ids = runner.collect(project.path(), &["tests/test_m.py".into()]).unwrap();
     let spec = on_target("pkg/m.py", module, "work", &ids);
     let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes.len(), 3, "{run:?}");
     assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
 }
@@ -618,7 +618,7 @@ fn a_callback_can_be_called_not_looked_into() {
     // (`__globals__` is not even asked for; any other name is asked and refused.)
     let program = "def apply(fn, x):\n    fn(x)\n    for name in ('__globals__', 'func_globals'):\n        try:\n            return getattr(fn, name)['EXPECTED']\n        except AttributeError as e:\n            last = e\n    raise last\n";
     let run = project.run(program, "apply");
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
     assert_eq!(run.outcomes[0].status, "failed", "{run:?}");
     assert!(run.outcomes[0].message.contains("func_globals"), "{run:?}");
     assert!(!format!("{run:?}").contains("the secret"), "{run:?}");
@@ -646,13 +646,13 @@ fn objects_the_tests_lend_are_used_by_their_names_and_never_looked_into() {
         project.run(&text, "Store.put")
     };
     let honest_run = run(honest);
-    assert_eq!(honest_run.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest_run:?}");
+    assert_eq!(honest_run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{honest_run:?}");
     assert_eq!(honest_run.outcomes.len(), 3, "{honest_run:?}");
     assert!(honest_run.outcomes[..2].iter().all(|o| o.passed()), "{honest_run:?}");
     // Every way into the lent object it can think of, through the handle and around it.
     let prying = "    def put(self, key, value, log=None, lock=None, allowed=None, marker=None):\n        ask = object.__getattribute__(allowed, '_ask')\n        found = []\n        tries = [\n            lambda: allowed.__contains__.__func__.__globals__,\n            lambda: type(allowed).__module__,\n            lambda: ask(allowed, 'get', '__dict__'),\n            lambda: ask(allowed, 'get', '__class__'),\n            lambda: ask(allowed, 'get', '__init__'),\n            lambda: ask(allowed, 'get', '__contains__').__globals__,\n            lambda: object.__getattribute__(allowed.__contains__, '_ask')(allowed.__contains__, 'get', '__globals__'),\n            lambda: object.__getattribute__(allowed.__contains__, '_ask')(allowed.__contains__, 'get', '__func__'),\n            lambda: ask(log, 'get', '__class__'),\n        ]\n        for t in tries:\n            try:\n                found.append(repr(t()))\n            except Exception as e:\n                found.append(type(e).__name__)\n        for f in found:\n            if 'the secret' in f:\n                return 'the secret 42'\n        return repr(found)\n";
     let pried = run(prying);
-    assert_eq!(pried.isolation, rgd::repo::isolate::Isolation::Isolated, "{pried:?}");
+    assert_eq!(pried.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{pried:?}");
     let secret = pried.outcomes.iter().find(|o| o.id.ends_with("test_secret")).unwrap();
     assert_eq!(secret.status, "failed", "{pried:?}");
     assert!(!secret.message.contains("rgd_isolate"), "{pried:?}");
@@ -730,11 +730,11 @@ fn the_program_cannot_rewrite_what_a_lent_object_will_tell_the_test() {
     let Some(project) = OneModule::new(module, tests) else { return };
     let run = |program: &str| project.run(program, "notify");
     let honest = run("def notify(sender, checker, message):\n    sender.send(message.upper())\n    checker.record(message.upper())\n");
-    assert_eq!(honest.isolation, rgd::repo::isolate::Isolation::Isolated, "{honest:?}");
+    assert_eq!(honest.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{honest:?}");
     assert!(honest.outcomes.iter().all(|o| o.passed()), "{honest:?}");
     let forging = "def notify(sender, checker, message):\n    import unittest.mock as mock\n    for how in (\n        lambda: setattr(sender.send, 'assert_called_once_with', lambda *a, **k: None),\n        lambda: setattr(sender.send, 'call_count', 1),\n        lambda: setattr(sender.send, 'call_args', mock.call('HI')),\n        lambda: sender.send.configure_mock(call_count=1),\n        lambda: setattr(checker, 'ok', lambda: True),\n        lambda: setattr(sender, '_mock_children', {}),\n    ):\n        try:\n            how()\n        except Exception:\n            pass\n";
     let forged = run(forging);
-    assert_eq!(forged.isolation, rgd::repo::isolate::Isolation::Isolated, "{forged:?}");
+    assert_eq!(forged.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{forged:?}");
     assert_eq!(forged.outcomes.len(), 3, "{forged:?}");
     assert!(forged.outcomes.iter().all(|o| o.status == "failed"), "{forged:?}");
 }
@@ -803,7 +803,7 @@ fn tables_changed_a_little_at_every_call_and_the_tests_mappings_are_as_in_one_pr
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
     for target in ["Table.put", "merged"] {
         let run = project.run(&program, target);
-        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{target}: {run:?}");
+        assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{target}: {run:?}");
         assert_eq!(run.outcomes.len(), 2, "{run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{target}: {run:?}");
     }
@@ -1080,7 +1080,7 @@ fn a_run_refused_isolation_stops_at_once_and_is_judged_in_process() {
     let started = std::time::Instant::now();
     let run = project.runner.run(project.project.path(), &spec, limits).unwrap();
     match &run.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("ElementTree.Element"), "{run:?}"),
+        rgd::repo::run::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("ElementTree.Element"), "{run:?}"),
         other => panic!("{other:?}: {run:?}"),
     }
     assert_eq!(run.outcomes.len(), 2, "{run:?}");
@@ -1113,7 +1113,7 @@ fn the_tests_own_path_is_judged_in_process_whatever_the_program_does_with_it() {
     let Some(project) = OneModule::new(module, tests) else { return };
     let wrong = project.run(&module.replace("basename", "dirname"), "shown");
     match &wrong.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("the path of their own file"), "{wrong:?}"),
+        rgd::repo::run::isolate::Isolation::InProcess { why, .. } => assert!(why.contains("the path of their own file"), "{wrong:?}"),
         other => panic!("{other:?}: {wrong:?}"),
     }
     assert!(wrong.outcomes.iter().all(|o| !o.passed()), "{wrong:?}");
@@ -1165,6 +1165,6 @@ fn a_calls_output_is_capped_in_all_across_its_calls_back() {
     let tests = "def test_noisy(capsys):\n    from pkg.m import noisy\n\n    assert noisy(lambda: None) == 1\n    out = capsys.readouterr().out\n    assert out.startswith('a' * 40000) and 'b' in out and len(out) == 64 << 10\n";
     let Some(project) = OneModule::new(module, tests) else { return };
     let run = project.run(module, "noisy");
-    assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+    assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
     assert!(run.outcomes.len() == 1 && run.outcomes[0].passed(), "{run:?}");
 }

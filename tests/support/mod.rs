@@ -261,7 +261,7 @@ fn classify(system: &str, user: &str) -> &'static str {
 }
 
 async fn chat(State(state): State<AppState>, Json(body): Json<Value>) -> Response {
-    let (system, user) = rgd::repo::real::oracle::system_and_user(&body);
+    let (system, user) = rgd::repo::bench::real::oracle::system_and_user(&body);
     let request = Request {
         stream: body["stream"] == true,
         purpose: classify(&system, &user),

@@ -2,7 +2,7 @@
 //! isolated or in the tests' process: the repository-mode verdict tests share it. Needs an
 //! interpreter with pytest (`pytest_python`); without one, `OneModule::new` is None.
 
-use rgd::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use rgd::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// Held by the tests that start programs' processes, so that counting those left behind sees only
 /// one test's.
@@ -43,13 +43,13 @@ impl OneModule {
     }
 
     /// The tests, with `program` in `pkg/m.py`'s place and `target` isolated.
-    pub fn run(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+    pub fn run(&self, program: &str, target: &str) -> rgd::repo::run::testrun::TestRun {
         let spec = on_target("pkg/m.py", program, target, &self.ids);
         self.runner.run(self.project.path(), &spec, TestLimits::default()).unwrap()
     }
 
     /// The tests, with `program` in `pkg/m.py`'s place and `target` in the tests' process.
-    pub fn run_in_process(&self, program: &str, target: &str) -> rgd::repo::testrun::TestRun {
+    pub fn run_in_process(&self, program: &str, target: &str) -> rgd::repo::run::testrun::TestRun {
         let spec = on_target("pkg/m.py", program, target, &self.ids);
         self.runner
             .run_in_process(self.project.path(), &spec, TestLimits::default())
@@ -60,7 +60,7 @@ impl OneModule {
     /// the run says it was isolated.
     pub fn passes_isolated(&self, program: &str, target: &str, count: usize) {
         let run = self.run(program, target);
-        assert_eq!(run.isolation, rgd::repo::isolate::Isolation::Isolated, "{run:?}");
+        assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
         assert_eq!(run.outcomes.len(), count, "{run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
     }
@@ -72,7 +72,7 @@ pub fn passes_in_process_because(module: &str, tests: &str, target: &str, becaus
     let Some(project) = OneModule::new(module, tests) else { return };
     let run = project.run(module, target);
     match &run.isolation {
-        rgd::repo::isolate::Isolation::InProcess { why, .. } => assert!(why.contains(because), "{run:?}"),
+        rgd::repo::run::isolate::Isolation::InProcess { why, .. } => assert!(why.contains(because), "{run:?}"),
         other => panic!("{other:?}: {run:?}"),
     }
     assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");

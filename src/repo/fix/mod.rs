@@ -18,9 +18,9 @@ use anyhow::Context;
 
 use crate::record::TaskResult;
 use crate::repo::RepoIndex;
-use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
-use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::locate::localise::Localisation;
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 use event::FixEvent;
 use record::{Change, Repair, Tried, changes_of, skipped, stage_dir};
 

@@ -8,9 +8,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::event::FixEvent;
-use crate::repo::localise::Localisation;
 use crate::repo::locate::Candidate;
-use crate::repo::testrun::copy_project;
+use crate::repo::locate::localise::Localisation;
+use crate::repo::run::testrun::copy_project;
 
 /// One repair the agents tried.
 #[derive(Debug, Clone, Serialize)]

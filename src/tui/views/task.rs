@@ -361,7 +361,7 @@ fn test_run_lines(task: &TaskView, it: Option<&Iteration>) -> Vec<Line<'static>>
 fn report_lines(lines: &mut Vec<Line<'static>>, report: &crate::sandbox::RunReport, labels: &[String]) {
     if let Some(why) = &report.best_effort {
         lines.push(Line::styled(
-            format!("{}: {why}", crate::repo::isolate::Isolation::BEST_EFFORT),
+            format!("{}: {why}", crate::repo::run::isolate::Isolation::BEST_EFFORT),
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
     }

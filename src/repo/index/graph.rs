@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::chunks::{Chunk, ChunkKind, Module};
+use crate::repo::index::chunks::{Chunk, ChunkKind, Module};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -273,7 +273,7 @@ fn resolve(scope: &Scope<'_>, c: &Chunk, used: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repo::chunks::cut;
+    use crate::repo::index::chunks::cut;
 
     fn project() -> Graph {
         let files = [

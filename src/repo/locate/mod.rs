@@ -18,11 +18,13 @@
 //! The score is `line ochiai + 0.25 * path + 0.3 * retrieval` (function Ochiai where no lines were
 //! recorded); candidates come best first, each with its numbers.
 
+pub mod localise;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::testrun::Spectrum;
+use crate::repo::run::testrun::Spectrum;
 
 /// Weight of the exception path beside line Ochiai: the best of 0, 0.25, 0.5 and 1 on the tuning
 /// set of `rgd bench locate` (toolz, boltons, cachetools, inflection), with `RETRIEVAL_WEIGHT`.

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::chunks::is_test_file;
+use crate::repo::index::chunks::is_test_file;
 
 /// The plan for one project and one visible/hidden split.
 #[derive(Debug, Clone, Default, PartialEq)]

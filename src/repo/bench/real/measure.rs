@@ -12,9 +12,9 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Instance, pypi};
-use crate::repo::localise::Localisation;
-use crate::repo::locate_bench::Place;
-use crate::repo::testrun::ProjectTests;
+use crate::repo::bench::locate::Place;
+use crate::repo::locate::localise::Localisation;
+use crate::repo::run::testrun::ProjectTests;
 
 /// Projects whose instances are held out: never looked at while localisation is tuned. Written
 /// down when the first list was harvested, before any tuning on it.
@@ -99,7 +99,7 @@ impl Fixing {
             (None, true, false, false) => format!("fixed the red tests but broke the suite ({})", self.fixed_by.join(", ")),
         };
         let judged = |what: &str, why: &Option<String>| match why {
-            Some(why) => format!(" ({what} judged {}: {why})", crate::repo::isolate::Isolation::BEST_EFFORT),
+            Some(why) => format!(" ({what} judged {}: {why})", crate::repo::run::isolate::Isolation::BEST_EFFORT),
             None => String::new(),
         };
         let best_effort = judged("verdict", &self.in_process) + &judged("suite", &self.suite_in_process);
@@ -225,8 +225,8 @@ pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::Temp
 type Places = (Option<Place>, Option<Place>, usize);
 
 fn located(copy: &Path, runner: &ProjectTests, i: &Instance, rankings: Option<&Path>) -> anyhow::Result<(Places, Localisation)> {
-    let seconds = std::time::Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS);
-    let found = crate::repo::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
+    let seconds = std::time::Duration::from_secs_f64(crate::repo::locate::localise::TEST_SECONDS);
+    let found = crate::repo::locate::localise::localise(runner, copy, &i.red_tests, None, seconds)?;
     if let Some(dir) = rankings {
         let n = std::fs::read_dir(dir)?.count();
         let record = serde_json::json!({"key": key(i), "file": i.file, "function": i.function, "ranked": found.ranked});
@@ -276,14 +276,14 @@ pub fn judge_fix(
         // The suite as the release collects it, before any of the repair is in the copy: code the
         // repair wrote cannot add or hide a test.
         let ids = runner.collect_with_errors(copy, &Default::default())?.ids;
-        let limits = crate::repo::testrun::TestLimits {
+        let limits = crate::repo::run::testrun::TestLimits {
             timeout: std::time::Duration::from_secs(SUITE_SECONDS),
             ..Default::default()
         };
         let (run, in_process) = match (changes, fixed_by) {
             // One function in one file: its process apart from the tests' (`isolate.rs`).
             ([(file, text)], [target]) if target.starts_with(&format!("{file}::")) => {
-                let spec = crate::repo::testrun::RunSpec {
+                let spec = crate::repo::run::testrun::RunSpec {
                     replace: Some((file, text)),
                     target: Some(&target[file.len() + 2..]),
                     ids: &ids,
@@ -297,7 +297,7 @@ pub fn judge_fix(
                 for (file, text) in changes {
                     std::fs::write(copy.join(file), text)?;
                 }
-                let spec = crate::repo::testrun::RunSpec {
+                let spec = crate::repo::run::testrun::RunSpec {
                     ids: &ids,
                     ..Default::default()
                 };

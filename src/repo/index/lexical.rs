@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::chunks::is_test_file;
-use super::chunks::{ChunkKind, cut};
-use super::index::{bm25_text, python_files};
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::index::chunks::{ChunkKind, cut};
+use crate::repo::index::{bm25_text, python_files};
 use crate::retrieval::Bm25;
 
 pub struct Lexical {
@@ -71,7 +71,7 @@ impl Lexical {
 
     /// The source of the test a node id names (`tests/t.py::TestC::test_m[1]`), if known.
     pub fn test_source(&self, node: &str) -> Option<&str> {
-        self.tests.get(&super::task::test_chunk_id(node)?).map(String::as_str)
+        self.tests.get(&crate::repo::task::test_chunk_id(node)?).map(String::as_str)
     }
 
     /// Each function's BM25 score against the failing tests (their source and failure

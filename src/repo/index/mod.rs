@@ -4,6 +4,14 @@
 //! re-parses only changed files and embeds only new text. The graph and the BM25 index (tantivy,
 //! in memory) are derived from the modules on every open: a few hundred milliseconds for 10k chunks.
 
+pub mod check;
+pub mod chunks;
+pub mod graph;
+pub mod lexical;
+pub mod llm;
+pub mod render;
+pub mod retrieve;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,8 +21,8 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::chunks::{Chunk, ChunkKind, Module, cut};
-use super::graph::Graph;
+use crate::repo::index::chunks::{Chunk, ChunkKind, Module, cut};
+use crate::repo::index::graph::Graph;
 use crate::retrieval::Embedder;
 use crate::retrieval::bm25::{Bm25, split_identifiers};
 
@@ -114,7 +122,7 @@ fn batches<'a>(sorted: &'a [&'a str]) -> Vec<&'a [&'a str]> {
 /// Whether a chunk's code is embedded: the code stream returns neither modules nor test
 /// functions (`rgd context --include-tests` embeds those when it asks).
 pub fn needs_code_vector(c: &Chunk) -> bool {
-    c.kind != ChunkKind::Module && !super::chunks::is_test_file(&c.file)
+    c.kind != ChunkKind::Module && !crate::repo::index::chunks::is_test_file(&c.file)
 }
 
 /// The chunker's version: a file parsed by another version is parsed again (what a chunk holds

@@ -4,13 +4,13 @@
 //! are its report. Harvested from sdists on PyPI (`pypi.rs`) or from two source trees, with the
 //! project's own suite run by rgd's plugin and confinement (`harvest.rs`).
 
-pub mod bench;
 pub mod git;
 pub mod harvest;
 pub mod measure;
 pub mod oracle;
 pub mod pypi;
 pub mod releases;
+pub mod run;
 pub mod venv;
 
 use std::collections::BTreeMap;

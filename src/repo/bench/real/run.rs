@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use super::measure::{Fixing, Measured, faulty_copy, judge_fix, key, locate};
 use super::{Instance, from_jsonl, pypi};
 use crate::repo::fix::record::FixRecord;
-use crate::repo::localise::Localisation;
-use crate::repo::testrun::ProjectTests;
+use crate::repo::locate::localise::Localisation;
+use crate::repo::run::testrun::ProjectTests;
 
 /// The list compiled into rgd (`assets/real/instances.jsonl`).
-const SHIPPED: &str = include_str!("../../../assets/real/instances.jsonl");
+const SHIPPED: &str = include_str!("../../../../assets/real/instances.jsonl");
 
 /// The shipped instances, or those of `file`.
 pub fn instances(file: Option<&Path>) -> anyhow::Result<Vec<Instance>> {

@@ -164,7 +164,7 @@ pub fn suite_runner(
     project: &str,
     tree: &Path,
     say: &dyn Fn(&str),
-) -> anyhow::Result<crate::repo::testrun::ProjectTests> {
+) -> anyhow::Result<crate::repo::run::testrun::ProjectTests> {
     let given = given
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from));
@@ -172,7 +172,7 @@ pub fn suite_runner(
         Some(p) => p,
         None => project_python(cache, project, tree, say)?,
     };
-    crate::repo::testrun::ProjectTests::new(&python)
+    crate::repo::run::testrun::ProjectTests::new(&python)
 }
 
 #[cfg(test)]

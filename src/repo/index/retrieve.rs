@@ -13,10 +13,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::chunks::ChunkKind;
-use super::chunks::is_test_file;
-use super::graph::EdgeKind;
-use super::index::{RepoIndex, description, open_db};
+use crate::repo::index::chunks::ChunkKind;
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::index::graph::EdgeKind;
+use crate::repo::index::{RepoIndex, description, open_db};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

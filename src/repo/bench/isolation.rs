@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::bench::{Project, chosen};
-use super::chunks::is_test_file;
-use super::testrun::{ProjectTests, RunSpec, TestLimits, TestRun};
+use crate::repo::bench::{Project, chosen};
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits, TestRun};
 
 /// One function taken as the target.
 #[derive(Debug, Clone, Serialize)]

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::testrun::{Outcome, ProjectTests, RunSpec, TestLimits};
 use crate::dataset::{TaskKind, TestCase};
+use crate::repo::run::testrun::{Outcome, ProjectTests, RunSpec, TestLimits};
 use crate::sandbox::{Executor, Job, RunReport, SandboxError, SetupStatus, TestOutcome, TestStatus, Trace, TraceJob};
 
 /// Time pytest takes to start and collect, on top of the tests' own budget.

@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use super::confine::{Confinement, Jail};
-pub use super::copies::copy_project;
-use super::copies::decides_tests;
-use super::isolate::{Halves, Isolation};
-use super::verdict::Channel;
-pub use super::verdict::Outcome;
-use super::withhold::Withheld;
+use crate::repo::run::confine::{Confinement, Jail};
+pub use crate::repo::run::copies::copy_project;
+use crate::repo::run::copies::decides_tests;
+use crate::repo::run::isolate::{Halves, Isolation};
+use crate::repo::run::verdict::Channel;
+pub use crate::repo::run::verdict::Outcome;
+use crate::repo::run::withhold::Withheld;
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize)]
@@ -476,7 +476,7 @@ impl ProjectTests {
             },
         )?;
         let program_dir = tempfile::tempdir()?;
-        let modules = super::copies::program_copy(root, program_dir.path(), file, &halves.program_text)?;
+        let modules = crate::repo::run::copies::program_copy(root, program_dir.path(), file, &halves.program_text)?;
         let (tests_end, program_end) = std::os::unix::net::UnixStream::pair().context("a socket between the two processes")?;
         let tmp = tempfile::tempdir()?;
         // One call may take half the run's time: past it, that test fails with the reason.
@@ -930,10 +930,10 @@ fn read_all<R: std::io::Read + Send + 'static>(mut pipe: R) -> Reader {
 }
 
 /// rgd's pytest plugin (see its docstring): loaded first, it reports outcomes over its channel.
-pub const PYTEST_VERDICT_PY: &str = include_str!("../../sandbox/pytest_verdict.py");
+pub const PYTEST_VERDICT_PY: &str = include_str!("../../../sandbox/pytest_verdict.py");
 
 /// The spectrum collector of `rgd locate` (see its docstring): information, never a verdict.
-const PROJECT_SPECTRA_PY: &str = include_str!("../../sandbox/project_spectra.py");
+const PROJECT_SPECTRA_PY: &str = include_str!("../../../sandbox/project_spectra.py");
 
 /// A project function as the collector names it: (file, qualified name, first line).
 pub type Frame = (String, String, u32);
@@ -964,14 +964,14 @@ pub struct Spectrum {
 }
 
 /// The isolation of a target (see its docstring): the stub's calls and the program's process.
-const RGD_ISOLATE_PY: &str = include_str!("../../sandbox/rgd_isolate.py");
+const RGD_ISOLATE_PY: &str = include_str!("../../../sandbox/rgd_isolate.py");
 
 /// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.
 const PLUGIN_SHIM: &str =
     "\"\"\"rgd's pytest plugin (rgd_verdict_impl). PYTEST_DONT_REWRITE\"\"\"\nfrom rgd_verdict_impl import *  # noqa: F401,F403\n";
 
 /// The driver that traces one test (see its docstring).
-const PROJECT_TRACE_PY: &str = include_str!("../../sandbox/project_trace.py");
+const PROJECT_TRACE_PY: &str = include_str!("../../../sandbox/project_trace.py");
 
 /// How a limited run ended.
 struct Ended {

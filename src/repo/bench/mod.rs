@@ -5,6 +5,11 @@
 //! names. Reported per stream alone, for the fused streams and with the graph: recall@5 and
 //! recall@10 of the gold context, index time and size per 10k lines, query latency.
 
+pub mod isolation;
+pub mod locate;
+pub mod real;
+pub mod verdicts;
+
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -14,9 +19,9 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use super::chunks::ChunkKind;
-use super::index::{Embed, RepoIndex};
-use super::retrieve::{Query, Stream};
+use crate::repo::index::chunks::ChunkKind;
+use crate::repo::index::retrieve::{Query, Stream};
+use crate::repo::index::{Embed, RepoIndex};
 use crate::retrieval::Embedder;
 
 /// A project: its PyPI name, version, the sdist's sha256 and licence.
@@ -110,7 +115,7 @@ pub fn chosen(cache: &Path, set: &'static [Project], only: &[String], report: &d
 /// Whether `file` (relative to a project's root) is the project's own library code: not a test,
 /// not its setup script, not its documentation. What the benches plant faults in or align.
 pub fn is_library_file(file: &str) -> bool {
-    !super::chunks::is_test_file(file) && !file.ends_with("setup.py") && !file.starts_with("doc")
+    !crate::repo::index::chunks::is_test_file(file) && !file.ends_with("setup.py") && !file.starts_with("doc")
 }
 
 /// Whether a project's source distribution ships its tests: a `test*` file among its Python
@@ -118,7 +123,7 @@ pub fn is_library_file(file: &str) -> bool {
 pub fn ships_tests(files: &[String]) -> bool {
     files
         .iter()
-        .any(|f| super::chunks::is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")))
+        .any(|f| crate::repo::index::chunks::is_test_file(f) && f.rsplit('/').next().is_some_and(|n| n.starts_with("test")))
 }
 
 /// The unpacked source of every project of `set`, fetched once into `cache` (pip, hash-checked).
@@ -222,7 +227,7 @@ pub const COLD_ROW: &str = "graph x3 + ensemble, cold: embeddings only where gra
 /// The ways compared: a name, the streams, the graph's weight in the fusion, and how many
 /// similar-requirement functions lend the graph their callees.
 fn configurations() -> Vec<(String, Vec<Stream>, f32, usize)> {
-    use super::retrieve::{GRAPH_WEIGHT, SIMILAR};
+    use crate::repo::index::retrieve::{GRAPH_WEIGHT, SIMILAR};
     let ensemble = vec![Stream::Bm25, Stream::Code, Stream::Description];
     let mut with_graph = ensemble.clone();
     with_graph.insert(0, Stream::Graph);
@@ -283,7 +288,7 @@ fn all_streams() -> Vec<Stream> {
 }
 
 /// Adds to `hits` the share of `gold` among the first 5, 10 and 30 pieces.
-fn add_recall(hits: &mut [f64; 3], pieces: &[super::retrieve::Piece], gold: &HashSet<usize>) {
+fn add_recall(hits: &mut [f64; 3], pieces: &[crate::repo::index::retrieve::Piece], gold: &HashSet<usize>) {
     for (h, k) in hits.iter_mut().zip([5, 10, 30]) {
         *h += pieces.iter().take(k).filter(|p| gold.contains(&p.chunk)).count() as f64 / gold.len() as f64;
     }
@@ -321,7 +326,7 @@ pub fn run(
         report(&format!("indexing {} {}", project.name, project.version));
         // Indexed from nothing (the time is the cold cost), unless warm.
         if !warm {
-            let _ = std::fs::remove_dir_all(super::index::index_dir(home_root, &dir)?);
+            let _ = std::fs::remove_dir_all(crate::repo::index::index_dir(home_root, &dir)?);
         }
         let (mut index, r) = RepoIndex::build(home_root, &dir, embedder.clone(), Embed::All, &|_, _, _| {})?;
         let found = targets(&index);
@@ -351,13 +356,13 @@ pub fn run(
         // Cold start: each target from an index without vectors, as on a project never indexed
         // (`Embed::Ready`): `prepare` gives vectors to the chunks graph and BM25 reach (read
         // from the cache here: the vectors it would embed), and only those are compared.
-        let db = super::index::open_db(&index.dir)?;
+        let db = crate::repo::index::open_db(&index.dir)?;
         for (target, gold) in &found {
             index.forget_vectors();
-            let q = blanked(&index, *target, all_streams(), super::retrieve::SIMILAR);
+            let q = blanked(&index, *target, all_streams(), crate::repo::index::retrieve::SIMILAR);
             let started = Instant::now();
             let ready = index.prepare_in(&db, &q)?;
-            let pieces = index.retrieve(&q, super::retrieve::GRAPH_WEIGHT)?;
+            let pieces = index.retrieve(&q, crate::repo::index::retrieve::GRAPH_WEIGHT)?;
             cold_latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             cold_share += ready.embedded as f64 / ready.chunks.max(1) as f64;
             add_recall(&mut hits[configs.len()], &pieces, gold);
@@ -433,7 +438,7 @@ pub async fn run_model_stages(
     m: ModelStages<'_>,
     report: &dyn Fn(&str),
 ) -> anyhow::Result<StagesReport> {
-    use super::retrieve::GRAPH_WEIGHT;
+    use crate::repo::index::retrieve::GRAPH_WEIGHT;
     let projects = fetch(cache, &PROJECTS, report)?;
     let mut indexes = Vec::new();
     for (project, dir) in projects {
@@ -461,11 +466,11 @@ pub async fn run_model_stages(
         let (index, found) = &indexes[p];
         let (target, gold) = &found[t];
         report(&format!("[{}/{}] {}", n + 1, picked.len(), index.graph.chunks[*target].id));
-        let mut q = blanked(index, *target, all_streams(), super::retrieve::SIMILAR);
+        let mut q = blanked(index, *target, all_streams(), crate::repo::index::retrieve::SIMILAR);
         let base = index.retrieve(&q, GRAPH_WEIGHT)?;
         let started = Instant::now();
         calls += 1;
-        let augmented = match super::llm::augment(m.model, m.params, m.prompts, index, *target).await {
+        let augmented = match crate::repo::index::llm::augment(m.model, m.params, m.prompts, index, *target).await {
             Ok(text) => {
                 q.augmented = Some(text);
                 q.streams.push(Stream::Augmented);
@@ -481,7 +486,7 @@ pub async fn run_model_stages(
         for pieces in [&base, &augmented] {
             calls += 1;
             reranked.push(
-                match super::llm::rerank(m.model, m.params, m.prompts, index, *target, pieces.clone(), 20).await {
+                match crate::repo::index::llm::rerank(m.model, m.params, m.prompts, index, *target, pieces.clone(), 20).await {
                     Ok(r) => {
                         // A rerank that picked nothing left the order as it was: no answer to use.
                         if r.iter().all(|p| !p.found_by.iter().any(|f| f.stream == Stream::Rerank)) {

@@ -2,9 +2,9 @@
 //! piece's code (a method with its class header) under a line that says where it is from and
 //! why it was chosen (every stream that found it), best first, as long as it fits the token budget.
 
-use super::chunks::ChunkKind;
-use super::index::RepoIndex;
-use super::retrieve::Piece;
+use crate::repo::index::RepoIndex;
+use crate::repo::index::chunks::ChunkKind;
+use crate::repo::index::retrieve::Piece;
 
 /// Tokens, estimated as characters / 4 (the usual ratio for English and code with BPE
 /// tokenizers; the model's own tokenizer may differ by a fifth either way).

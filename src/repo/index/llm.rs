@@ -6,10 +6,10 @@
 
 use serde::Serialize;
 
-use super::index::RepoIndex;
-use super::retrieve::{Found, Piece, Stream};
 use crate::agents::Prompts;
 use crate::llm::{CallParams, ChatModel, Silent};
+use crate::repo::index::RepoIndex;
+use crate::repo::index::retrieve::{Found, Piece, Stream};
 
 #[derive(Serialize)]
 struct AugmentContext<'a> {
@@ -163,15 +163,15 @@ pub async fn rerank_suspects(
     params: &CallParams,
     prompts: &Prompts,
     root: &std::path::Path,
-    failures: &[super::localise::FailingTest],
-    mut ranked: Vec<super::locate::Candidate>,
+    failures: &[crate::repo::locate::localise::FailingTest],
+    mut ranked: Vec<crate::repo::locate::Candidate>,
     top: usize,
-) -> anyhow::Result<Vec<super::locate::Candidate>> {
+) -> anyhow::Result<Vec<crate::repo::locate::Candidate>> {
     let n = top.min(ranked.len());
     if n == 0 {
         return Ok(ranked);
     }
-    let code = |c: &super::locate::Candidate| -> String {
+    let code = |c: &crate::repo::locate::Candidate| -> String {
         let module = std::fs::read_to_string(root.join(&c.file)).unwrap_or_default();
         match crate::code::find_function(&module, &c.name) {
             Ok(site) => module[site.start..site.end]
@@ -247,7 +247,7 @@ pub async fn describe(
         let messages = prompts.render_named("repo/describe", &ctx)?;
         match model.chat(&messages, params, &Silent).await {
             Ok(answer) if !answer.text.trim().is_empty() => {
-                written.push((super::index::code_key(c), answer.text.trim().to_string()));
+                written.push((crate::repo::index::code_key(c), answer.text.trim().to_string()));
             }
             _ => failed += 1,
         }

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use super::locate::{Candidate, per_test, rank};
-use super::testrun::{ProjectTests, RunSpec, TestLimits, node_id, selection};
+use crate::repo::locate::{Candidate, per_test, rank};
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits, node_id, selection};
 
 /// A failing test as a model may read it.
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ pub fn localise(
         let spec = RunSpec { ids, ..RunSpec::default() };
         runner.spectra(root, &spec, limits)
     };
-    let passes = |run: &super::testrun::TestRun| named.iter().any(|id| run.outcomes.iter().any(|o| &o.id == id && o.passed()));
+    let passes = |run: &crate::repo::run::testrun::TestRun| named.iter().any(|id| run.outcomes.iter().any(|o| &o.id == id && o.passed()));
     let mut ids: Vec<String> = rest.iter().chain(&named).cloned().collect();
     let (mut run, mut records) = spectra_of(&ids)?;
     if passes(&run) {
@@ -119,7 +119,7 @@ pub fn localise(
     // A test whose setup failed ran project code (fixtures), traced: evidence. One that did not
     // run at all is evidence only when project code raised while its module was imported (then
     // that error's path is its exception path).
-    let unseen = |o: &&super::testrun::Outcome| match o.status.as_str() {
+    let unseen = |o: &&crate::repo::run::testrun::Outcome| match o.status.as_str() {
         "not run" => spectrum(&o.id).is_none_or(|s| s.raised.is_empty()),
         "error" => spectrum(&o.id).is_none(),
         _ => false,
@@ -165,7 +165,7 @@ pub fn localise(
         .iter()
         .map(|id| (id.as_str(), outcome(id).map_or("", |o| o.message.as_str())))
         .collect();
-    let lexical = super::lexical::Lexical::build(root)?;
+    let lexical = crate::repo::index::lexical::Lexical::build(root)?;
     let retrieval = lexical.scores(&messages)?;
     let failures = messages
         .iter()
@@ -181,7 +181,7 @@ pub fn localise(
     // test runner catches everything), made by a larger share of the failing tests than of the
     // passing ones (code that tries one signature, then another, makes such calls in every test;
     // a passing test may make the faulty call and not look at what came of it).
-    let share = |spectra: &[&super::testrun::Spectrum], m: &str| {
+    let share = |spectra: &[&crate::repo::run::testrun::Spectrum], m: &str| {
         spectra.iter().filter(|s| s.mismatched.iter().any(|n| n == m)).count() as f64 / spectra.len().max(1) as f64
     };
     let telling: std::collections::HashSet<&str> = failing_spectra
@@ -189,7 +189,7 @@ pub fn localise(
         .flat_map(|s| s.mismatched.iter().map(String::as_str))
         .filter(|m| share(&failing_spectra, m) > share(&passing_spectra, m))
         .collect();
-    let failing_spectra: Vec<super::testrun::Spectrum> = failing_spectra
+    let failing_spectra: Vec<crate::repo::run::testrun::Spectrum> = failing_spectra
         .iter()
         .map(|s| {
             let mut s = (*s).clone();
@@ -197,10 +197,10 @@ pub fn localise(
                 s.mismatched
                     .iter()
                     .filter(|m| telling.contains(m.as_str()))
-                    .find_map(|m| super::locate::mismatched_callee(m))
+                    .find_map(|m| crate::repo::locate::mismatched_callee(m))
             };
             let Some(callee) = outcome(&s.id)
-                .and_then(|o| super::locate::mismatched_callee(&o.message))
+                .and_then(|o| crate::repo::locate::mismatched_callee(&o.message))
                 .or_else(caught)
             else {
                 return s;
@@ -215,7 +215,7 @@ pub fn localise(
             s
         })
         .collect();
-    let failing_spectra: Vec<&super::testrun::Spectrum> = failing_spectra.iter().collect();
+    let failing_spectra: Vec<&crate::repo::run::testrun::Spectrum> = failing_spectra.iter().collect();
     let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
     if ranked.is_empty() {
         bail!(

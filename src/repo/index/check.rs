@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::index::{BUILT, Built, FileRecord, index_dir, python_project};
+use crate::repo::index::{BUILT, Built, FileRecord, index_dir, python_project};
 
 /// One check of an index.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -11,7 +11,7 @@ use anyhow::Context;
 /// `/`-separated.
 pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
     let mut files = Vec::new();
-    for entry in super::index::copy_walk(root) {
+    for entry in crate::repo::index::copy_walk(root) {
         let entry = entry.with_context(|| format!("reading {}", root.display()))?;
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
         let to = dest.join(rel);
@@ -29,14 +29,14 @@ pub fn copy_project(root: &Path, dest: &Path) -> anyhow::Result<Vec<String>> {
 /// under bubblewrap they are mounted read-only.
 pub fn decides_tests(file: &str) -> bool {
     let name = file.rsplit('/').next().unwrap_or(file);
-    (file.ends_with(".py") && super::chunks::is_test_file(file))
+    (file.ends_with(".py") && crate::repo::index::chunks::is_test_file(file))
         || matches!(name, "pytest.ini" | "tox.ini" | "setup.cfg" | "pyproject.toml" | ".pytest.ini")
 }
 
 /// Whether a file of the project is no part of the program's copy: test files, conftests and
 /// the files that configure pytest (`decides_tests`), and anything under a tests folder.
 pub fn kept_from_the_program(file: &str) -> bool {
-    super::chunks::is_test_file(file) || decides_tests(file)
+    crate::repo::index::chunks::is_test_file(file) || decides_tests(file)
 }
 
 /// A copy of `root` without a single test file, with `file` holding `text`; the Python files it

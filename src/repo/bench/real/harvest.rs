@@ -17,7 +17,7 @@ use anyhow::bail;
 use super::{Harvested, Instance};
 use crate::code::align::{changed_functions, put_back};
 use crate::repo::bench::{is_library_file, ships_tests};
-use crate::repo::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// How long the newer release's whole suite may run (under the spectrum collector).
 const BASELINE_SECONDS: u64 = 1800;
@@ -63,7 +63,7 @@ pub fn harvest(
     }
     // What does not collect (a test module needing a package the interpreter lacks) is left out
     // and said; the rest is the suite.
-    let crate::repo::testrun::Collected {
+    let crate::repo::run::testrun::Collected {
         ids: collected,
         errors: uncollected,
         output,
@@ -86,7 +86,7 @@ pub fn harvest(
     // Each test bounded (a put-back that loops is stopped where it is), the whole run too: the
     // release's own suite within half an hour, each put-back's tests within four times that.
     let limits = TestLimits {
-        per_test: Some(Duration::from_secs_f64(crate::repo::localise::TEST_SECONDS)),
+        per_test: Some(Duration::from_secs_f64(crate::repo::locate::localise::TEST_SECONDS)),
         timeout: Duration::from_secs(BASELINE_SECONDS),
         ..TestLimits::default()
     };
@@ -96,7 +96,7 @@ pub fn harvest(
     };
     let (first, spectra) = runner.spectra(new.dir, &all, limits)?;
     let second = runner.run(new.dir, &all, limits)?;
-    let green = |run: &crate::repo::testrun::TestRun| -> BTreeSet<String> {
+    let green = |run: &crate::repo::run::testrun::TestRun| -> BTreeSet<String> {
         run.outcomes.iter().filter(|o| o.passed()).map(|o| o.id.clone()).collect()
     };
     if first.timed_out || second.timed_out {
@@ -184,7 +184,7 @@ fn regression(
         ids: covering,
         ..RunSpec::default()
     };
-    let red = |run: &crate::repo::testrun::TestRun| -> Vec<String> {
+    let red = |run: &crate::repo::run::testrun::TestRun| -> Vec<String> {
         let mut ids: Vec<String> = run.outcomes.iter().filter(|o| !o.passed()).map(|o| o.id.clone()).collect();
         ids.sort();
         ids

@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::bench::{Project, chosen, ships_tests};
-use super::locate::{Signals, rank_with};
-use super::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::bench::{Project, chosen, ships_tests};
+use crate::repo::locate::{Signals, rank_with};
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// One mutant's result.
 #[derive(Debug, Clone, Serialize)]
@@ -37,7 +37,7 @@ pub struct Located {
     pub seconds: f64,
     /// rgd's ranking with every signal's value (to weigh them anew
     /// without running the tests again).
-    pub candidates: Vec<super::locate::Candidate>,
+    pub candidates: Vec<crate::repo::locate::Candidate>,
     /// The mutated module (for an end-to-end run: `cargo bench --bench fix`).
     #[serde(skip)]
     pub text: String,
@@ -63,14 +63,19 @@ pub struct Place {
 
 impl Place {
     /// Where `file::name` stands in `ranked` (best first, by `score`).
-    pub fn of(ranked: &[super::locate::Candidate], file: &str, name: &str) -> Option<Place> {
+    pub fn of(ranked: &[crate::repo::locate::Candidate], file: &str, name: &str) -> Option<Place> {
         Self::by(ranked, file, name, |c| c.score)
     }
 
     /// Where `file::name` stands in `ranked` by one of its signals (`|c| c.ochiai`).
-    pub fn by(ranked: &[super::locate::Candidate], file: &str, name: &str, score: fn(&super::locate::Candidate) -> f64) -> Option<Place> {
+    pub fn by(
+        ranked: &[crate::repo::locate::Candidate],
+        file: &str,
+        name: &str,
+        score: fn(&crate::repo::locate::Candidate) -> f64,
+    ) -> Option<Place> {
         let me = score(ranked.iter().find(|c| c.file == file && c.name == name)?);
-        let close = |c: &super::locate::Candidate| (score(c) - me).abs() <= 1e-12;
+        let close = |c: &crate::repo::locate::Candidate| (score(c) - me).abs() <= 1e-12;
         Some(Place {
             better: ranked.iter().filter(|c| score(c) > me && !close(c)).count(),
             tied: ranked.iter().filter(|c| close(c)).count(),
@@ -103,7 +108,7 @@ pub fn run(
     let limits = TestLimits::default();
     let mut out = Vec::new();
     for (name, dir) in chosen(cache, set, only, report)? {
-        let files = super::index::python_files(&dir)?;
+        let files = crate::repo::index::python_files(&dir)?;
         if !ships_tests(&files) {
             report(&format!("{name}: its source distribution ships no tests"));
             continue;
@@ -123,11 +128,11 @@ pub fn run(
         // is stopped as `rgd locate` stops it.
         let limits = TestLimits {
             timeout: std::time::Duration::from_secs_f64(baseline.seconds * 4.0 + 10.0),
-            per_test: Some(std::time::Duration::from_secs_f64(super::localise::TEST_SECONDS)),
+            per_test: Some(std::time::Duration::from_secs_f64(crate::repo::locate::localise::TEST_SECONDS)),
             ..limits
         };
         let mut candidates = Vec::new();
-        for file in files.iter().filter(|f| super::bench::is_library_file(f)) {
+        for file in files.iter().filter(|f| crate::repo::bench::is_library_file(f)) {
             let text = std::fs::read_to_string(dir.join(file))?;
             candidates.extend(crate::code::mutate::mutants(&text).into_iter().map(|m| (file.clone(), m)));
         }
@@ -138,7 +143,7 @@ pub fn run(
             ids.len(),
             chosen.len()
         ));
-        let lexical = super::lexical::Lexical::build(&dir)?;
+        let lexical = crate::repo::index::lexical::Lexical::build(&dir)?;
         let mut located = Vec::new();
         let mut survived = 0;
         for (file, m) in &chosen {
@@ -149,7 +154,7 @@ pub fn run(
                 ..RunSpec::default()
             };
             let (run, records) = runner.spectra(&dir, &spec, limits)?;
-            let spectra = super::locate::per_test(&records, &ids);
+            let spectra = crate::repo::locate::per_test(&records, &ids);
             let failed: Vec<&String> = run.outcomes.iter().filter(|o| !o.passed()).map(|o| &o.id).collect();
             if failed.is_empty() {
                 survived += 1;

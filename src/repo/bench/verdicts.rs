@@ -13,9 +13,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::bench::{Project, chosen, ships_tests};
-use super::chunks::is_test_file;
-use super::testrun::{ProjectTests, RunSpec, TestLimits};
+use crate::repo::bench::{Project, chosen, ships_tests};
+use crate::repo::index::chunks::is_test_file;
+use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits};
 
 /// One half of one project's suite.
 #[derive(Debug, Clone, Serialize)]
@@ -45,7 +45,7 @@ pub struct ProjectVerdicts {
 /// top-level function (its first method when it has none).
 fn pick_target(root: &Path) -> anyhow::Result<(String, String)> {
     let mut best: Option<(usize, String, String)> = None;
-    for file in super::index::python_files(root)? {
+    for file in crate::repo::index::python_files(root)? {
         let name = file.rsplit('/').next().unwrap_or(&file);
         if is_test_file(&file) || name == "setup.py" || name == "conftest.py" || file.starts_with("doc") {
             continue;
@@ -109,7 +109,7 @@ fn half(runner: &ProjectTests, root: &Path, target: (&str, &str), ids: &[String]
 pub fn run(cache: &Path, set: &'static [Project], runner: &ProjectTests, report: &dyn Fn(&str)) -> anyhow::Result<Vec<ProjectVerdicts>> {
     let mut out = Vec::new();
     for (name, dir) in chosen(cache, set, &[], report)? {
-        if !ships_tests(&super::index::python_files(&dir)?) {
+        if !ships_tests(&crate::repo::index::python_files(&dir)?) {
             report(&format!("{name}: its source distribution ships no tests"));
             out.push(ProjectVerdicts {
                 name,
