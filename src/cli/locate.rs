@@ -1,6 +1,6 @@
 //! `rgd locate --repo DIR --failing ID [--failing ID ...] [--tests SEL] [--k N] [--json]`: which of
 //! a project's functions most likely holds the fault behind some failing tests
-//! (`repo/localise.rs` runs the tests, `repo/locate.rs` ranks).
+//! (`repo/locate/localise.rs` runs the tests, `repo/locate/mod.rs` ranks).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,7 +2,7 @@
 //! agents work on one function of a Python project. The project is indexed (incrementally), the
 //! context for the function retrieved (leaving out every test file: hidden tests must never reach a
 //! prompt) and put in the question; the visible and hidden tests are the project's own, selected
-//! by pytest; they run in a throw-away copy (`repo/testrun.rs`), never in the project.
+//! by pytest; they run in a throw-away copy (`repo/run/testrun.rs`), never in the project.
 
 use std::path::Path;
 use std::process::ExitCode;

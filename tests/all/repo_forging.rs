@@ -2,7 +2,7 @@
 //! attack as its program for `pkg/cart.py::total` (wrong on every test), with `--tests`,
 //! `--hidden`, `--write` and the memory pool on. Each attack must be judged not solved, not
 //! remembered, not written into the project, and the hidden tests never reach a prompt. The
-//! program runs in a process of its own (`repo/isolate.rs`) with no test file, apart from the
+//! program runs in a process of its own (`repo/run/isolate.rs`) with no test file, apart from the
 //! tests, and only data crosses: the attacks stand for classes (text the program prints,
 //! pytest's machinery patched through its classes, its hooks, its files, its plugin's closures,
 //! early exits, objects that equal anything or generously, reading the tests or the expected

@@ -1,5 +1,5 @@
 //! How a project's tests, and an isolated program's process, are confined (`rgd solve --repo`,
-//! `repo/testrun.rs`): the strongest of four levels this machine allows, found once per process by
+//! `repo/run/testrun.rs`): the strongest of four levels this machine allows, found once per process by
 //! trying it (`$RGD_CONFINE` names one instead: then a level that does not work is an error, never
 //! a weaker one).
 //! - `bubblewrap` (Debian's `bubblewrap`, `bwrap`): new mount, network, PID, IPC and UTS
