@@ -1,4 +1,4 @@
-//! BM25 over each entry's keywords and description (tantivy). The index is derived data: it is
+//! BM25 over each entry's keywords and description (`retrieval::docs`, tantivy). The index is derived data: it is
 //! rebuilt from the sled store whenever it is missing or was built from a different pool state.
 //!
 //! Tokenizer: tantivy's `en_stem` (split on non-alphanumerics, lowercase, English stemming), so a
@@ -14,21 +14,33 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use tantivy::collector::TopDocs;
-use tantivy::query::QueryParser;
-use tantivy::schema::{Field, STORED, STRING, Schema, Value};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
-
 use super::{Entry, MemoryError};
+use crate::retrieval::docs::{DocIndex, DocSchema, TextField};
 
 const MARKER: &str = "pool-state";
 
+/// An entry: its id, then its keywords and its description, both stemmed.
+const SCHEMA: DocSchema = DocSchema {
+    key: "id",
+    tags: &[],
+    texts: &[
+        TextField {
+            name: KEYWORDS,
+            stemmed: true,
+            stored: false,
+        },
+        TextField {
+            name: QUESTION,
+            stemmed: true,
+            stored: false,
+        },
+    ],
+};
+const KEYWORDS: &str = "keywords";
+const QUESTION: &str = "question";
+
 pub struct Bm25 {
-    index: Index,
-    reader: IndexReader,
-    id: Field,
-    keywords: Field,
-    question: Field,
+    docs: DocIndex,
     dir: PathBuf,
     pending: Mutex<Pending>,
 }
@@ -40,20 +52,11 @@ struct Pending {
     state: Option<String>,
 }
 
-/// One change to the index, kept as data until the next commit: a tantivy writer (its threads,
-/// its indexing heap) exists only while a commit runs, not for the whole life of a sweep.
+/// One change to the index, kept as data until the next commit: a writer (its threads, its
+/// indexing heap) exists only while a commit runs, not for the whole life of a sweep.
 enum Change {
     Add { id: String, keywords: String, question: String },
     Remove(String),
-}
-
-fn schema() -> (Schema, Field, Field, Field) {
-    let mut b = Schema::builder();
-    let text = crate::retrieval::bm25::stemmed_text();
-    let id = b.add_text_field("id", STRING | STORED);
-    let keywords = b.add_text_field("keywords", text.clone());
-    let question = b.add_text_field("question", text);
-    (b.build(), id, keywords, question)
 }
 
 fn err(e: impl std::fmt::Display) -> MemoryError {
@@ -65,29 +68,18 @@ impl Bm25 {
     /// was built from another pool state (`state` is the pool's content hash).
     pub fn open<'a>(dir: &Path, state: &str, entries: impl Fn() -> Box<dyn Iterator<Item = &'a Entry> + 'a>) -> Result<Bm25, MemoryError> {
         let current = std::fs::read_to_string(dir.join(MARKER)).ok();
-        let (schema, ..) = schema();
-        let opened = crate::retrieval::disk::open_or_recreate(dir, schema, current.as_deref() == Some(state)).map_err(err)?;
-        let mut bm25 = Bm25::from_index(opened.index, dir)?;
-        if opened.fresh {
+        let (docs, fresh) = DocIndex::open(dir, &SCHEMA, current.as_deref() == Some(state)).map_err(err)?;
+        let mut bm25 = Bm25 {
+            docs,
+            dir: dir.to_path_buf(),
+            pending: Mutex::new(Pending::default()),
+        };
+        if fresh {
             bm25.add(entries())?;
             bm25.mark(state)?;
             bm25.commit()?;
         }
         Ok(bm25)
-    }
-
-    fn from_index(index: Index, dir: &Path) -> Result<Bm25, MemoryError> {
-        let (_, id, keywords, question) = schema();
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
-        Ok(Bm25 {
-            index,
-            reader,
-            id,
-            keywords,
-            question,
-            dir: dir.to_path_buf(),
-            pending: Mutex::new(Pending::default()),
-        })
     }
 
     fn pending(&self) -> MutexGuard<'_, Pending> {
@@ -119,23 +111,17 @@ impl Bm25 {
     pub fn commit(&self) -> Result<(), MemoryError> {
         let mut pending = self.pending();
         if !pending.changes.is_empty() {
-            let mut writer: IndexWriter = crate::retrieval::disk::writer(&self.index).map_err(err)?;
+            let mut writer = self.docs.writer().map_err(err)?;
             for change in &pending.changes {
                 match change {
                     Change::Add { id, keywords, question } => {
-                        writer.delete_term(Term::from_field_text(self.id, id));
-                        writer
-                            .add_document(doc!(self.id => id.clone(), self.keywords => keywords.clone(), self.question => question.clone()))
-                            .map_err(err)?;
+                        writer.delete(id);
+                        writer.add(id, &[], &[keywords, question]).map_err(err)?;
                     }
-                    Change::Remove(id) => {
-                        writer.delete_term(Term::from_field_text(self.id, id));
-                    }
+                    Change::Remove(id) => writer.delete(id),
                 }
             }
             writer.commit().map_err(err)?;
-            writer.wait_merging_threads().map_err(err)?;
-            self.reader.reload().map_err(err)?;
             pending.changes.clear();
         }
         if let Some(state) = pending.state.take() {
@@ -148,44 +134,27 @@ impl Bm25 {
     pub fn search(&self, text: &str, n: usize) -> Result<Vec<(String, f32)>, MemoryError> {
         // Later tasks see earlier solutions: whatever was stored before this search is in it.
         self.commit()?;
-        let searcher = self.reader.searcher();
-        let parser = QueryParser::for_index(&self.index, vec![self.keywords, self.question]);
-        // Free text is not query syntax: quotes, colons and brackets in a task description must
-        // not fail the search.
-        let (query, _) = parser.parse_query_lenient(&self.without_common_words(text)?);
-        let top = searcher
-            .search(&query, &TopDocs::with_limit(n.max(1)).order_by_score())
-            .map_err(err)?;
-        top.into_iter()
-            .map(|(score, address)| {
-                let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
-                let id = doc.get_first(self.id).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-                Ok((id, score))
-            })
-            .collect()
+        let query = self.without_common_words(text)?;
+        let found = self.docs.search(&query, &[KEYWORDS, QUESTION], n, None).map_err(err)?;
+        Ok(found.into_iter().map(|f| (f.key, f.score)).collect())
     }
 
     /// `text` without the words that occur in more than half of the descriptions ("write",
     /// "function", "the"). Their IDF is below ln 2, so they hardly move a ranking, but their
     /// posting lists are the longest: at 100k entries they were most of a query's time.
     fn without_common_words(&self, text: &str) -> Result<String, MemoryError> {
-        let searcher = self.reader.searcher();
-        let docs = searcher.num_docs();
+        let docs = self.docs.num_docs();
         if docs < 2 {
             return Ok(text.to_string());
         }
-        let mut analyzer = self.index.tokenizer_for_field(self.question).map_err(err)?;
         let mut kept = Vec::new();
         for word in text.split_whitespace() {
-            let mut stream = analyzer.token_stream(word);
+            let tokens = self.docs.words(QUESTION, word).map_err(err)?;
             let mut common = true;
-            let mut any = false;
-            while let Some(token) = stream.next() {
-                any = true;
-                let df = searcher.doc_freq(&Term::from_field_text(self.question, &token.text)).map_err(err)?;
-                common &= df * 2 > docs;
+            for token in &tokens {
+                common &= self.docs.doc_freq(QUESTION, token).map_err(err)? * 2 > docs;
             }
-            if !(any && common) {
+            if tokens.is_empty() || !common {
                 kept.push(word);
             }
         }
@@ -199,17 +168,11 @@ impl Bm25 {
     /// the best of poor BM25 matches is not lifted to a full 1.0.
     pub fn ceiling(&self, text: &str) -> Result<f32, MemoryError> {
         self.commit()?;
-        let searcher = self.reader.searcher();
-        let docs = searcher.num_docs();
-        let mut analyzer = self.index.tokenizer_for_field(self.question).map_err(err)?;
-        let mut stream = analyzer.token_stream(text);
-        let mut words = std::collections::BTreeSet::new();
-        while let Some(token) = stream.next() {
-            words.insert(token.text.clone());
-        }
+        let docs = self.docs.num_docs();
+        let words: std::collections::BTreeSet<String> = self.docs.words(QUESTION, text).map_err(err)?.into_iter().collect();
         let mut sum = 0.0;
         for word in words {
-            let df = searcher.doc_freq(&Term::from_field_text(self.question, &word)).map_err(err)?;
+            let df = self.docs.doc_freq(QUESTION, &word).map_err(err)?;
             // tantivy's IDF; at tf 1 and average length BM25's tf factor is exactly 1.
             let df = df.min(docs) as f32;
             sum += (1.0 + (docs as f32 - df + 0.5) / (df + 0.5)).ln();

@@ -8,6 +8,7 @@
 pub mod assets;
 pub mod bm25;
 pub mod disk;
+pub mod docs;
 pub mod embed;
 pub mod fusion;
 pub mod int8_graph;

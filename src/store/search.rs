@@ -7,14 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use tantivy::collector::TopDocs;
-use tantivy::query::QueryParser;
-use tantivy::schema::{Field, STORED, STRING, Schema, TEXT, Value};
-use tantivy::snippet::SnippetGenerator;
-use tantivy::{Index, TantivyDocument, Term, doc};
-
 use super::{Home, RunStore, StoreError};
 use crate::record::Event;
+use crate::retrieval::docs::{DocIndex, DocSchema, DocWriter, TextField};
 
 /// One place a query matched.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -27,31 +22,25 @@ pub struct RunHit {
     pub snippet: String,
 }
 
-struct Fields {
-    run: Field,
-    task: Field,
-    kind: Field,
-    text: Field,
-}
-
-fn schema() -> (Schema, Fields) {
-    let mut b = Schema::builder();
-    let fields = Fields {
-        run: b.add_text_field("run", STRING | STORED),
-        task: b.add_text_field("task", STRING | STORED),
-        kind: b.add_text_field("kind", STRING | STORED),
-        text: b.add_text_field("text", TEXT | STORED),
-    };
-    (b.build(), fields)
-}
+/// A run's documents: keyed by the run, tagged with the task and the kind, their text stored for
+/// snippets.
+const SCHEMA: DocSchema = DocSchema {
+    key: "run",
+    tags: &["task", "kind"],
+    texts: &[TextField {
+        name: TEXT,
+        stemmed: false,
+        stored: true,
+    }],
+};
+const TEXT: &str = "text";
 
 fn err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("run index: {e}"))
 }
 
 pub struct RunIndex {
-    index: Index,
-    fields: Fields,
+    docs: DocIndex,
     dir: PathBuf,
 }
 
@@ -63,12 +52,8 @@ impl RunIndex {
         let dir = home.root.join("runs-index");
         // Made again when unreadable or of another schema (with it goes `indexed.json`, in the
         // same folder, so every run is indexed again).
-        let opened = crate::retrieval::disk::open_or_recreate(&dir, schema().0, true).map_err(err)?;
-        Ok(RunIndex {
-            index: opened.index,
-            fields: schema().1,
-            dir,
-        })
+        let (docs, _) = DocIndex::open(&dir, &SCHEMA, true).map_err(err)?;
+        Ok(RunIndex { docs, dir })
     }
 
     fn indexed(&self) -> BTreeMap<String, u64> {
@@ -81,7 +66,7 @@ impl RunIndex {
     /// Indexes every run whose record changed since; returns how many were (re)indexed.
     pub fn update(&self, home: &Home) -> Result<usize, StoreError> {
         let mut indexed = self.indexed();
-        let mut writer: Option<tantivy::IndexWriter> = None;
+        let mut writer: Option<DocWriter<'_>> = None;
         let mut changed = 0;
         for id in home.run_ids() {
             let Ok(store) = RunStore::open(home, &id) else { continue };
@@ -91,14 +76,14 @@ impl RunIndex {
             }
             let w = match &mut writer {
                 Some(w) => w,
-                None => writer.insert(crate::retrieval::disk::writer(&self.index).map_err(err)?),
+                None => writer.insert(self.docs.writer().map_err(err)?),
             };
-            w.delete_term(Term::from_field_text(self.fields.run, &id));
-            self.add_run(w, &store, &id)?;
+            w.delete(&id);
+            add_run(w, &store, &id)?;
             indexed.insert(id, events);
             changed += 1;
         }
-        if let Some(mut w) = writer {
+        if let Some(w) = writer {
             w.commit().map_err(err)?;
             let state = serde_json::to_string(&indexed).map_err(err)?;
             std::fs::write(self.dir.join(STATE), state).map_err(err)?;
@@ -106,66 +91,49 @@ impl RunIndex {
         Ok(changed)
     }
 
-    fn add_run(&self, w: &mut tantivy::IndexWriter, store: &RunStore, run: &str) -> Result<(), StoreError> {
-        let f = &self.fields;
-        let manifest = store.manifest()?;
-        let method = format!("{} {}", manifest.method(), manifest.model_shown());
-        let add = |task: &str, kind: &str, text: String| {
-            w.add_document(doc!(f.run => run, f.task => task, f.kind => kind, f.text => text))
-                .map(|_| ())
-                .map_err(err)
-        };
-        for r in store.results()? {
-            let status = serde_json::to_value(r.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            let failure = r.failure.as_ref().map(|f| f.label()).unwrap_or_default();
-            let error = r.error.clone().unwrap_or_default();
-            add(&r.task_id, "task", format!("{} {status} {failure} {error} {method}", r.task_id))?;
-        }
-        for envelope in store.events() {
-            match envelope?.event {
-                Event::AgentRequest { task_id, messages, .. } => {
-                    let text: Vec<String> = messages.into_iter().map(|m| m.content).collect();
-                    add(&task_id, "prompt", text.join("\n"))?;
-                }
-                Event::AgentResponse { task_id, text, .. } => add(&task_id, "answer", text)?,
-                Event::AgentFailed { task_id, error, .. } => add(&task_id, "error", error.to_string())?,
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
     /// The best matches of `query` (words, "phrases", field-free), best first.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<RunHit>, StoreError> {
-        let reader = self.index.reader().map_err(err)?;
-        let searcher = reader.searcher();
-        let f = &self.fields;
-        let parser = QueryParser::for_index(&self.index, vec![f.text]);
-        let (q, _) = parser.parse_query_lenient(query);
-        let snippets = SnippetGenerator::create(&searcher, &*q, f.text).map_err(err)?;
-        let top = searcher
-            .search(&q, &TopDocs::with_limit(limit.max(1)).order_by_score())
-            .map_err(err)?;
-        top.into_iter()
-            .map(|(_, address)| {
-                let d: TantivyDocument = searcher.doc(address).map_err(err)?;
-                let get = |field: Field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-                let snippet = snippets
-                    .snippet_from_doc(&d)
-                    .fragment()
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                Ok(RunHit {
-                    run_id: get(f.run),
-                    task_id: get(f.task),
-                    kind: get(f.kind),
-                    snippet,
-                })
+        let found = self.docs.search(query, &[TEXT], limit, Some(TEXT)).map_err(err)?;
+        Ok(found
+            .into_iter()
+            .map(|f| {
+                let mut tags = f.tags.into_iter();
+                RunHit {
+                    run_id: f.key,
+                    task_id: tags.next().unwrap_or_default(),
+                    kind: tags.next().unwrap_or_default(),
+                    snippet: f.snippet.unwrap_or_default(),
+                }
             })
-            .collect()
+            .collect())
     }
+}
+
+/// A run's documents: a task line per result (id, status, failure, error, method and model), and
+/// every prompt, answer and failed call.
+fn add_run(w: &mut DocWriter<'_>, store: &RunStore, run: &str) -> Result<(), StoreError> {
+    let manifest = store.manifest()?;
+    let method = format!("{} {}", manifest.method(), manifest.model_shown());
+    let mut add = |task: &str, kind: &str, text: String| w.add(run, &[task, kind], &[&text]).map_err(err);
+    for r in store.results()? {
+        let status = serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let failure = r.failure.as_ref().map(|f| f.label()).unwrap_or_default();
+        let error = r.error.clone().unwrap_or_default();
+        add(&r.task_id, "task", format!("{} {status} {failure} {error} {method}", r.task_id))?;
+    }
+    for envelope in store.events() {
+        match envelope?.event {
+            Event::AgentRequest { task_id, messages, .. } => {
+                let text: Vec<String> = messages.into_iter().map(|m| m.content).collect();
+                add(&task_id, "prompt", text.join("\n"))?;
+            }
+            Event::AgentResponse { task_id, text, .. } => add(&task_id, "answer", text)?,
+            Event::AgentFailed { task_id, error, .. } => add(&task_id, "error", error.to_string())?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
