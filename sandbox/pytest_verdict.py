@@ -560,7 +560,7 @@ def _install(
                 return None
 
         if isolated:
-            # The program runs in a process of its own (`rgd_isolate.py`): nothing here is its
+            # The program runs in a process of its own (`sandbox/rgd_isolate/`): nothing here is its
             # code, so there is nothing to watch; a call the tests cannot send as data is said on
             # the channel, and rgd judges the target in-process instead, labelled so.
             import rgd_isolate
@@ -573,7 +573,7 @@ def _install(
                 if session is not None:
                     session.shouldstop = "rgd judges this run in-process: %s" % why
 
-            rgd_isolate.on_refusal = refused
+            rgd_isolate.tests_side.on_refusal = refused
             rgd_isolate.watch_patches()
         else:
             if target and target_name:

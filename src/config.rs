@@ -258,7 +258,7 @@ impl Settings {
         concurrency: Option<usize>,
         max_iters: Option<u32>,
     ) -> Settings {
-        let section = file.llm.unwrap_or_default();
+        let section = file.llm.clone().unwrap_or_default();
         let pricing = match (section.price_input_per_mtok, section.price_output_per_mtok) {
             (None, None) => None,
             (i, o) => Some(crate::engine::Pricing {
@@ -327,48 +327,8 @@ impl Settings {
             Some(l) => l.model.clone(),
             None => llm.model.clone().or(section.model.clone()).unwrap_or_else(|| DEFAULT_MODEL.into()),
         };
-        let seed = file.run.seed;
-        let mut agents = BTreeMap::new();
-        for agent in Agent::ALL {
-            // The RGD reference: guidance and analysis sample at 0.7, code is greedy.
-            let (temperature, max_tokens) = match agent {
-                Agent::Guide => (0.7, 1024),
-                Agent::Debug => (0.0, 2048),
-                Agent::Feedback => (0.7, 1024),
-            };
-            // A small CPU model rambles rather than improves with room; shorter answers keep a
-            // demo task within a minute or two.
-            let max_tokens = if local.is_some() { max_tokens.min(512) } else { max_tokens };
-            let from_file = file.agents.get(&agent).cloned().unwrap_or_default();
-            let flag = match agent {
-                Agent::Guide => &llm.guide_model,
-                Agent::Debug => &llm.debug_model,
-                Agent::Feedback => &llm.feedback_model,
-            };
-            agents.insert(
-                agent,
-                CallParams {
-                    model: flag.clone().or(from_file.model).unwrap_or_else(|| model.clone()),
-                    temperature: from_file.temperature.unwrap_or(temperature),
-                    max_tokens: from_file.max_tokens.unwrap_or(max_tokens),
-                    seed,
-                    stop: Vec::new(),
-                },
-            );
-        }
-        let d = Limits::default();
-        let limits = Limits {
-            per_test: file
-                .sandbox
-                .per_test_timeout_secs
-                .map(Duration::from_secs_f64)
-                .unwrap_or(d.per_test),
-            max_total: file.sandbox.max_total_secs.map(Duration::from_secs_f64).unwrap_or(d.max_total),
-            memory_mb: file.sandbox.memory_mb.unwrap_or(d.memory_mb),
-            output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
-            data_dir: file.sandbox.data_dir.clone(),
-            ..Limits::default()
-        };
+        let agents = agent_params(&file, llm, &model, local.is_some());
+        let limits = sandbox_limits(&file);
         Settings {
             openai,
             local,
@@ -380,6 +340,58 @@ impl Settings {
             config_file,
             pricing,
         }
+    }
+}
+
+/// Each agent's model and sampling: the flags, else the file, else the RGD reference's (guidance
+/// and analysis at 0.7, code greedy), answers kept short on the embedded model.
+fn agent_params(file: &FileConfig, llm: &LlmArgs, model: &str, local: bool) -> BTreeMap<Agent, CallParams> {
+    let seed = file.run.seed;
+    let mut agents = BTreeMap::new();
+    for agent in Agent::ALL {
+        // The RGD reference: guidance and analysis sample at 0.7, code is greedy.
+        let (temperature, max_tokens) = match agent {
+            Agent::Guide => (0.7, 1024),
+            Agent::Debug => (0.0, 2048),
+            Agent::Feedback => (0.7, 1024),
+        };
+        // A small CPU model rambles rather than improves with room; shorter answers keep a
+        // demo task within a minute or two.
+        let max_tokens = if local { max_tokens.min(512) } else { max_tokens };
+        let from_file = file.agents.get(&agent).cloned().unwrap_or_default();
+        let flag = match agent {
+            Agent::Guide => &llm.guide_model,
+            Agent::Debug => &llm.debug_model,
+            Agent::Feedback => &llm.feedback_model,
+        };
+        agents.insert(
+            agent,
+            CallParams {
+                model: flag.clone().or(from_file.model).unwrap_or_else(|| model.to_string()),
+                temperature: from_file.temperature.unwrap_or(temperature),
+                max_tokens: from_file.max_tokens.unwrap_or(max_tokens),
+                seed,
+                stop: Vec::new(),
+            },
+        );
+    }
+    agents
+}
+
+/// The sandbox's limits: the file's, else the defaults.
+fn sandbox_limits(file: &FileConfig) -> Limits {
+    let d = Limits::default();
+    Limits {
+        per_test: file
+            .sandbox
+            .per_test_timeout_secs
+            .map(Duration::from_secs_f64)
+            .unwrap_or(d.per_test),
+        max_total: file.sandbox.max_total_secs.map(Duration::from_secs_f64).unwrap_or(d.max_total),
+        memory_mb: file.sandbox.memory_mb.unwrap_or(d.memory_mb),
+        output_cap: file.sandbox.output_cap.unwrap_or(d.output_cap),
+        data_dir: file.sandbox.data_dir.clone(),
+        ..Limits::default()
     }
 }
 

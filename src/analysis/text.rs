@@ -48,6 +48,31 @@ pub fn render(c: &Comparison) -> String {
             }
         );
     }
+    paired_lines(&mut out, c);
+    cheating_lines(&mut out, c);
+    plus_lines(&mut out, c);
+    cost_lines(&mut out, c);
+    let _ = writeln!(out, "\npass@1 after each iteration");
+    for r in &c.runs {
+        let steps: Vec<String> = r.cumulative.iter().map(|x| pct(*x)).collect();
+        let _ = writeln!(out, "  {:<12} {}", short(&r.run_id), steps.join("  "));
+    }
+    let _ = writeln!(out, "\nwhy unsolved tasks failed");
+    for r in &c.runs {
+        let classes: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            out,
+            "  {:<12} {}",
+            short(&r.run_id),
+            if classes.is_empty() { "-".to_string() } else { classes.join(", ") }
+        );
+    }
+    out
+}
+
+/// Each pair of runs: tasks one solved and the other did not, and McNemar's test.
+fn paired_lines(out: &mut String, c: &Comparison) {
+    use std::fmt::Write;
     for p in &c.paired {
         let _ = writeln!(
             out,
@@ -78,6 +103,11 @@ pub fn render(c: &Comparison) -> String {
             let _ = writeln!(out, "  only {}: {}", short(&p.other), p.only_other.join(", "));
         }
     }
+}
+
+/// How often each method cheated on impossible tasks, when any run measured it.
+fn cheating_lines(out: &mut String, c: &Comparison) {
+    use std::fmt::Write;
     if c.runs.iter().any(|r| r.cheating.is_some()) {
         let _ = writeln!(
             out,
@@ -112,6 +142,11 @@ pub fn render(c: &Comparison) -> String {
             );
         }
     }
+}
+
+/// The plus column: each run judged again on the plus dataset's tests.
+fn plus_lines(out: &mut String, c: &Comparison) {
+    use std::fmt::Write;
     if let Some(dataset) = c.runs.iter().find_map(|r| r.plus.as_ref().map(|p| p.dataset.clone())) {
         let _ = writeln!(
             out,
@@ -136,6 +171,11 @@ pub fn render(c: &Comparison) -> String {
             );
         }
     }
+}
+
+/// What each run cost: calls, tokens and time.
+fn cost_lines(out: &mut String, c: &Comparison) {
+    use std::fmt::Write;
     let _ = writeln!(out, "\ncost");
     let _ = writeln!(
         out,
@@ -165,20 +205,4 @@ pub fn render(c: &Comparison) -> String {
             r.cost.seconds_per_task
         );
     }
-    let _ = writeln!(out, "\npass@1 after each iteration");
-    for r in &c.runs {
-        let steps: Vec<String> = r.cumulative.iter().map(|x| pct(*x)).collect();
-        let _ = writeln!(out, "  {:<12} {}", short(&r.run_id), steps.join("  "));
-    }
-    let _ = writeln!(out, "\nwhy unsolved tasks failed");
-    for r in &c.runs {
-        let classes: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(
-            out,
-            "  {:<12} {}",
-            short(&r.run_id),
-            if classes.is_empty() { "-".to_string() } else { classes.join(", ") }
-        );
-    }
-    out
 }

@@ -139,72 +139,7 @@ pub fn execute(home: &Home, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
                 )?;
             }
         }
-        MemoryCommand::Search {
-            text,
-            k,
-            explain,
-            json,
-            method,
-            rrf,
-            min_similarity,
-        } => {
-            let threshold = SearchOptions::default().min_similarity;
-            let options = SearchOptions {
-                k,
-                min_similarity: min_similarity.unwrap_or(-1.0),
-                method,
-                fusion: if rrf {
-                    Fusion::Rrf { k: 60.0 }
-                } else {
-                    SearchOptions::default().fusion
-                },
-            };
-            let hits = pool.search(&text, &options)?;
-            if hits.is_empty() && !json {
-                match min_similarity {
-                    Some(m) => writeln!(out, "no entry above the similarity threshold {m}")?,
-                    None => writeln!(out, "the memory pool is empty")?,
-                }
-            }
-            let below = |h: &crate::memory::Hit| min_similarity.is_none() && method != Method::Bm25 && h.sbert < threshold;
-            if !json && hits.iter().any(below) {
-                writeln!(
-                    out,
-                    "(hits marked * are below the similarity threshold {threshold} a run uses: the Guide would not be offered them)"
-                )?;
-            }
-            for h in hits {
-                let mark = if below(&h) { "*" } else { " " };
-                if json {
-                    let mut v = summary(&h.entry);
-                    v["score"] = h.score.into();
-                    v["bm25"] = h.bm25.into();
-                    v["sbert"] = h.sbert.into();
-                    v["above_threshold"] = (!below(&h)).into();
-                    writeln!(out, "{}", serde_json::to_string(&v)?)?;
-                } else if explain {
-                    writeln!(
-                        out,
-                        "{mark}{:.3}  sbert {:.3}  bm25 {:6.2}  {} {}  {}",
-                        h.score,
-                        h.sbert,
-                        h.bm25,
-                        h.entry.id,
-                        h.entry.task_id,
-                        first_line(&h.entry.question, 50)
-                    )?;
-                } else {
-                    writeln!(
-                        out,
-                        "{mark}{:.3}  {} {}  {}",
-                        h.score,
-                        h.entry.id,
-                        h.entry.task_id,
-                        first_line(&h.entry.question, 60)
-                    )?;
-                }
-            }
-        }
+        search @ MemoryCommand::Search { .. } => search_pool(&pool, &mut out, search)?,
         MemoryCommand::Export { file } => {
             let entries = pool.entries()?;
             crate::memory::write_entries(&file, &entries)?;
@@ -281,4 +216,77 @@ fn first_line(text: &str, n: usize) -> String {
         s.push('…');
     }
     s
+}
+
+/// `rgd memory search`: the best hits for a text, with their scores (`--explain`: both parts).
+fn search_pool(pool: &SharedPool, out: &mut impl Write, cmd: MemoryCommand) -> anyhow::Result<()> {
+    let MemoryCommand::Search {
+        text,
+        k,
+        explain,
+        json,
+        method,
+        rrf,
+        min_similarity,
+    } = cmd
+    else {
+        return Ok(());
+    };
+    let threshold = SearchOptions::default().min_similarity;
+    let options = SearchOptions {
+        k,
+        min_similarity: min_similarity.unwrap_or(-1.0),
+        method,
+        fusion: if rrf {
+            Fusion::Rrf { k: 60.0 }
+        } else {
+            SearchOptions::default().fusion
+        },
+    };
+    let hits = pool.search(&text, &options)?;
+    if hits.is_empty() && !json {
+        match min_similarity {
+            Some(m) => writeln!(out, "no entry above the similarity threshold {m}")?,
+            None => writeln!(out, "the memory pool is empty")?,
+        }
+    }
+    let below = |h: &crate::memory::Hit| min_similarity.is_none() && method != Method::Bm25 && h.sbert < threshold;
+    if !json && hits.iter().any(below) {
+        writeln!(
+            out,
+            "(hits marked * are below the similarity threshold {threshold} a run uses: the Guide would not be offered them)"
+        )?;
+    }
+    for h in hits {
+        let mark = if below(&h) { "*" } else { " " };
+        if json {
+            let mut v = summary(&h.entry);
+            v["score"] = h.score.into();
+            v["bm25"] = h.bm25.into();
+            v["sbert"] = h.sbert.into();
+            v["above_threshold"] = (!below(&h)).into();
+            writeln!(out, "{}", serde_json::to_string(&v)?)?;
+        } else if explain {
+            writeln!(
+                out,
+                "{mark}{:.3}  sbert {:.3}  bm25 {:6.2}  {} {}  {}",
+                h.score,
+                h.sbert,
+                h.bm25,
+                h.entry.id,
+                h.entry.task_id,
+                first_line(&h.entry.question, 50)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{mark}{:.3}  {} {}  {}",
+                h.score,
+                h.entry.id,
+                h.entry.task_id,
+                first_line(&h.entry.question, 60)
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -97,32 +97,7 @@ pub fn show(home: &Home, run_id: &str, events: bool) -> anyhow::Result<ExitCode>
     println!();
     for id in &m.dataset.selected {
         match results.iter().find(|r| &r.task_id == id) {
-            Some(r) => println!(
-                "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}{}",
-                r.task_id,
-                match r.unverified() {
-                    Some(_) => "unverified".to_string(),
-                    None => serde_json::to_value(r.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
-                },
-                r.iterations,
-                r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
-                r.seconds,
-                match r.impossible {
-                    Some(v) => format!(
-                        "  [{}, hidden {}]",
-                        serde_json::to_value(v.outcome)
-                            .ok()
-                            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                            .unwrap_or_default(),
-                        if v.hidden_passed { "passed" } else { "failed" }
-                    ),
-                    None => r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
-                },
-                if r.intervened { "  [intervened]" } else { "" }
-            ),
+            Some(r) => println!("{}", task_line(r)),
             None => println!("  {id:<14} unfinished"),
         }
     }
@@ -158,4 +133,35 @@ fn show_live(home: &Home, id: &str, events: bool) -> anyhow::Result<ExitCode> {
         None => println!("run {id} is live in another process"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A finished task's line: its status (unverified apart), iterations, first pass, time, and how
+/// an impossible task ended or what error it ended with.
+fn task_line(r: &crate::record::TaskResult) -> String {
+    format!(
+        "  {:<14} {:<15} iterations {:<2} first pass {:<4} {:.1}s{}{}",
+        r.task_id,
+        match r.unverified() {
+            Some(_) => "unverified".to_string(),
+            None => serde_json::to_value(r.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        },
+        r.iterations,
+        r.first_pass_iteration.map(|k| k.to_string()).unwrap_or("-".into()),
+        r.seconds,
+        match r.impossible {
+            Some(v) => format!(
+                "  [{}, hidden {}]",
+                serde_json::to_value(v.outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                    .unwrap_or_default(),
+                if v.hidden_passed { "passed" } else { "failed" }
+            ),
+            None => r.error.as_deref().map(|e| format!("  {e}")).unwrap_or_default(),
+        },
+        if r.intervened { "  [intervened]" } else { "" }
+    )
 }

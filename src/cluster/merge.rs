@@ -120,24 +120,7 @@ pub fn merge_runs(home: &Home, run_ids: &[String], options: &MergeOptions) -> an
         }
     }
     // The sweep's tasks: as its shards recorded them, else every run's in order.
-    let sweep: Vec<String> = match &first.shard {
-        Some(s) => s.sweep_tasks.clone(),
-        None => {
-            let mut all: Vec<String> = Vec::new();
-            for p in &parts {
-                all.extend(
-                    p.manifest
-                        .dataset
-                        .selected
-                        .iter()
-                        .filter(|t| !all.contains(t))
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                );
-            }
-            all
-        }
-    };
+    let sweep = sweep_tasks(&parts);
     let missing_shards = match &first.shard {
         Some(s) => (0..s.count)
             .filter(|k| !parts.iter().any(|p| p.manifest.shard.as_ref().is_some_and(|x| x.index == *k)))
@@ -146,36 +129,7 @@ pub fn merge_runs(home: &Home, run_ids: &[String], options: &MergeOptions) -> an
     };
 
     // Each task from the shard that finished it.
-    let mut chosen: Vec<(usize, &String)> = Vec::new();
-    let (mut missing, mut duplicates) = (Vec::new(), Vec::new());
-    for task in &sweep {
-        let holders: Vec<usize> = (0..parts.len()).filter(|&i| parts[i].results.contains_key(task)).collect();
-        let pick = match (holders.as_slice(), prefer) {
-            ([], _) => {
-                missing.push(task.clone());
-                continue;
-            }
-            ([one], _) => *one,
-            (many, None) => anyhow::bail!(
-                "task {task} was finished by {} runs ({}); merge one of them, or pass --prefer newest|oldest",
-                many.len(),
-                many.iter()
-                    .map(|&i| parts[i].manifest.run_id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            (many, Some(prefer)) => {
-                duplicates.push(task.clone());
-                let when = |i: &usize| parts[*i].tasks.get(task).and_then(|t| t.1);
-                match prefer {
-                    Prefer::Newest => many.iter().copied().max_by_key(when),
-                    Prefer::Oldest => many.iter().copied().min_by_key(when),
-                }
-                .unwrap_or(many[0])
-            }
-        };
-        chosen.push((pick, task));
-    }
+    let (chosen, missing, duplicates) = choose(&parts, &sweep, prefer)?;
 
     let run_id = options.into.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     if home.run_dir(&run_id).exists() {
@@ -263,4 +217,67 @@ pub fn merge_runs(home: &Home, run_ids: &[String], options: &MergeOptions) -> an
         summary,
         pool,
     })
+}
+
+/// The sweep's tasks: as its shards recorded them, else every run's tasks in order.
+fn sweep_tasks(parts: &[Part]) -> Vec<String> {
+    match &parts[0].manifest.shard {
+        Some(s) => s.sweep_tasks.clone(),
+        None => {
+            let mut all: Vec<String> = Vec::new();
+            for p in parts {
+                all.extend(
+                    p.manifest
+                        .dataset
+                        .selected
+                        .iter()
+                        .filter(|t| !all.contains(t))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+            all
+        }
+    }
+}
+
+/// For each of the sweep's tasks, the part that finished it (with `prefer` when more than one
+/// did), and the tasks none or several finished.
+#[allow(clippy::type_complexity, reason = "one private helper's three lists")]
+fn choose<'a>(
+    parts: &[Part],
+    sweep: &'a [String],
+    prefer: Option<Prefer>,
+) -> anyhow::Result<(Vec<(usize, &'a String)>, Vec<String>, Vec<String>)> {
+    let mut chosen: Vec<(usize, &String)> = Vec::new();
+    let (mut missing, mut duplicates) = (Vec::new(), Vec::new());
+    for task in sweep {
+        let holders: Vec<usize> = (0..parts.len()).filter(|&i| parts[i].results.contains_key(task)).collect();
+        let pick = match (holders.as_slice(), prefer) {
+            ([], _) => {
+                missing.push(task.clone());
+                continue;
+            }
+            ([one], _) => *one,
+            (many, None) => anyhow::bail!(
+                "task {task} was finished by {} runs ({}); merge one of them, or pass --prefer newest|oldest",
+                many.len(),
+                many.iter()
+                    .map(|&i| parts[i].manifest.run_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (many, Some(prefer)) => {
+                duplicates.push(task.clone());
+                let when = |i: &usize| parts[*i].tasks.get(task).and_then(|t| t.1);
+                match prefer {
+                    Prefer::Newest => many.iter().copied().max_by_key(when),
+                    Prefer::Oldest => many.iter().copied().min_by_key(when),
+                }
+                .unwrap_or(many[0])
+            }
+        };
+        chosen.push((pick, task));
+    }
+    Ok((chosen, missing, duplicates))
 }

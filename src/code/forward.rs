@@ -1,4 +1,4 @@
-//! The tests' half of an isolated repository target (`sandbox/rgd_isolate.py`): in the tests'
+//! The tests' half of an isolated repository target (`sandbox/rgd_isolate/`): in the tests'
 //! copy of the module the target's body becomes one call into the program's process, under the
 //! target's own decorators (the program's process calls the function bare, so none applies twice).
 

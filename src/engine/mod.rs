@@ -15,8 +15,8 @@ pub use replay::Replay;
 // The record types are the engine's vocabulary; they live in `record/` so that the store can
 // persist them without depending on the engine.
 pub use crate::record::{
-    CodeSimParams, DatasetInfo, Envelope, Event, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, Pending,
-    Pricing, Recorder, RunSummary, Shard, ShardInfo, Suite, TaskResult, TaskStatus, Tokens,
+    CodeSimParams, DatasetInfo, Envelope, Event, EventPart, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams,
+    Pending, Pricing, Recorder, RunSummary, Shard, ShardInfo, Suite, TaskResult, TaskStatus, Tokens,
 };
 pub use runner::{MemoryLookup, TaskRunner};
 pub use sweep::Sweep;

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
 
-use crate::engine::{Envelope, Event, Suite, TaskStatus};
+use crate::engine::{Envelope, Event, EventPart, Suite, TaskStatus};
 use crate::sandbox::TestStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +171,18 @@ fn indent(text: &str) -> String {
 fn detailed(event: &Event, labels: &Labels) {
     // Answers, code and program output are shown as text, never as terminal commands.
     let mut out = crate::terminal::CleanWriter(std::io::stdout().lock());
-    let _ = match event {
+    let _ = match event.part() {
+        EventPart::Call => agent_lines(event, &mut out),
+        EventPart::Task | EventPart::Debugger => task_lines(event, labels, &mut out),
+        EventPart::Run => run_lines(event, &mut out),
+    };
+    let _ = out.flush();
+}
+
+/// The run's own events as lines: its start, and nothing for its resumption or end (the summary
+/// says those).
+fn run_lines(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
+    match event {
         Event::RunStarted { manifest } => writeln!(
             out,
             "run {} · {} · {} · max {} iterations",
@@ -180,15 +191,15 @@ fn detailed(event: &Event, labels: &Labels) {
             manifest.model_label(),
             manifest.max_iters
         ),
-        Event::TaskStarted {
-            task_id,
-            visible_tests,
-            hidden_tests,
-            ..
-        } => {
-            writeln!(out, "\n▶ {task_id}: {} visible tests, {hidden_tests} hidden", visible_tests.len())
-        }
-        Event::IterationStarted { iteration, .. } => writeln!(out, "\n── iteration {iteration}"),
+        Event::ControlError { message } => writeln!(out, "  ✗ debugger: {message}"),
+        Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
+        _ => Ok(()),
+    }
+}
+
+/// An agent's call as lines: its request, streamed answer, retries, trace, fitting and failure.
+fn agent_lines(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
+    match event {
         Event::AgentRequest {
             agent, purpose, params, ..
         } => write!(out, "\n[{agent} · {} · {}]\n", purpose.prompt_name(), params.model),
@@ -239,6 +250,50 @@ fn detailed(event: &Event, labels: &Labels) {
             }
         ),
         Event::AgentFailed { agent, error, .. } => writeln!(out, "\n  ✗ {agent} agent failed: {error}"),
+        Event::SelfTests { kept, dropped, .. } => {
+            let _ = writeln!(
+                out,
+                "  own tests written: {} kept{}",
+                kept.len(),
+                if dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} dropped", dropped.len())
+                }
+            );
+            for d in dropped {
+                let _ = writeln!(out, "    dropped: {d}");
+            }
+            Ok(())
+        }
+        Event::AnswerMalformed {
+            purpose, error, handled, ..
+        } => writeln!(
+            out,
+            "  ⚠ the {} answer could not be read ({error}): {handled}",
+            purpose.prompt_name()
+        ),
+        Event::StrategyNote { text, .. } => writeln!(out, "  · {text}"),
+        Event::PlansRanked { plans, .. } => {
+            let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
+            writeln!(out, "  plans by confidence: {}", order.join(", "))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A task's progress as lines: its code, tests, memory, end, and the debugger's doings.
+fn task_lines(event: &Event, labels: &Labels, out: &mut impl Write) -> std::io::Result<()> {
+    match event {
+        Event::TaskStarted {
+            task_id,
+            visible_tests,
+            hidden_tests,
+            ..
+        } => {
+            writeln!(out, "\n▶ {task_id}: {} visible tests, {hidden_tests} hidden", visible_tests.len())
+        }
+        Event::IterationStarted { iteration, .. } => writeln!(out, "\n── iteration {iteration}"),
         Event::CodeExtracted { problem, diff, .. } => {
             if let Some(p) = problem {
                 let _ = writeln!(out, "  code problem: {p:?}");
@@ -295,34 +350,6 @@ fn detailed(event: &Event, labels: &Labels) {
             }
             Ok(())
         }
-        Event::SelfTests { kept, dropped, .. } => {
-            let _ = writeln!(
-                out,
-                "  own tests written: {} kept{}",
-                kept.len(),
-                if dropped.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} dropped", dropped.len())
-                }
-            );
-            for d in dropped {
-                let _ = writeln!(out, "    dropped: {d}");
-            }
-            Ok(())
-        }
-        Event::AnswerMalformed {
-            purpose, error, handled, ..
-        } => writeln!(
-            out,
-            "  ⚠ the {} answer could not be read ({error}): {handled}",
-            purpose.prompt_name()
-        ),
-        Event::StrategyNote { text, .. } => writeln!(out, "  · {text}"),
-        Event::PlansRanked { plans, .. } => {
-            let order: Vec<String> = plans.iter().map(|(n, c)| format!("plan {n} ({c})")).collect();
-            writeln!(out, "  plans by confidence: {}", order.join(", "))
-        }
         Event::MemoryQuery { .. } => Ok(()),
         Event::MemoryHit { hit: Some(h), .. } => writeln!(
             out,
@@ -349,8 +376,6 @@ fn detailed(event: &Event, labels: &Labels) {
         Event::TestFlagged { test, reason, .. } => {
             writeln!(out, "  ⚑ flagged as contradicting the specification: {test}\n    because: {reason}")
         }
-        Event::ControlError { message } => writeln!(out, "  ✗ debugger: {message}"),
-        Event::RunResumed { .. } | Event::RunFinished { .. } => Ok(()),
-    };
-    let _ = out.flush();
+        _ => Ok(()),
+    }
 }

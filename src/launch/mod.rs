@@ -153,7 +153,6 @@ pub async fn new_run(
     }
     let run_id = plan.run_id.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     // Only RGD with its Guide retrieves or stores guidance.
-    let iterates = plan.strategy.iterates();
     let rgd = plan.strategy == Strategy::Rgd;
     let threshold = plan
         .memory_threshold
@@ -183,33 +182,12 @@ pub async fn new_run(
         rgd_version: env!("CARGO_PKG_VERSION").into(),
         command: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
         strategy: plan.strategy.name().into(),
-        dataset: DatasetInfo {
-            name: dataset.name.clone(),
-            path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
-            format: dataset.format,
-            sha256: dataset.sha256.clone(),
-            split_seed: dataset.split_seed,
-            tasks_in_file: dataset.tasks.len(),
-            selected: tasks.iter().map(|t| t.id.clone()).collect(),
-            excluded_broken: plan.excluded_broken.clone(),
-            impossible: dataset.impossible,
-        },
+        dataset: dataset_info(&dataset, &tasks, plan),
         endpoint: parts.model.endpoint(),
         agents: settings.agents.iter().map(|(a, p)| (a.name().to_string(), p.clone())).collect(),
         prompts_source: parts.prompts.source().into(),
         prompts: parts.prompts.hashes().clone(),
-        // MapCoder's bound is its own: k plans, each coded once and debugged t times.
-        max_iters: match plan.strategy {
-            Strategy::MapCoder => plan.mapcoder.k * (1 + plan.mapcoder.t),
-            // CodeSIM's likewise: p plans, each coded once and debugged d times.
-            Strategy::CodeSim => plan.codesim.p * (1 + plan.codesim.d),
-            // LPW: the first program and one per refinement round.
-            Strategy::Lpw => 1 + plan.lpw.refine_rounds,
-            // MGDebugger: the seed and one recomposed program per debugging pass.
-            Strategy::MgDebugger => 1 + plan.mgdebugger.retries,
-            _ if iterates => settings.max_iters,
-            _ => 1,
-        },
+        max_iters: iteration_bound(plan, settings.max_iters),
         concurrency: settings.concurrency,
         sandbox: parts.executor.name().into(),
         limits,
@@ -245,6 +223,37 @@ pub async fn new_run(
     let store = Arc::new(RunStore::create(home, &manifest)?);
     let recalled = Recalled::read(home, &manifest)?;
     prepare(store, parts, recalled, settings, tasks, false, plan)
+}
+
+/// What the manifest records of the dataset: where it is, its hash and split, the tasks selected.
+fn dataset_info(dataset: &LoadedDataset, tasks: &[Task], plan: &RunPlan) -> DatasetInfo {
+    DatasetInfo {
+        name: dataset.name.clone(),
+        path: dataset.path.canonicalize().unwrap_or(dataset.path.clone()).display().to_string(),
+        format: dataset.format,
+        sha256: dataset.sha256.clone(),
+        split_seed: dataset.split_seed,
+        tasks_in_file: dataset.tasks.len(),
+        selected: tasks.iter().map(|t| t.id.clone()).collect(),
+        excluded_broken: plan.excluded_broken.clone(),
+        impossible: dataset.impossible,
+    }
+}
+
+/// The most programs a task may get under `plan`'s strategy (`max_iters` for the iterating ones).
+fn iteration_bound(plan: &RunPlan, max_iters: u32) -> u32 {
+    // MapCoder's bound is its own: k plans, each coded once and debugged t times.
+    match plan.strategy {
+        Strategy::MapCoder => plan.mapcoder.k * (1 + plan.mapcoder.t),
+        // CodeSIM's likewise: p plans, each coded once and debugged d times.
+        Strategy::CodeSim => plan.codesim.p * (1 + plan.codesim.d),
+        // LPW: the first program and one per refinement round.
+        Strategy::Lpw => 1 + plan.lpw.refine_rounds,
+        // MGDebugger: the seed and one recomposed program per debugging pass.
+        Strategy::MgDebugger => 1 + plan.mgdebugger.retries,
+        _ if plan.strategy.iterates() => max_iters,
+        _ => 1,
+    }
 }
 
 /// Where a resumed run's settings come from: the configuration now (for the endpoint and its

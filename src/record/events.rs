@@ -226,7 +226,49 @@ pub enum Event {
     },
 }
 
+/// Which part of a run an event is about: the views (the TUI's model, the printer) each handle
+/// a part in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventPart {
+    /// The run as a whole: started, resumed, finished, a debugger error.
+    Run,
+    /// An agent's call and what the engine made of its answer.
+    Call,
+    /// A task's progress: its code, tests, memory and end.
+    Task,
+    /// What the debugger and the people at it did to a task.
+    Debugger,
+}
+
 impl Event {
+    pub fn part(&self) -> EventPart {
+        use Event::*;
+        match self {
+            RunStarted { .. } | RunResumed { .. } | RunFinished { .. } | ControlError { .. } => EventPart::Run,
+            AgentRequest { .. }
+            | AgentTokens { .. }
+            | AgentRetry { .. }
+            | AgentResponse { .. }
+            | AgentFailed { .. }
+            | PromptFitted { .. }
+            | TestTraced { .. }
+            | SelfTests { .. }
+            | AnswerMalformed { .. }
+            | StrategyNote { .. }
+            | PlansRanked { .. } => EventPart::Call,
+            TaskStarted { .. }
+            | IterationStarted { .. }
+            | CodeExtracted { .. }
+            | TestsStarted { .. }
+            | TestsRun { .. }
+            | MemoryQuery { .. }
+            | MemoryHit { .. }
+            | MemoryStored { .. }
+            | TaskFinished { .. } => EventPart::Task,
+            Paused { .. } | Resumed { .. } | Intervened { .. } | TestFlagged { .. } => EventPart::Debugger,
+        }
+    }
+
     pub fn task_id(&self) -> Option<&str> {
         use Event::*;
         match self {

@@ -12,7 +12,7 @@ mod status;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use events::{Envelope, Event, Pending, Suite};
+pub use events::{Envelope, Event, EventPart, Pending, Suite};
 pub use manifest::{
     CodeSimParams, DatasetInfo, ForkPoint, LpwParams, Manifest, MapCoderParams, MemoryInfo, MgDebuggerParams, MgTrace, Pricing, Shard,
     ShardInfo,

@@ -79,6 +79,12 @@ pub(crate) struct IdleChecker {
     memory_mb: u64,
 }
 
+/// An interpreter's ends, as the relay holds them.
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+type Lines = FramedRead<Box<dyn AsyncRead + Send + Unpin>, LinesCodec>;
+type EndFuture = BoxFuture<'static, Option<Ended>>;
+type Rearm = Box<dyn Fn(std::sync::Arc<Clock>) + Send + Sync>;
+
 /// Checkers kept between runs, so a run starts one interpreter instead of two.
 #[derive(Default)]
 pub(crate) struct CheckerPool(Mutex<Vec<IdleChecker>>);
@@ -90,8 +96,16 @@ impl CheckerPool {
         Some(idle.swap_remove(at))
     }
 
-    fn put(&self, checker: IdleChecker) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(checker);
+    /// A checker whose run ended by the protocol, kept for the next run with `memory_mb`.
+    fn put(&self, (stdin, lines, ended, rearm): (Writer, Lines, EndFuture, Rearm), memory_mb: u64) {
+        let idle = IdleChecker {
+            stdin,
+            lines,
+            ended,
+            rearm,
+            memory_mb,
+        };
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(idle);
     }
 }
 
@@ -234,39 +248,36 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     let World {
         stdin: mut c_in,
         stdout: c_out,
-        ended: mut c_ended,
+        ended: c_ended,
         ..
     } = candidate;
     let pool = interpreters.checker_pool();
-    let (mut k_in, mut k_lines, mut k_ended, rearm) = match pool.and_then(|p| p.take(job.limits.memory_mb)) {
-        Some(idle) => {
-            (idle.rearm)(clock.clone());
-            (idle.stdin, idle.lines, idle.ended, Some(idle.rearm))
-        }
-        None => {
-            let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
-            let lines = FramedRead::new(checker.stdout, LinesCodec::new_with_max_length(LINE_CAP));
-            (checker.stdin, lines, checker.ended, checker.rearm)
-        }
-    };
+    let (mut k_in, k_lines, k_ended, rearm) = checker_for(interpreters, pool, job, &clock).await?;
     let reusable = pool.is_some() && rearm.is_some();
-    let mut candidate_job = super::candidate_job(job);
-    if let Some(dir) = interpreters.guest_data_dir().filter(|_| job.limits.data_dir.is_some()) {
-        candidate_job["chdir"] = dir.into();
-    }
+    let (candidate_job, checker_job) = jobs(interpreters, job, &nonce, reusable);
     // Writes go straight to the interpreters' stdin (a task in between costs a wake-up per line,
     // and a run makes a round trip per call). They cannot stall the relay for long: each side
     // reads whenever it waits for the other, and the candidate's unasked lines are not forwarded.
-    send(&mut c_in, json_line(&candidate_job)).await;
-    let mut checker_job = super::checker_job(job, &nonce);
-    if reusable {
-        checker_job["reuse"] = true.into();
-    }
-    send(&mut k_in, json_line(&checker_job)).await;
+    send(&mut c_in, candidate_job).await;
+    send(&mut k_in, checker_job).await;
 
+    relay((c_in, c_out, c_ended), (k_in, k_lines, k_ended, rearm), pool, job, clock, nonce).await
+}
+
+/// The two interpreters' lines relayed until the checker's verdicts are in or the run ends: the
+/// checker's requests to the candidate, the candidate's answers back (never more than it owes),
+/// the deadlines. A checker whose run ended by the protocol goes back to `pool`.
+async fn relay(
+    (mut c_in, c_out, mut c_ended): (Writer, Box<dyn AsyncRead + Send + Unpin>, EndFuture),
+    (mut k_in, mut k_lines, mut k_ended, rearm): (Writer, Lines, EndFuture, Option<Rearm>),
+    pool: Option<&CheckerPool>,
+    job: &Job<'_>,
+    clock: std::sync::Arc<Clock>,
+    nonce: String,
+) -> Result<Round, SandboxError> {
+    let reusable = pool.is_some() && rearm.is_some();
     let mut c_lines = FramedRead::new(c_out, LinesCodec::new_with_max_length(LINE_CAP));
-    let request_prefix = format!("{nonce}>");
-    let verdict_prefix = format!("{nonce} ");
+    let (request_prefix, verdict_prefix) = (format!("{nonce}>"), format!("{nonce} "));
     // A reusable checker says its run is over with this line instead of ending.
     let end_line = format!("{nonce} {{\"end\":true}}");
     // How the checker's side ended: its end line (it stays for the next run), or its end.
@@ -282,15 +293,7 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
-    // The candidate is gone: tell the checker, in a line only the host can write (it carries the
-    // checker's nonce, which the candidate never sees).
-    let candidate_gone = |why: Option<Ended>| {
-        let voluntary = matches!(why, None | Some(Ended::Exit(_)));
-        let reason = why
-            .map(|e| e.describe())
-            .unwrap_or_else(|| "the interpreter exited with status 0".into());
-        json_line(&serde_json::json!({"host": nonce, "ended": reason, "voluntary": voluntary}))
-    };
+    let candidate_gone = |why: Option<Ended>| candidate_gone(&nonce, why);
 
     loop {
         tokio::select! {
@@ -370,27 +373,12 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
         // closes now, so its runner ends; read what is left, briefly.
         let _ = c_in.shutdown().await;
         drop(c_in);
-        if candidate_open {
-            let drain = async {
-                while let Some(Ok(_)) = c_lines.next().await {
-                    if owed == 0 {
-                        tampered.get_or_insert_with(|| STRAY.into());
-                    } else {
-                        owed -= 1;
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(DRAIN, drain).await;
+        if candidate_open && stray_lines(&mut c_lines, owed).await {
+            tampered.get_or_insert_with(|| STRAY.into());
         }
     }
     if let (true, None, None, Some(pool), Some(rearm)) = (checker_done, &ended, &tampered, pool, rearm) {
-        pool.put(IdleChecker {
-            stdin: k_in,
-            lines: k_lines,
-            ended: k_ended,
-            rearm,
-            memory_mb: job.limits.memory_mb,
-        });
+        pool.put((k_in, k_lines, k_ended, rearm), job.limits.memory_mb);
     }
     Ok(Round {
         nonce,
@@ -398,6 +386,66 @@ async fn one_round(interpreters: &dyn Interpreters, job: &Job<'_>, remaining: Du
         ended,
         tampered,
     })
+}
+
+/// The candidate's and the checker's jobs, as the lines each reads first.
+fn jobs(interpreters: &dyn Interpreters, job: &Job<'_>, nonce: &str, reusable: bool) -> (Vec<u8>, Vec<u8>) {
+    let mut candidate_job = super::candidate_job(job);
+    if let Some(dir) = interpreters.guest_data_dir().filter(|_| job.limits.data_dir.is_some()) {
+        candidate_job["chdir"] = dir.into();
+    }
+    let mut checker_job = super::checker_job(job, nonce);
+    if reusable {
+        checker_job["reuse"] = true.into();
+    }
+    (json_line(&candidate_job), json_line(&checker_job))
+}
+
+/// The candidate is gone: the line that tells the checker, which only the host can write (it
+/// carries the checker's nonce, which the candidate never sees).
+fn candidate_gone(nonce: &str, why: Option<Ended>) -> Vec<u8> {
+    let voluntary = matches!(why, None | Some(Ended::Exit(_)));
+    let reason = why
+        .map(|e| e.describe())
+        .unwrap_or_else(|| "the interpreter exited with status 0".into());
+    json_line(&serde_json::json!({"host": nonce, "ended": reason, "voluntary": voluntary}))
+}
+
+/// The checker for a run: an idle one of the pool (given this run's clock), else a new one.
+async fn checker_for(
+    interpreters: &dyn Interpreters,
+    pool: Option<&CheckerPool>,
+    job: &Job<'_>,
+    clock: &std::sync::Arc<Clock>,
+) -> Result<(Writer, Lines, EndFuture, Option<Rearm>), SandboxError> {
+    Ok(match pool.and_then(|p| p.take(job.limits.memory_mb)) {
+        Some(idle) => {
+            (idle.rearm)(clock.clone());
+            (idle.stdin, idle.lines, idle.ended, Some(idle.rearm))
+        }
+        None => {
+            let checker = interpreters.start(Role::Checker, job.limits, clock.clone()).await?;
+            let lines = FramedRead::new(checker.stdout, LinesCodec::new_with_max_length(LINE_CAP));
+            (checker.stdin, lines, checker.ended, checker.rearm)
+        }
+    })
+}
+
+/// Whether the candidate, its stdin closed, still wrote lines nobody asked for (`owed`: the
+/// answers it still owed), read for at most `DRAIN`.
+async fn stray_lines(lines: &mut Lines, mut owed: usize) -> bool {
+    let mut stray = false;
+    let drain = async {
+        while let Some(Ok(_)) = lines.next().await {
+            if owed == 0 {
+                stray = true;
+            } else {
+                owed -= 1;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN, drain).await;
+    stray
 }
 
 pub(crate) fn json_line(value: &serde_json::Value) -> Vec<u8> {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::agents::{Agent, Purpose};
 use crate::code::ExtractProblem;
-use crate::engine::{Envelope, Event, Manifest, Pending, RunSummary, Suite, TaskResult, TaskStatus, Tokens};
+use crate::engine::{Envelope, Event, EventPart, Manifest, Pending, RunSummary, Suite, TaskResult, TaskStatus, Tokens};
 use crate::llm::Message;
 use crate::sandbox::RunReport;
 
@@ -286,6 +286,12 @@ impl RunModel {
         self.applied += 1;
         self.first_at.get_or_insert(envelope.at);
         self.last_at = Some(envelope.at);
+        match envelope.event.part() {
+            EventPart::Call => return self.apply_call(envelope),
+            EventPart::Task => return self.apply_task(envelope),
+            EventPart::Debugger => return self.apply_debugger(envelope),
+            EventPart::Run => {}
+        }
         match &envelope.event {
             Event::RunStarted { manifest } => {
                 for id in &manifest.dataset.selected {
@@ -297,29 +303,17 @@ impl RunModel {
                 self.resumed = finished.clone();
                 self.summary = None;
             }
-            Event::TaskStarted {
-                task_id,
-                attempt,
-                entry_point,
-                prompt,
-                visible_tests,
-                hidden_tests,
-            } => {
-                let t = self.task_mut(task_id);
-                *t = TaskView {
-                    entry_point: entry_point.clone(),
-                    prompt: prompt.clone(),
-                    visible_tests: visible_tests.clone(),
-                    hidden_tests: *hidden_tests,
-                    attempt: *attempt,
-                    stage: TaskStage::Guiding,
-                    started_at: Some(envelope.at),
-                    ..TaskView::queued(task_id)
-                };
+            Event::RunFinished { summary } => {
+                self.summary = Some(summary.clone());
             }
-            Event::IterationStarted { task_id, iteration } => {
-                self.task_mut(task_id).iteration_mut(*iteration);
-            }
+            Event::ControlError { message } => self.control_error = Some(message.clone()),
+            _ => {}
+        }
+    }
+
+    /// An agent's call: its request, streamed tokens, retries, answer or failure, and what the engine made of it.
+    fn apply_call(&mut self, envelope: &Envelope) {
+        match &envelope.event {
             Event::AgentRequest {
                 task_id,
                 iteration,
@@ -434,6 +428,36 @@ impl RunModel {
                     c.error = Some(error.to_string());
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// A task's progress: code, tests, memory, its end.
+    fn apply_task(&mut self, envelope: &Envelope) {
+        match &envelope.event {
+            Event::TaskStarted {
+                task_id,
+                attempt,
+                entry_point,
+                prompt,
+                visible_tests,
+                hidden_tests,
+            } => {
+                let t = self.task_mut(task_id);
+                *t = TaskView {
+                    entry_point: entry_point.clone(),
+                    prompt: prompt.clone(),
+                    visible_tests: visible_tests.clone(),
+                    hidden_tests: *hidden_tests,
+                    attempt: *attempt,
+                    stage: TaskStage::Guiding,
+                    started_at: Some(envelope.at),
+                    ..TaskView::queued(task_id)
+                };
+            }
+            Event::IterationStarted { task_id, iteration } => {
+                self.task_mut(task_id).iteration_mut(*iteration);
+            }
             Event::CodeExtracted {
                 task_id,
                 iteration,
@@ -493,9 +517,13 @@ impl RunModel {
                 };
                 t.result = Some(result.clone());
             }
-            Event::RunFinished { summary } => {
-                self.summary = Some(summary.clone());
-            }
+            _ => {}
+        }
+    }
+
+    /// What the debugger and the people at it did to a task: a pause, going on, an edit by hand, a test flagged.
+    fn apply_debugger(&mut self, envelope: &Envelope) {
+        match &envelope.event {
             Event::Paused {
                 task_id, reason, pending, ..
             } => {
@@ -535,7 +563,7 @@ impl RunModel {
                     .push(format!("⚑ flagged as contradicting the specification: {test} ({reason})"));
                 t.flagged = Some(test.clone());
             }
-            Event::ControlError { message } => self.control_error = Some(message.clone()),
+            _ => {}
         }
     }
 

@@ -15,6 +15,7 @@ mod engine_loop;
 mod exit_status;
 mod faults;
 mod first_run;
+mod floor_plan;
 mod forging;
 mod impossible;
 mod local_model;

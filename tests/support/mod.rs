@@ -522,6 +522,12 @@ pub fn pytest_python() -> Option<std::path::PathBuf> {
             return Some(std::path::PathBuf::from(c));
         }
     }
+    // Under CI a missing interpreter is a broken set-up, not a reason to pass: `.ci/test` makes one.
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "no interpreter with pytest under CI (RGD_TEST_PYTHON={:?}): the repository-mode tests cannot run",
+        std::env::var_os("RGD_TEST_PYTHON")
+    );
     eprintln!(
         "\n{0}\nSKIPPED: no interpreter with pytest (set RGD_TEST_PYTHON)\n{0}\n",
         "!".repeat(70)

@@ -52,35 +52,7 @@ pub fn localise(
     tests: Option<&str>,
     test_timeout: std::time::Duration,
 ) -> anyhow::Result<Localisation> {
-    for id in failing {
-        node_id("--failing", id, root)?;
-    }
-    // A module that cannot be imported cannot be collected: its tests are taken as named, and the
-    // run says whether project code raised while importing it (a fault to locate) or not.
-    let uncollectable = |e: &anyhow::Error| format!("{e:#}").contains("pytest cannot collect");
-    let named = match runner.collect(root, failing) {
-        Ok(named) => named,
-        Err(e) if uncollectable(&e) => failing.to_vec(),
-        Err(e) => return Err(e.context("the failing tests (--failing)")),
-    };
-    let missing: Vec<&String> = failing
-        .iter()
-        .filter(|id| !named.iter().any(|f| f == *id || f.starts_with(&format!("{id}["))))
-        .collect();
-    if !missing.is_empty() {
-        bail!("--failing {}: no such test in {}", missing[0], root.display());
-    }
-    let others = match tests {
-        Some(text) => runner.collect(root, &selection("--tests", text, root)?).context("--tests")?,
-        None => {
-            let mut files: Vec<String> = named.iter().map(|id| id.split("::").next().unwrap_or(id).to_string()).collect();
-            files.dedup();
-            match runner.collect(root, &files) {
-                Err(e) if uncollectable(&e) => Vec::new(),
-                found => found?,
-            }
-        }
-    };
+    let (named, others) = collected(runner, root, failing, tests)?;
     // The failing tests run last: what runs once per process (a cache filled on first use, a
     // default instance made lazily: sqlparse's `Lexer.get_default_instance`, mistune's trigger
     // tables) is charged to the first test that needs it, and a failing test that ran first
@@ -116,6 +88,95 @@ pub fn localise(
         };
         bail!("{p} passes here: there is no fault to locate for it{hint}");
     }
+    ran_to_their_failure(&named, &outcome, &spectrum)?;
+    // A test of the selection that rgd's own timer stopped (`project_spectra.py`) says nothing of
+    // the fault: whether it would pass is unknown, and whether the timer fires at all depends on
+    // the machine's load (markdown's `test_many_footnote_definitions` takes 7 s untraced, about
+    // the 10 s limit traced), so counting it as failing made a ranking change from run to run. A
+    // named failing test stays evidence when stopped (an endless loop is the fault's doing).
+    // (One that caught the timer's exception and passed is passing evidence as before.)
+    let named_test = |id: &str| named.iter().any(|n| n == id);
+    let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
+    let stopped = |id: &str| !named_test(id) && !passed(id) && spectrum(id).is_some_and(|s| s.stopped);
+    let failed = |id: &str| named_test(id) || outcome(id).is_some_and(|o| o.status == "failed" && !stopped(id));
+    // Every test of the selection that failed is evidence, named or not.
+    let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
+    let passing_spectra: Vec<_> = ids.iter().filter(|id| passed(id)).filter_map(|id| spectrum(id)).collect();
+    let messages: Vec<(&str, &str)> = named
+        .iter()
+        .map(|id| (id.as_str(), outcome(id).map_or("", |o| o.message.as_str())))
+        .collect();
+    let lexical = crate::repo::index::lexical::Lexical::build(root)?;
+    let retrieval = lexical.scores(&messages)?;
+    let failures = messages
+        .iter()
+        .map(|(id, message)| FailingTest {
+            id: id.to_string(),
+            source: lexical.test_source(id).unwrap_or_default().to_string(),
+            message: message.to_string(),
+        })
+        .collect();
+    let failing_spectra = with_mismatched_callees(&failing_spectra, &passing_spectra, &outcome, &lexical);
+    let failing_spectra: Vec<&crate::repo::run::testrun::Spectrum> = failing_spectra.iter().collect();
+    let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
+    if ranked.is_empty() {
+        bail!(
+            "the failing tests entered none of the project's own functions: the fault is in the tests themselves or in an installed package"
+        );
+    }
+    Ok(Localisation {
+        passing: ids.iter().filter(|id| passed(id)).cloned().collect(),
+        also_failing: ids.iter().filter(|id| !named_test(id) && failed(id)).cloned().collect(),
+        stopped: ids.iter().filter(|id| stopped(id)).cloned().collect(),
+        failing: named,
+        ranked,
+        failures,
+        failing_spectra: failing_spectra.len(),
+        passing_spectra: passing_spectra.len(),
+    })
+}
+
+/// The failing tests as pytest names them (a parametrised one: each of its cases), checked to
+/// exist, and the other tests of the selection (`--tests`, else the failing tests' files).
+fn collected(runner: &ProjectTests, root: &Path, failing: &[String], tests: Option<&str>) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    for id in failing {
+        node_id("--failing", id, root)?;
+    }
+    // A module that cannot be imported cannot be collected: its tests are taken as named, and the
+    // run says whether project code raised while importing it (a fault to locate) or not.
+    let uncollectable = |e: &anyhow::Error| format!("{e:#}").contains("pytest cannot collect");
+    let named = match runner.collect(root, failing) {
+        Ok(named) => named,
+        Err(e) if uncollectable(&e) => failing.to_vec(),
+        Err(e) => return Err(e.context("the failing tests (--failing)")),
+    };
+    let missing: Vec<&String> = failing
+        .iter()
+        .filter(|id| !named.iter().any(|f| f == *id || f.starts_with(&format!("{id}["))))
+        .collect();
+    if !missing.is_empty() {
+        bail!("--failing {}: no such test in {}", missing[0], root.display());
+    }
+    let others = match tests {
+        Some(text) => runner.collect(root, &selection("--tests", text, root)?).context("--tests")?,
+        None => {
+            let mut files: Vec<String> = named.iter().map(|id| id.split("::").next().unwrap_or(id).to_string()).collect();
+            files.dedup();
+            match runner.collect(root, &files) {
+                Err(e) if uncollectable(&e) => Vec::new(),
+                found => found?,
+            }
+        }
+    };
+    Ok((named, others))
+}
+
+/// Each named failing test ran to its failure, and not for a package the interpreter lacks.
+fn ran_to_their_failure<'a>(
+    named: &[String],
+    outcome: &dyn Fn(&str) -> Option<&'a crate::repo::run::testrun::Outcome>,
+    spectrum: &dyn Fn(&str) -> Option<&'a crate::repo::run::testrun::Spectrum>,
+) -> anyhow::Result<()> {
     // A test whose setup failed ran project code (fixtures), traced: evidence. One that did not
     // run at all is evidence only when project code raised while its module was imported (then
     // that error's path is its exception path).
@@ -148,33 +209,15 @@ pub fn localise(
                 .trim()
         );
     }
-    // A test of the selection that rgd's own timer stopped (`project_spectra.py`) says nothing of
-    // the fault: whether it would pass is unknown, and whether the timer fires at all depends on
-    // the machine's load (markdown's `test_many_footnote_definitions` takes 7 s untraced, about
-    // the 10 s limit traced), so counting it as failing made a ranking change from run to run. A
-    // named failing test stays evidence when stopped (an endless loop is the fault's doing).
-    // (One that caught the timer's exception and passed is passing evidence as before.)
-    let named_test = |id: &str| named.iter().any(|n| n == id);
-    let passed = |id: &str| outcome(id).is_some_and(|o| o.passed());
-    let stopped = |id: &str| !named_test(id) && !passed(id) && spectrum(id).is_some_and(|s| s.stopped);
-    let failed = |id: &str| named_test(id) || outcome(id).is_some_and(|o| o.status == "failed" && !stopped(id));
-    // Every test of the selection that failed is evidence, named or not.
-    let failing_spectra: Vec<_> = ids.iter().filter(|id| failed(id)).filter_map(|id| spectrum(id)).collect();
-    let passing_spectra: Vec<_> = ids.iter().filter(|id| passed(id)).filter_map(|id| spectrum(id)).collect();
-    let messages: Vec<(&str, &str)> = named
-        .iter()
-        .map(|id| (id.as_str(), outcome(id).map_or("", |o| o.message.as_str())))
-        .collect();
-    let lexical = crate::repo::index::lexical::Lexical::build(root)?;
-    let retrieval = lexical.scores(&messages)?;
-    let failures = messages
-        .iter()
-        .map(|(id, message)| FailingTest {
-            id: id.to_string(),
-            source: lexical.test_source(id).unwrap_or_default().to_string(),
-            message: message.to_string(),
-        })
-        .collect();
+    Ok(())
+}
+
+fn with_mismatched_callees<'a>(
+    failing_spectra: &[&crate::repo::run::testrun::Spectrum],
+    passing_spectra: &[&crate::repo::run::testrun::Spectrum],
+    outcome: &dyn Fn(&str) -> Option<&'a crate::repo::run::testrun::Outcome>,
+    lexical: &crate::repo::index::lexical::Lexical,
+) -> Vec<crate::repo::run::testrun::Spectrum> {
     // A callee a failing call's arguments did not fit is the innermost frame of that test's
     // exception path (`locate::mismatched_callee`), so it counts as entered (`locate::rank_with`).
     // The test's failure names it; else a mismatched call the project made and caught (click's
@@ -187,9 +230,9 @@ pub fn localise(
     let telling: std::collections::HashSet<&str> = failing_spectra
         .iter()
         .flat_map(|s| s.mismatched.iter().map(String::as_str))
-        .filter(|m| share(&failing_spectra, m) > share(&passing_spectra, m))
+        .filter(|m| share(failing_spectra, m) > share(passing_spectra, m))
         .collect();
-    let failing_spectra: Vec<crate::repo::run::testrun::Spectrum> = failing_spectra
+    failing_spectra
         .iter()
         .map(|s| {
             let mut s = (*s).clone();
@@ -214,22 +257,5 @@ pub fn localise(
             }
             s
         })
-        .collect();
-    let failing_spectra: Vec<&crate::repo::run::testrun::Spectrum> = failing_spectra.iter().collect();
-    let ranked = rank(&failing_spectra, &passing_spectra, &retrieval);
-    if ranked.is_empty() {
-        bail!(
-            "the failing tests entered none of the project's own functions: the fault is in the tests themselves or in an installed package"
-        );
-    }
-    Ok(Localisation {
-        passing: ids.iter().filter(|id| passed(id)).cloned().collect(),
-        also_failing: ids.iter().filter(|id| !named_test(id) && failed(id)).cloned().collect(),
-        stopped: ids.iter().filter(|id| stopped(id)).cloned().collect(),
-        failing: named,
-        ranked,
-        failures,
-        failing_spectra: failing_spectra.len(),
-        passing_spectra: passing_spectra.len(),
-    })
+        .collect()
 }

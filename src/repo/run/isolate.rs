@@ -1,4 +1,4 @@
-//! Repository verdicts the program cannot reach (`sandbox/rgd_isolate.py`): each test run of a
+//! Repository verdicts the program cannot reach (`sandbox/rgd_isolate/`): each test run of a
 //! candidate has two processes. The tests' process holds pytest, the project's modules, the
 //! selected tests and rgd's plugin, with the target's body a stub that forwards each call; the
 //! program's process holds the project's modules with the agents' function spliced in and no test
@@ -8,7 +8,40 @@
 //! `--write` and the memory pool take such a verdict only when the user names the weaker
 //! guarantee (`--allow-in-process`).
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
+
+/// What either side of `rgd_isolate` is handed first: its end of the socket, the copy it runs in
+/// and the project's modules there.
+#[derive(Debug, Serialize)]
+pub struct Channel<'a> {
+    pub fd: i32,
+    pub root: &'a Path,
+    pub project: &'a [String],
+}
+
+/// What the tests' side is handed (`RGD_ISOLATE`, JSON, flat): `TestsConfig` in
+/// `sandbox/rgd_isolate/config.py` reads exactly these fields, and a test checks the two agree.
+#[derive(Debug, Serialize)]
+pub struct TestsConfig<'a> {
+    #[serde(flatten)]
+    pub channel: Channel<'a>,
+    /// Seconds one call may take.
+    pub timeout: f64,
+    /// The temporary folder both processes share.
+    pub tmp: &'a Path,
+}
+
+/// What the program's side is handed (the copy holds no test file): `ProgramConfig` there.
+#[derive(Debug, Serialize)]
+pub struct ProgramConfig<'a> {
+    #[serde(flatten)]
+    pub channel: Channel<'a>,
+    /// The target's module and qualified name.
+    pub module: String,
+    pub qualname: &'a str,
+}
 
 /// How a run's verdict was reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -17,7 +50,7 @@ pub enum Isolation {
     /// The program ran in a process of its own; only data reached the tests.
     Isolated,
     /// The program ran inside the tests' process, watched by the plugin's checks (`why` it could
-    /// not be isolated, and that cause's key: `FALLBACK_CAUSES` in `sandbox/rgd_isolate.py`, or
+    /// not be isolated, and that cause's key: `FALLBACK_CAUSES` in `sandbox/rgd_isolate/tests_side.py`, or
     /// one of rgd's own, `Isolation::RGD_CAUSES`).
     InProcess {
         why: String,
@@ -99,5 +132,49 @@ mod tests {
         assert_eq!(Isolation::Isolated.best_effort(), None);
         let json = serde_json::to_string(&why).unwrap();
         assert!(json.contains("in_process"), "{json}");
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    /// The Python side reads exactly the fields the Rust side writes, for each side, and refuses
+    /// the other side's (a field renamed on one side only fails here, not in a run).
+    #[test]
+    fn each_sides_configuration_is_read_by_the_python_side_field_for_field() {
+        let project = vec!["pkg/m.py".to_string()];
+        let tests = serde_json::to_string(&TestsConfig {
+            channel: Channel {
+                fd: 3,
+                root: Path::new("/copy"),
+                project: &project,
+            },
+            timeout: 1.5,
+            tmp: Path::new("/tmp/x"),
+        })
+        .unwrap();
+        let program = serde_json::to_string(&ProgramConfig {
+            channel: Channel {
+                fd: 4,
+                root: Path::new("/program"),
+                project: &project,
+            },
+            module: "pkg.m".into(),
+            qualname: "C.f",
+        })
+        .unwrap();
+        let script = "import sys\nsys.path.insert(0, sys.argv[1])\nfrom rgd_isolate.config import read, TestsConfig, ProgramConfig\n\
+            t = read(TestsConfig, sys.argv[2]); p = read(ProgramConfig, sys.argv[3])\n\
+            print(t.fd, t.timeout, p.module, p.qualname, p.project)\n\
+            for cls, text in ((TestsConfig, sys.argv[3]), (ProgramConfig, sys.argv[2])):\n\
+            \ttry:\n\t\tread(cls, text); print('read')\n\texcept ValueError:\n\t\tprint('refused')\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", script, concat!(env!("CARGO_MANIFEST_DIR"), "/sandbox"), &tests, &program])
+            .output()
+            .expect("python3 runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(stdout, "3 1.5 pkg.m C.f ['pkg/m.py']\nrefused\nrefused\n");
     }
 }

@@ -137,7 +137,11 @@ fn plugin_dir(executable: &Path) -> anyhow::Result<std::sync::Arc<tempfile::Temp
     // imports the plugin's code as an ordinary, precompiled module.
     std::fs::write(dir.path().join("rgd_verdict.py"), PLUGIN_SHIM)?;
     std::fs::write(dir.path().join("rgd_spectra.py"), PROJECT_SPECTRA_PY)?;
-    std::fs::write(dir.path().join("rgd_isolate.py"), RGD_ISOLATE_PY)?;
+    let package = dir.path().join("rgd_isolate");
+    std::fs::create_dir(&package)?;
+    for (name, source) in RGD_ISOLATE {
+        std::fs::write(package.join(name), source)?;
+    }
     let plugin = dir.path().join("rgd_verdict_impl.py");
     std::fs::write(&plugin, PYTEST_VERDICT_PY)?;
     // Without a compiled copy each run compiles the plugin itself: slower, never wrong.
@@ -147,7 +151,7 @@ fn plugin_dir(executable: &Path) -> anyhow::Result<std::sync::Arc<tempfile::Temp
             "import py_compile, sys; [py_compile.compile(p, doraise=True) for p in sys.argv[1:]]",
         ])
         .arg(&plugin)
-        .arg(dir.path().join("rgd_isolate.py"))
+        .args(RGD_ISOLATE.iter().map(|(name, _)| package.join(name)))
         .env_clear()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -484,16 +488,18 @@ impl ProjectTests {
         let ends = (program_end.as_raw_fd(), tmp.path());
         let server = self.start_program(root, program_dir.path(), file, name, &modules, ends, limits)?;
         drop(program_end);
-        let config = serde_json::json!({
-            "fd": tests_end.as_raw_fd(),
-            "root": copy.dir.path(),
-            "project": modules,
-            "timeout": per_call,
-            "tmp": tmp.path(),
-        });
+        let config = crate::repo::run::isolate::TestsConfig {
+            channel: crate::repo::run::isolate::Channel {
+                fd: tests_end.as_raw_fd(),
+                root: copy.dir.path(),
+                project: &modules,
+            },
+            timeout: per_call,
+            tmp: tmp.path(),
+        };
         let watch = Watch::Isolated {
             fd: tests_end.as_raw_fd(),
-            config: config.to_string(),
+            config: serde_json::to_string(&config)?,
             tmp: tmp.path(),
         };
         let ended = self.pytest(&copy, watch, &pytest_args(spec), limits, None);
@@ -526,18 +532,20 @@ impl ProjectTests {
         let mut path: Vec<PathBuf> = import_roots(dir, Some(file));
         path.push(self.tools.path().to_path_buf());
         let path = std::env::join_paths(&path)?;
-        let config = serde_json::json!({
-            "fd": fd,
-            "root": dir,
-            "project": modules,
-            "module": module_of(dir, file),
-            "qualname": name,
-        });
+        let config = crate::repo::run::isolate::ProgramConfig {
+            channel: crate::repo::run::isolate::Channel {
+                fd,
+                root: dir,
+                project: modules,
+            },
+            module: module_of(dir, file),
+            qualname: name,
+        };
         let mut cmd = self.jail.command(dir, &[tmp], &[self.tools.path().to_path_buf()], root);
         cmd.args(["-c", "import rgd_isolate; rgd_isolate.serve()"]);
         plain_python(&mut cmd, dir)
             .env("PYTHONPATH", &path)
-            .env("RGD_ISOLATE", config.to_string())
+            .env("RGD_ISOLATE", serde_json::to_string(&config)?)
             .env("TMPDIR", tmp);
         limit_child(&mut cmd, limits, vec![fd]);
         let mut child = cmd.spawn().context("starting the program's process")?;
@@ -963,8 +971,23 @@ pub struct Spectrum {
     pub stopped: bool,
 }
 
-/// The isolation of a target (see its docstring): the stub's calls and the program's process.
-const RGD_ISOLATE_PY: &str = include_str!("../../../sandbox/rgd_isolate.py");
+/// The isolation of a target (see the package's docstring): the stub's calls and the program's
+/// process. Its modules, written as the package `rgd_isolate` beside the plugin.
+const RGD_ISOLATE: &[(&str, &str)] = &[
+    ("__init__.py", include_str!("../../../sandbox/rgd_isolate/__init__.py")),
+    ("common.py", include_str!("../../../sandbox/rgd_isolate/common.py")),
+    ("config.py", include_str!("../../../sandbox/rgd_isolate/config.py")),
+    ("decode.py", include_str!("../../../sandbox/rgd_isolate/decode.py")),
+    ("encode.py", include_str!("../../../sandbox/rgd_isolate/encode.py")),
+    ("handles.py", include_str!("../../../sandbox/rgd_isolate/handles.py")),
+    ("output.py", include_str!("../../../sandbox/rgd_isolate/output.py")),
+    ("peer.py", include_str!("../../../sandbox/rgd_isolate/peer.py")),
+    ("policy.py", include_str!("../../../sandbox/rgd_isolate/policy.py")),
+    ("program_side.py", include_str!("../../../sandbox/rgd_isolate/program_side.py")),
+    ("state.py", include_str!("../../../sandbox/rgd_isolate/state.py")),
+    ("tests_side.py", include_str!("../../../sandbox/rgd_isolate/tests_side.py")),
+    ("values.py", include_str!("../../../sandbox/rgd_isolate/values.py")),
+];
 
 /// What `-p rgd_verdict` loads: the plugin's hooks, from its precompiled module.
 const PLUGIN_SHIM: &str =

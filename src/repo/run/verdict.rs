@@ -63,10 +63,10 @@ enum Record {
     Tamper {
         why: String,
     },
-    /// The tests handed an isolated target something that is not data (`rgd_isolate.py`).
+    /// The tests handed an isolated target something that is not data (`sandbox/rgd_isolate/`).
     NotIsolated {
         why: String,
-        /// Its key in `FALLBACK_CAUSES` (`sandbox/rgd_isolate.py`).
+        /// Its key in `FALLBACK_CAUSES` (`sandbox/rgd_isolate/`).
         #[serde(default)]
         cause: Option<String>,
     },

@@ -1,0 +1,445 @@
+"""What counts as whose class: the project's modules, the tests', the standard library's and installed packages'; what crosses by value, by name, lent, or not at all (`Policy`)."""
+
+import copyreg
+import importlib.util
+import os
+import sys
+import types
+
+
+_STDLIB = os.path.normpath(os.path.dirname(os.__file__)) + os.sep
+
+
+def _is_stdlib_module(name):
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    if name in sys.builtin_module_names:
+        return True
+    f = getattr(module, "__file__", None)
+    if not isinstance(f, str):
+        return False
+    f = os.path.normpath(os.path.abspath(f))
+    return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
+
+
+def _is_installed_module(name):
+    """Whether `name` is an imported module of an installed package (site-packages): the same
+    unchanged source in both processes, which use one interpreter."""
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    f = getattr(module, "__file__", None)
+    if not isinstance(f, str):
+        return False
+    parts = os.path.normpath(os.path.abspath(f)).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+# Packages whose objects never cross as their attributes, whatever their reduction: the test
+# runner's (its objects reach the session, the tests and their outcomes), the test case's, rgd's
+# own, and those whose objects stand for what a process has (threads, processes, sockets, event
+# loops, queues between threads): a copy of one would be another.
+_NEVER_STATE = frozenset(
+    ("_pytest", "pytest", "pluggy", "py", "unittest", "doctest", "rgd_isolate", "rgd_verdict", "rgd_verdict_impl", "rgd_spectra",
+     "threading", "_thread", "subprocess", "multiprocessing", "concurrent", "asyncio", "selectors", "socket", "socketserver",
+     "ssl", "queue", "signal", "sched", "tempfile", "weakref", "gc", "sys", "os", "io", "_io", "mmap", "sqlite3", "ctypes",
+     "tkinter", "atexit", "faulthandler", "tracemalloc", "importlib", "pkgutil", "zipimport", "site", "builtins")
+)
+
+
+_PLAIN = {}  # class -> whether its instances pickle as a bare object and its attributes
+
+
+def _plain_reduction(cls):
+    """Whether `cls`'s own reduction (what `copy` and `pickle` use) makes an instance as a bare
+    object given its attributes: `copyreg.__newobj__(cls)` or `cls()` with no arguments, and a
+    state that is its `__dict__` (and slots), with no `__getstate__` or `__setstate__` of its own
+    and no items, and no finalizer. Such an object is its attributes and nothing else (`ast`
+    nodes, `argparse`'s and most classes of installed packages); one whose reduction needs
+    arguments, items or a function of its own, or refuses, is not. Asked of a bare instance made
+    here, never of what the other side sends."""
+    known = _PLAIN.get(cls)
+    if known is not None:
+        return known
+    ok = False
+    # (A class with a finalizer holds something besides its attributes, and a bare one would
+    # run it when collected.)
+    finalized = any("__del__" in vars(k) for k in cls.__mro__)
+    if not finalized and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
+        blank = _bare(cls)
+        if blank is not None:
+            try:
+                rv = blank.__reduce_ex__(4)
+            except Exception:
+                rv = None
+            if isinstance(rv, tuple) and 2 <= len(rv) <= 6:
+                fn, args, rest = rv[0], rv[1], list(rv[2:]) + [None] * (6 - len(rv))
+                made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
+                state = rest[0]
+                ok = (
+                    made
+                    and all(x is None for x in rest[1:])
+                    and (state is None or type(state) is dict or (type(state) is tuple and len(state) == 2 and all(x is None or type(x) is dict for x in state)))
+                )
+    _PLAIN[cls] = ok
+    return ok
+
+
+def _bare(cls):
+    """A bare instance of `cls`, made without running Python code (`object.__new__`, or a C
+    class's own `__new__` with no arguments), or None where that cannot be: the class
+    `_plain_reduction` and `_generous` ask about their objects."""
+    maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
+    if isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
+        return None
+    try:
+        return object.__new__(cls) if maker is object else cls.__new__(cls)
+    except Exception:
+        return None
+
+
+def _spec_origin(name):
+    """Where the module `name` would be loaded from (found, not imported): "built-in",
+    "frozen", a file's path, or None."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    origin = getattr(spec, "origin", None)
+    return origin if origin in ("built-in", "frozen") or not isinstance(origin, str) else os.path.normpath(os.path.abspath(origin))
+
+
+def _installed_spec(name):
+    """Whether `name` is a module of an installed package (found there, not imported)."""
+    origin = _spec_origin(name)
+    parts = origin.split(os.sep) if isinstance(origin, str) else []
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+def _stdlib_spec(name):
+    """Whether `name` is a module of the standard library (found there, not imported)."""
+    path = _spec_origin(name)
+    if path in ("built-in", "frozen"):
+        return True
+    if not isinstance(path, str):
+        return False
+    return path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path
+
+
+# Standard-library classes whose instances are plain values, rebuilt from their attributes:
+# anything else of the standard library (unittest.mock.ANY equals everything) is refused.
+_STATE_CLASSES = {("types", "SimpleNamespace"), ("argparse", "Namespace")}
+
+
+# The standard library's objects that are no data which the tests lend the program (it uses
+# them, they stay in the tests' process): in-memory and open streams, a context stack, locks.
+# (Not codecs' stream wrappers nor a dict's views: lent, they changed outcomes of boltons' and
+# toolz's suites.)
+_LENT_STD = frozenset(
+    ("_io", name) for name in ("BytesIO", "StringIO", "TextIOWrapper", "BufferedReader", "BufferedWriter", "BufferedRandom", "FileIO")
+) | {("contextlib", "ExitStack"), ("threading", "Condition"), ("threading", "Event"), ("threading", "Semaphore"),
+     ("threading", "BoundedSemaphore"), ("_thread", "lock"), ("_thread", "RLock"),
+     # A `Mapping`'s views of the tests' mapping (toolz's tests' `Foo(Mapping)`: `d.items()`).
+     ("collections.abc", "KeysView"), ("collections.abc", "ItemsView"), ("collections.abc", "ValuesView")}
+
+
+class Policy:
+    """Which modules are the project's: files of `project` (relative to `root`), never a test file."""
+
+    def __init__(self, root, project, strict):
+        self.root = os.path.normpath(root) + os.sep
+        # The tests' side: a class it receives must be one whose instances may cross (the
+        # program's side may be handed any standard class, `OrderedDict` as a factory).
+        self.strict = strict
+        self._globals_seen = -1
+        self._globals = {}
+        self._misses = 0
+        self.project = frozenset(project)
+        self._checked = {}
+
+    def project_module(self, name):
+        if not isinstance(name, str):
+            return False
+        known = self._checked.get(name)
+        if known is not None:
+            return known
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None) if module is not None else None
+        if origin is None and module is None:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError, AttributeError):
+                spec = None
+            origin = spec.origin if spec is not None else None
+        ok = False
+        if isinstance(origin, str):
+            path = os.path.normpath(os.path.abspath(origin))
+            ok = path.startswith(self.root) and path[len(self.root) :].replace(os.sep, "/") in self.project
+        self._checked[name] = ok
+        return ok
+
+    def named(self, value):
+        """Whether `value` crosses by the name it has in a project module rather than as a copy:
+        a sentinel `object()`, a thread-local or lock (each process its own: click's context
+        stack), or an instance of a project class: a module's singleton (`click.INT`, compared
+        with `is`), and, reached through instances' attributes, values over an immutable builtin
+        whose identity is their meaning (sqlparse's token types: `Token.Keyword.DML`). Their
+        state, when it changes, crosses with the module state (`ModuleState`)."""
+        t = type(value)
+        if t is object or t in _BY_NAME:
+            return True
+        return t.__module__ is not None and self.project_module(t.__module__) and not isinstance(value, (type, BaseException))
+
+    def tests_module(self, name):
+        """A module of the tests': a file of the project's folder that is not the project's (a
+        test module, a conftest, a helper beside them)."""
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        origin = getattr(module, "__file__", None)
+        if not isinstance(origin, str) or self.project_module(name):
+            return False
+        return os.path.normpath(os.path.abspath(origin)).startswith(self.root)
+
+    def lendable(self, value):
+        """How the tests' side lends an object that is no data, which stays in the tests' process
+        while the program uses it through a handle: "lent" (attributes and methods, as the
+        program would use the object itself: an instance of a class the tests define, an
+        in-memory stream, an `ExitStack`), "opaque" (identity only: a bare `object()`, a
+        traceback), or None (refused). Never a class, a module, a function's insides, an
+        exception, nor anything of pytest's or of a test case: what the program reaches
+        through a lent object are names an object of the tests' gives it, never the test
+        functions or the module that holds the expected values."""
+        t = type(value)
+        if t is object or t is types.TracebackType:
+            return "opaque"
+        if t in _DICT_VIEWS:
+            # A view of a mapping the tests lend (toolz's tests' own `defaultdict`) is lent with
+            # it: what the program reads through it is read there.
+            under = _viewed_dict(value)
+            return "lent" if under is not None and self.lendable(under) == "lent" else None
+        if any((k.__module__, k.__qualname__) in _LENT_STD for k in t.__mro__) or _is_mock(value):
+            # (A stream of a class over one of them, too: click's `_NamedTextIOWrapper`, made
+            # by the project's test runner in the tests' process.)
+            return "lent"
+        if isinstance(value, type):
+            # A class the tests define, handed to the program (toolz's `curry` of a test's
+            # class, a classmethod's `cls`): lent, to be called (its instances are made and
+            # stay here), asked `isinstance` of and read by its plain names; never an exception
+            # class (raised, it would have to cross as one).
+            if issubclass(value, BaseException) or not self.tests_module(value.__module__) or self._holds_tests(value):
+                return None
+            return "lent"
+        if isinstance(value, (types.ModuleType, BaseException)):
+            return None
+        if not self.tests_module(t.__module__):
+            return "lent" if self._unreducible(t, value) else None
+        return None if self._holds_tests(t) else "lent"
+
+    def tests_exception(self, cls):
+        """An exception class of the tests' (a test's `MyError`, handed to `retry` or raised by a
+        test's callback under the program's call): it crosses as a stand-in the program's side
+        makes (`Encoder.tests_exception_class`), as no object of it could be lent (it must be
+        raised and caught). Never a skip, nor what is no `Exception` (it would stop pytest)."""
+        skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
+        return (
+            isinstance(cls, type)
+            and issubclass(cls, Exception)
+            and not (skip is not None and issubclass(cls, skip))
+            and self.tests_module(cls.__module__)
+            and not self._holds_tests(cls)
+        )
+
+    def library_class(self, t):
+        """A class of the standard library's or an installed package's that may be lent where
+        its objects cannot cross (`reducible`), never the interpreter's own (`builtins`: a
+        frame, code, a cell)."""
+        return t.__module__ != "builtins" and self.reducible(t)
+
+    def _unreducible(self, t, value):
+        """An object of the standard library's or an installed package's that has no reduction the
+        other side can read (`re.Match`, `TreeBuilder`; an object of a class its module does not
+        name): no data, so it is lent as the tests' own objects are, and
+        the program uses it where it lives. What has a reduction but may not cross by it is still
+        refused (an element tree, changed in place by the program, would not come back)."""
+        if not self.library_class(t) or (t.__module__, t.__qualname__) in _NOT_LENT:
+            return False
+        if not _named_by(t, t.__module__):
+            # Its reduction would name a class the receiver cannot find (`whatever`'s).
+            return True
+        try:
+            value.__reduce_ex__(4)
+        except TypeError:
+            return True
+        except Exception:
+            return False
+        return False
+
+    def _holds_tests(self, cls):
+        """A test class of pytest's or unittest's (or one holding test methods): lending it, or
+        one of its objects, would hand the program the tests themselves."""
+        unittest = sys.modules.get("unittest")
+        if unittest is not None and issubclass(cls, unittest.TestCase):
+            return True
+        for klass in cls.__mro__:
+            if self.project_module(klass.__module__) or klass.__module__ == "builtins":
+                break
+            if klass.__name__.startswith("Test") or any(isinstance(n, str) and n.startswith("test") for n in vars(klass)):
+                return True
+        return False
+
+    def project_base(self, cls):
+        """What a lent object says it is: the first class of the project's among `cls`'s bases
+        (`isinstance(self, Cache)` of a test's subclass of the project's `Cache`), else the first
+        of the standard library's or a builtin one (a lent stream's `TextIOBase`, a test's
+        `Mapping` or `dict` subclass: `isinstance(d, Mapping)`, which toolz's `merge_with` asks,
+        a test's own `defaultdict`), never `object`. A member of a test's enum says it is an
+        enum member before it says it is its mixed-in type (`class E(str, Enum)`: click's
+        `Choice` asks `isinstance(c, enum.Enum)` to show `c.name`)."""
+        for klass in cls.__mro__:
+            if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
+                return klass
+        enum = sys.modules.get("enum")
+        members = enum is not None and issubclass(cls, enum.Enum)
+        for klass in cls.__mro__:
+            module = klass.__module__
+            if members and not issubclass(klass, enum.Enum):
+                continue
+            if klass is not object and (module == "builtins" or _is_stdlib_module(module)) and _named_by(klass, module):
+                return klass
+        return None
+
+    def _named_deep(self, value):
+        """A named value whose attributes are named too, and may be made on first use."""
+        return _builtin_base(type(value)) in _IMMUTABLE_BASES
+
+    def _index_globals(self):
+        index = {}
+        for name, module in list(sys.modules.items()):
+            if module is None or not self.project_module(name):
+                continue
+            todo = [(attr, v) for attr, v in list(getattr(module, "__dict__", {}).items()) if isinstance(attr, str)]
+            while todo and len(index) < 100_000:
+                path, v = todo.pop()
+                if not self.named(v) or id(v) in index:
+                    continue
+                index[id(v)] = (name, path, v)
+                d = _own_dict(v) if self._named_deep(v) else None
+                if isinstance(d, dict):
+                    todo.extend((path + "." + a, x) for a, x in list(d.items()) if isinstance(a, str) and not a.startswith("_"))
+        self._globals = index
+
+    def global_name(self, value):
+        """(module, path) of a value that crosses by name (`named`) and is a project module's
+        global or an attribute of one (through instances' own attributes), if any."""
+        if len(sys.modules) != self._globals_seen:
+            self._globals_seen = len(sys.modules)
+            self._index_globals()
+        found = self._globals.get(id(value))
+        if (found is None or found[2] is not value) and self.named(value) and self._named_deep(value):
+            # Perhaps made since the index was (a token type is made the first time it is
+            # named); looked for again now and then, not at every value that is no global.
+            self._misses += 1
+            if self._misses % 64 == 1:
+                self._index_globals()
+                found = self._globals.get(id(value))
+        return (found[0], found[1]) if found is not None and found[2] is value else None
+
+    def global_value(self, module_name, path):
+        """The receiver's own value of a name `global_name` gave: through the module's globals,
+        then instances' own attributes (or, for a name not made here yet, the project class's
+        own attribute lookup: a token type made on first use); only a sentinel or an instance
+        of a project class over an immutable builtin is ever the answer."""
+        if not isinstance(module_name, str) or not isinstance(path, str) or not self.project_module(module_name):
+            raise Refused("a global of a module the project does not have")
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        parts = path.split(".")
+        value = vars(module).get(parts[0], _MISSING)
+        for part in parts[1:]:
+            if part.startswith("_") or not self.named(value) or not self._named_deep(value):
+                raise Refused("a name that goes through something that is not named (%s.%s)" % (module_name, path))
+            d = _own_dict(value)
+            inner = d.get(part, _MISSING) if isinstance(d, dict) else _MISSING
+            value = getattr(value, part, _MISSING) if inner is _MISSING else inner
+        if value is _MISSING or not self.named(value):
+            raise Refused("%s.%s names nothing that crosses by name here" % (module_name, path))
+        return value
+
+    def resolve_class(self, module_name, qualname):
+        """The receiver's own class `module.qualname`: the project's (imported if need be),
+        builtins', or an allowed standard-library one; else Refused naming it."""
+        if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
+            raise Refused("a class the project does not define (%r)" % (qualname,))
+        if not self.strict and module_name not in sys.modules and (_stdlib_spec(module_name) or _installed_spec(module_name)):
+            # The program's side may be handed a class of the standard library's or an installed
+            # package's that its code has not imported yet.
+            importlib.import_module(module_name)
+        if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name) or _is_installed_module(module_name):
+            module = sys.modules.get(module_name)
+            if module is None:
+                module = importlib.import_module(module_name)
+        else:
+            raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
+        obj = module
+        for part in qualname.split("."):
+            obj = type.__dict__["__dict__"].__get__(obj).get(part) if isinstance(obj, type) else vars(obj).get(part)
+            if obj is None:
+                break
+        if obj is None and module_name == "builtins":
+            # A builtin class no builtin name holds (`NoneType`, click's type guessed from a
+            # default of None): `types` names it.
+            obj = vars(types).get(qualname)
+        if not isinstance(obj, type) or obj.__module__ != module_name or obj.__qualname__ != qualname:
+            raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
+        return obj
+
+    def kind_of_class(self, cls):
+        """How instances of `cls` cross: 'project', 'enum', 'ntuple', 'state', 'exc', or None."""
+        module = getattr(cls, "__module__", None)
+        import enum
+
+        if issubclass(cls, enum.Enum):
+            return "enum" if (self.project_module(module) or _is_stdlib_module(module)) else None
+        if issubclass(cls, BaseException):
+            if module == "builtins" or self.project_module(module) or _is_stdlib_module(module):
+                return "exc"
+            return None
+        if self.project_module(module):
+            if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+                return "ntuple"
+            # Over a C class that keeps state of its own (a `property` subclass's getter), the
+            # attributes are not the whole value: no data.
+            return None if _hidden_state_base(cls) is not None else "project"
+        if _is_stdlib_module(module) or _is_installed_module(module):
+            if issubclass(cls, tuple) and hasattr(cls, "_fields") and type(cls) is type:
+                return "ntuple"
+            if (module, cls.__qualname__) in _STATE_CLASSES:
+                return "project"
+            if self.plain_state(cls) and _named_by(cls, module):
+                # (Only a class its module names: the receiver makes it by that name; a class a
+                # package makes and binds nowhere, `whatever`'s, has no name to cross by.)
+                return "project"
+        return None
+
+    def reducible(self, cls):
+        """Whether instances of `cls` may cross through their own reduction (`Encoder.reduced`):
+        a class of the standard library's or an installed package's (the same unchanged source
+        in both processes), not lent, not the test runner's or rgd's, no finalizer."""
+        module = getattr(cls, "__module__", None)
+        if not isinstance(cls, type) or issubclass(cls, (type, BaseException)) or not isinstance(module, str) or "<" in cls.__qualname__:
+            return False
+        if module.split(".")[0] in _NEVER_STATE or not (_is_stdlib_module(module) or _is_installed_module(module)):
+            return False
+        return not any((k.__module__, k.__qualname__) in _LENT_STD for k in cls.__mro__) and not any("__del__" in vars(k) for k in cls.__mro__)
+
+    def plain_state(self, cls):
+        """The general rule for a class of the standard library's or an installed package's: its
+        instances cross as their attributes, rebuilt with the receiver's own class (the same
+        unchanged source), when its reduction says that is all they are (`_plain_reduction`),
+        unless the tests lend them (a stream, a lock, a mock: used where they live) or they are
+        the test runner's or rgd's."""
+        return self.reducible(cls) and _plain_reduction(cls) and not _generous(cls)
+
+
+# Names of the other modules, bound once every module is made (they call each other).
+from .common import Refused  # noqa: E402
+from .decode import _DICT_VIEWS  # noqa: E402
+from .state import _MISSING  # noqa: E402
+from .values import _BY_NAME, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

@@ -1,0 +1,271 @@
+"""The program's side: `serve()` answers the tests' calls with the agents' function, in a process that holds no test file."""
+
+import importlib.util
+import json
+import os
+import socket
+import sys
+import types
+
+from .peer import Peer
+
+
+def _stored(namespace, qualname):
+    """What `qualname` names in a module's namespace, through classes' own dicts, static and class
+    methods and properties opened."""
+    parts = qualname.split(".")
+    holder = namespace
+    for part in parts[:-1]:
+        holder = holder[part].__dict__
+    stored = holder[parts[-1]] if parts[-1] in holder else _kept_unnamed(holder, qualname)
+    if isinstance(stored, (classmethod, staticmethod)):
+        return stored.__func__
+    if isinstance(stored, property):
+        return stored.fget
+    return stored
+
+
+def _kept_unnamed(holder, qualname):
+    """A function its class or module no longer names but one of its values keeps (boltons'
+    statsutils deletes each `Stats._calc_*` once a `_StatsProperty` holds it as `.func`): found
+    among those values' own attributes by its qualified name."""
+    for value in list(holder.values()):
+        if isinstance(value, (type, types.ModuleType)):
+            continue
+        try:
+            # (A module-level proxy may answer `__dict__` with anything, or raise.)
+            own = vars(value)
+        except Exception:
+            continue
+        for kept in list(own.values()) if isinstance(own, dict) else ():
+            if isinstance(kept, types.FunctionType) and kept.__qualname__ == qualname:
+                return kept
+    raise KeyError(qualname)
+
+
+def _defaults(fn, code=None):
+    """A function's default values, positional then keyword-only; unwrapped (`__wrapped__`) down
+    to `code` when given (the stub under its decorators)."""
+    for _ in range(100):
+        if code is None or getattr(fn, "__code__", None) is code or not hasattr(fn, "__wrapped__"):
+            break
+        fn = fn.__wrapped__
+    if code is not None and getattr(fn, "__code__", None) is not code:
+        return []
+    return list(getattr(fn, "__defaults__", None) or ()) + list((getattr(fn, "__kwdefaults__", None) or {}).values())
+
+
+def _resolve_target(module, qualname):
+    """The target's plain function, and its default values: classes' own dicts, static and class
+    methods and properties opened, decorators unwrapped (`__wrapped__`, a getter's `fget`, a
+    cached property's `func`) down to the function of that name. The module keeps them, so its
+    own code still calls the decorated target; only the tests' calls, decorated on their side,
+    reach the function bare. A decorator that keeps neither leaves its result to be called."""
+    fn = _stored(vars(module), qualname)
+    for _ in range(100):
+        # `functools.wraps` gives a wrapper the function's own name: only `__wrapped__` says.
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None and not isinstance(fn, types.FunctionType):
+            inner = getattr(fn, "fget", None) or getattr(fn, "func", None)
+        if inner is None or inner is fn:
+            break
+        fn = inner
+    return fn, _defaults(fn)
+
+
+class Server(Peer):
+    def __init__(self, sock, policy, target, root):
+        Peer.__init__(self, sock, policy, "the tests' process")
+        self.target = target
+        self.root = root
+        self.state = ModuleState(policy)
+        self.state.agree()
+        self.outside = {}  # (module, attribute) -> (the original, the tests' function called back)
+
+    def enter(self, values):
+        """The tests' side of things before the call: module state, functions the tests
+        replaced, environment, directory."""
+        self.state.apply(values.get("state") or ())
+        patches = values.get("patch")
+        for entry in patches if isinstance(patches, tuple) else ():
+            # ((module, holder, attr), a handle of the tests' function or None)
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple) and len(entry[0]) == 3):
+                raise Refused("a malformed replacement of a function")
+            key = entry[0]
+            if not all(isinstance(part, str) for part in key):
+                raise Refused("a malformed replacement of a function")
+            self.state.patch(key, entry[1])
+        self.patch_outside(values.get("outside"))
+        env = values.get("env")
+        if isinstance(env, tuple) and len(env) == 2 and isinstance(env[0], dict):
+            for k, v in env[0].items():
+                os.environ[str(k)] = str(v)
+            for k in env[1] if isinstance(env[1], list) else ():
+                os.environ.pop(str(k), None)
+        cwd = values.get("cwd")
+        if isinstance(cwd, str):
+            os.chdir(cwd if os.path.isabs(cwd) else os.path.normpath(os.path.join(self.root, cwd)))
+        self.entered = os.getcwd()
+        self.env_agreed = _environment()
+
+    def carried(self, values, with_state=True):
+        """`values` (an answer's) with the directory the program changed to, as the tests' side
+        names it (inside the project: relative to its root), and what it changed in its
+        environment, and (`with_state`) the module state it changed, for the tests' process to
+        change as well, as in one process (`_carry_directory`, `_carry_environment`): click's
+        `CliRunner.isolation`, a generator, sets `os.environ` and `termui`'s prompt functions for
+        the `with` block the tests run."""
+        now = os.getcwd()
+        if now != getattr(self, "entered", now):
+            inside = now == self.root or now.startswith(self.root + os.sep)
+            values["moved"] = os.path.relpath(now, self.root) if inside else now
+            self.entered = now
+        env = _environment()
+        agreed = getattr(self, "env_agreed", env)
+        if env != agreed:
+            values["env"] = _env_diff(agreed, env)
+        self.env_agreed = env
+        if with_state:
+            # (A call's answer says its module state itself, after writing back.)
+            state, _ = self.state.changes(rebound_only=True)
+            if state:
+                values["state"] = state
+        return values
+
+    def patch_outside(self, patches):
+        """The attributes of the standard library's and installed packages' modules the tests
+        replaced, as they stand at this call: a function by one calling the test's function
+        back, anything else as it came (`sys.stdin` the test's own, a lent class, data); the
+        originals put back when the test's patch is undone."""
+        wanted = {}
+        for entry in patches if isinstance(patches, tuple) else ():
+            if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
+                raise Refused("a malformed patch")
+            if entry[0] not in sys.modules and (_stdlib_spec(entry[0]) or _installed_spec(entry[0])):
+                importlib.import_module(entry[0])
+            if not (_is_stdlib_module(entry[0]) or _is_installed_module(entry[0])):
+                raise Refused("a patch of %s.%s, which is no module of the standard library's or an installed package's" % entry[:2])
+            wanted[(entry[0], entry[1])] = entry[2]
+        for key in [k for k in self.outside if k not in wanted]:
+            original, _ = self.outside.pop(key)
+            setattr(sys.modules[key[0]], key[1], original)
+        for key, fn in wanted.items():
+            was = self.outside.get(key)
+            if was is not None and was[1] is fn:
+                continue
+            module = sys.modules[key[0]]
+            original = was[0] if was is not None else getattr(module, key[1], None)
+            # A test's function is called back; the rest is put as it came (a stdin, lent or data).
+            called_back = type(fn) in (RemoteFunction, RemoteMethod, LentMethod) and key != ("sys", "stdin")
+            setattr(module, key[1], _calling_back(fn, key[1]) if called_back else fn)
+            self.outside[key] = (original, fn)
+
+    def serve_other(self, m):
+        if m.get("op") != "call":
+            return Peer.serve_other(self, m)
+        import traceback
+        import warnings
+
+        if self.depth == 0:
+            self.reset()
+        printed = _Printed()
+        trace = ""
+        logs, handler = _capture_logs()
+        caught = []
+        try:
+            args = self.decode(m)
+            self.enter(args)
+            printed.patched(args.get("streams"))
+            with printed, warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = self.target(*args["a"], **_keywords(args.get("k")))
+                if isinstance(value, types.CoroutineType):
+                    import asyncio
+
+                    value = asyncio.new_event_loop().run_until_complete(value)
+            op, values = "ok", {"v": value}
+        except Gone:
+            raise
+        except BaseException as e:
+            trace = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
+            op, values = "err", {"e": e}
+        finally:
+            import logging
+
+            logging.getLogger().removeHandler(handler)
+        printed.streams(values)
+        self.carried(values, with_state=False)
+        # Written back: every shared object the call's messages named, with its contents where
+        # they changed (a list the program sorted, `self`'s attributes).
+        written = [obj for obj in self.received if _mutable(obj)]
+        state, _ = self.state.changes()
+        try:
+            if written:
+                values["wb"] = written
+            if state:
+                values["state"] = state
+            body = self.encode(values)
+        except Refused as why:
+            what = "answer" if op == "ok" else "exception"
+            op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why))}
+            body = self.encode(printed.streams(values))
+        body["op"] = op
+        printed.put(body)
+        body["trace"] = trace[-TRACE_CAP:]
+        body["logs"] = logs[:1000]
+        body["warnings"] = [
+            [w.category.__module__, w.category.__qualname__, str(w.message)[:OUTPUT_CAP], str(w.filename), int(w.lineno or 0)]
+            for w in (caught or [])[:1000]
+        ]
+        self.send(body)
+
+
+def serve():
+    """The program's process: imports the target's module and answers calls until the tests end."""
+    cfg = read(ProgramConfig, os.environ.pop("RGD_ISOLATE"))
+    sock = socket.socket(fileno=cfg.fd)
+    sock.setblocking(True)
+    os.set_inheritable(sock.fileno(), False)
+    policy = Policy(cfg.root, cfg.project, False)
+    try:
+        target, defaults = _resolve_target(importlib.import_module(cfg.module), cfg.qualname)
+    except BaseException as e:
+        # Every call then fails with what importing the program raised, as a test in one
+        # process would have failed (a SyntaxError in the agents' code, a missing name).
+        failed, defaults = e, []
+
+        def target(*a, **k):
+            raise failed
+
+    server = Server(sock, policy, target, os.path.normpath(cfg.root))
+    _serving[0] = server
+    server.target_defaults = defaults
+    # Every call the tests make and every callback the program makes stacks frames in both
+    # processes: a recursive parser whose recursion crosses at each level needs more room than
+    # the same recursion in one process.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
+    while True:
+        try:
+            m = server.recv()
+        except Gone:
+            return
+        try:
+            server.serve(m)
+        except Gone:
+            return
+        except BaseException as e:
+            # Whatever broke outside the call itself (a RecursionError while answering) is said,
+            # not silent; the process then ends and the tests' side says so.
+            sys.stderr.write("rgd's program process stopped: %s: %s\n" % (type(e).__name__, e))
+            return
+
+from .config import ProgramConfig, read  # noqa: E402
+
+# Names of the other modules, bound once every module is made (they call each other).
+from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP  # noqa: E402
+from .handles import LentMethod, RemoteFunction, RemoteMethod  # noqa: E402
+from .output import _Printed, _capture_logs  # noqa: E402
+from .policy import Policy, _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
+from .state import ModuleState, _calling_back  # noqa: E402
+from .tests_side import _env_diff, _environment, _serving  # noqa: E402
+from .values import _keywords, _mutable  # noqa: E402

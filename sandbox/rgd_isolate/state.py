@@ -1,0 +1,247 @@
+"""Module state: the project modules' data both processes start from, what changed, and how the other side applies it."""
+
+import operator
+import sys
+import types
+
+
+def _behaviour(v):
+    """Code rather than state: a module attribute that is a function, class, module or other
+    callable (changing one is patching, which cannot be sent as data)."""
+    return isinstance(v, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType, types.MethodType)) or (
+        callable(v) and not isinstance(v, (int, float, str, bytes, list, tuple, dict, set, frozenset))
+    )
+
+
+class _KeptDict:
+    """A module-level dict's keys and values as last agreed, kept apart so that the check at
+    every call walks the dict in C without building a tuple of its items (boltons' urlutils holds
+    five tables of 512 entries)."""
+
+    __slots__ = ("keys", "values")
+
+    def __init__(self, d):
+        self.keys = tuple(d)
+        self.values = tuple(d.values())
+
+    def holds(self, d):
+        return len(d) == len(self.keys) and all(map(operator.is_, d, self.keys)) and all(map(operator.is_, d.values(), self.values))
+
+
+def _stateless(value):
+    """An object with nothing in it that can change: no `__dict__`, no slots, not a container
+    `_children` looks into (its parts are empty now and always will be)."""
+    t = type(value)
+    return (
+        not isinstance(_own_dict(value), dict)
+        and not _slots_of(t)
+        and t.__module__ != "collections"
+        and not isinstance(value, (list, set, dict, bytearray))
+    )
+
+
+class ModuleState:
+    """The project's module globals and class attributes as last agreed between the processes:
+    what changed since is sent to the other side (state), or is a patch (behaviour). Called at
+    every call on both sides, so the common case is cheap: an identity check per name, a shallow
+    look only at the few names that hold data, a rescan only of a namespace whose size changed."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.modules_seen = -1
+        self.modules = []  # (name, module)
+        # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}, its values, the data names]
+        self.spaces = {}
+        self.original = {}  # (module, holder, attr) -> the code first seen there (before any patch)
+
+    def _project_modules(self):
+        if len(sys.modules) != self.modules_seen:
+            self.modules_seen = len(sys.modules)
+            self.modules = [(n, m) for n, m in list(sys.modules.items()) if m is not None and self.policy.project_module(n)]
+        return self.modules
+
+    @staticmethod
+    def _names(ns):
+        for attr, value in list(ns.items()):
+            if isinstance(attr, str) and not attr.startswith("__") and not isinstance(value, (staticmethod, classmethod, property)):
+                yield attr, value
+
+    @staticmethod
+    def _record(value):
+        # What it holds one level down (`_children`, as shared objects are compared); none for
+        # code, and for a thread-local or lock (each process's own: not module state).
+        t = type(value)
+        if t in _UNCHANGING_TYPES:
+            return (value, _UNCHANGING)
+        if _behaviour(value) or t in _BY_NAME:
+            return (value, None)
+        if t is dict:
+            return (value, _KeptDict(value))
+        children = _children(value)
+        if not children and _stateless(value):
+            # An `object()` sentinel, a descriptor: nothing in it can change.
+            return (value, _UNCHANGING)
+        return (value, children)
+
+    @staticmethod
+    def _unchanged(value, kept):
+        """Whether a data name's contents are still the parts `kept` of them, by identity."""
+        if type(kept) is _KeptDict:
+            return kept.holds(value)
+        return _same(kept, _children(value))
+
+    def _space(self, key, ns):
+        seen = {attr: self._record(v) for attr, v in self._names(ns)}
+        for attr, (value, shallow) in seen.items():
+            if shallow is None:
+                self.original.setdefault(key + (attr,), value)
+        self.spaces[key] = [ns, len(ns), seen, tuple(ns.values()), self._data(seen)]
+
+    @staticmethod
+    def _data(seen):
+        """The names whose contents are looked at by every call: those holding mutable data."""
+        return [a for a, r in seen.items() if r[1] is not None and r[1] is not _UNCHANGING]
+
+    def _spaces_now(self):
+        """Every project namespace, those not seen before recorded as they are (they start agreed)."""
+        for name, module in self._project_modules():
+            ns = getattr(module, "__dict__", None)
+            if not isinstance(ns, dict):
+                continue
+            if (name, "") not in self.spaces:
+                self._space((name, ""), ns)
+                for value in list(ns.values()):
+                    if isinstance(value, type) and value.__module__ == name and (name, value.__qualname__) not in self.spaces:
+                        self._space((name, value.__qualname__), type.__dict__["__dict__"].__get__(value))
+
+    def changes(self, rebound_only=False):
+        """(state changed: [(key, value)], behaviour changed: [(key, value)]) since the last agreement, which
+        they then are. `rebound_only`: only in the modules where a name was rebound (compared by
+        identity, in C), for an answer made often (a generator's pull); data changed in place
+        is found by the next whole look (the next call's answer)."""
+        self._spaces_now()
+        state, behaviour = [], []
+        for (module, holder), space in self.spaces.items():
+            ns, size, seen, values, data = space
+            if len(ns) == size and all(map(operator.is_, ns.values(), values)):
+                # No name rebound (compared in C, by identity): only the data names' contents
+                # can have changed.
+                if not data or rebound_only:
+                    continue
+                names = [(a, ns.get(a, _MISSING)) for a in data]
+            elif len(ns) == size:
+                names = [(a, ns.get(a, _MISSING)) for a in list(seen)]
+            else:
+                names = list(self._names(ns))
+            changed = False
+            for attr, value in names:
+                was = seen.get(attr)
+                if was is not None and was[0] is value and (was[1] is None or was[1] is _UNCHANGING or self._unchanged(value, was[1])):
+                    continue
+                changed = True
+                seen[attr] = self._record(value)
+                if value is _MISSING:
+                    del seen[attr]
+                    continue
+                if isinstance(value, types.ModuleType) or (was is None and (_behaviour(value) or self.policy.named(value))):
+                    # A submodule bound as it is imported, a function or class defined late: new
+                    # code, not a patch of code the program's process has; a sentinel or
+                    # singleton first seen now (the module was still importing when the first
+                    # call came: boltons' `parse_url('')` at import): the program's process has its
+                    # own by that name.
+                    continue
+                if _behaviour(value) or (was is not None and _behaviour(was[0])):
+                    behaviour.append(((module, holder, attr), value))
+                else:
+                    state.append(((module, holder, attr), value))
+            if changed or len(ns) != size:
+                self._refresh(space)
+        return state, behaviour
+
+    @staticmethod
+    def _refresh(space):
+        ns, seen = space[0], space[2]
+        space[1] = len(ns)
+        space[3] = tuple(ns.values())
+        space[4] = ModuleState._data(seen)
+
+    def agree(self):
+        """What is there now is what both sides hold."""
+        self.spaces.clear()
+        self.modules_seen = -1
+        self._spaces_now()
+
+    def apply(self, changes):
+        """Puts the other side's changes in place, and records them as agreed."""
+        for (module, holder, attr), value in changes:
+            obj = sys.modules.get(module)
+            if obj is None:
+                continue
+            if holder:
+                for part in holder.split("."):
+                    obj = getattr(obj, part, None)
+                    if obj is None:
+                        break
+                if not isinstance(obj, type):
+                    continue
+            current = vars(obj).get(attr) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj).get(attr)
+            if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
+                _copy_into(current, value)
+                value = current
+            else:
+                setattr(obj, attr, value)
+            space = self.spaces.get((module, holder))
+            if space is not None:
+                space[2][attr] = self._record(value)
+                self._refresh(space)
+
+    def patch(self, key, fn):
+        """Puts the tests' replacement of a project function in place (`fn`, a handle: calls go
+        back to the tests' process), or the original back (`fn` None), and records it as agreed."""
+        module, holder, attr = key
+        obj = sys.modules.get(module)
+        for part in holder.split(".") if holder and obj is not None else ():
+            obj = getattr(obj, part, None)
+        if obj is None or (holder and not isinstance(obj, type)):
+            return
+        if fn is None:
+            value = self.original.get(key, _MISSING)
+            if value is _MISSING:
+                return
+        else:
+            if not callable(fn):
+                raise Refused("a replacement of %s that cannot be called" % _key_name(key))
+
+            # A test's function binds `self` as the method it replaces did; a lent mock or a
+            # test object's bound method is put as it is and, like itself, binds none.
+            value = _calling_back(fn, attr) if type(fn) is RemoteMethod else fn
+        setattr(obj, attr, value)
+        space = self.spaces.get((module, holder))
+        if space is not None:
+            space[2][attr] = self._record(value)
+            self._refresh(space)
+
+
+_MISSING = object()
+
+
+def _calling_back(fn, name):
+    """A plain function named `name` that calls `fn` (a handle of the tests' replacement): put
+    where a function was, it binds `self` as the method it replaces did."""
+
+    def value(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    value.__name__ = value.__qualname__ = name
+    return value
+
+
+def _key_name(key):
+    module, holder, attr = key
+    return ".".join(p for p in (module, holder, attr) if p)
+
+
+# Names of the other modules, bound once every module is made (they call each other).
+from .common import Refused  # noqa: E402
+from .handles import RemoteMethod  # noqa: E402
+from .values import _BY_NAME, _UNCHANGING, _UNCHANGING_TYPES, _children, _copy_into, _mutable, _own_dict, _same, _slots_of  # noqa: E402

@@ -1,0 +1,396 @@
+"""The tests' side: the stub's `call`, the connection to the program's process, patches watched, refusals reported to rgd's plugin (`on_refusal`)."""
+
+import json
+import os
+import socket
+import sys
+import types
+
+
+_client = [None]
+
+
+_serving = [None]  # the program's side: its peer, once serving
+
+
+# Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
+# target in-process, labelled so).
+on_refusal = None
+
+
+def _current_test():
+    return (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
+
+
+# What the tests patched outside the project (monkeypatch, unittest.mock) and is still in force,
+# as (what, module name or None, attribute, value): a standard module's function replaced by a
+# plain function is replaced in the program's process too (calling the test's back); any other
+# patch the program's process cannot see, so a call made under one is not isolated.
+_patches = {}
+
+
+class NotIsolated(Exception):
+    """The tests handed the target something that is not data: this run judges nothing."""
+
+
+def _connect():
+    peer = _client[0]
+    if peer is None:
+        cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
+        sock = socket.socket(fileno=cfg.fd)
+        sock.setblocking(True)
+        os.set_inheritable(sock.fileno(), False)
+        policy = Policy(cfg.root, cfg.project, True)
+        peer = Peer(sock, policy, "the program's process", timeout=float(cfg.timeout))
+        peer.state = ModuleState(policy)
+        peer.state.agree()
+        # Nothing agreed yet: the first call sends the tests' whole environment (the program's
+        # process starts with a few variables only: in one process the program sees the tests').
+        peer.env = {}
+        peer.copied = 0
+        peer.tmp = os.path.normpath(cfg.tmp or "/nonexistent") + os.sep
+        _client[0] = peer
+    return peer
+
+
+def baseline():
+    """Called by rgd's plugin once collection imported the project: module state as both sides
+    have it before any test ran."""
+    if os.environ.get("RGD_ISOLATE"):
+        fresh = _client[0] is None
+        peer = _connect()
+        if not fresh:
+            # Connected while the project was importing (its own code called the target at
+            # import): what both sides hold is what they hold now, every module imported.
+            with peer.lock:
+                peer.state.agree()
+
+
+def watch_patches():
+    """Notes, while they are in force, what pytest's `monkeypatch` and `unittest.mock` patch
+    outside the project's modules (the environment and the working directory are sent along)."""
+    try:
+        from _pytest.monkeypatch import MonkeyPatch
+    except ImportError:
+        MonkeyPatch = None
+    if MonkeyPatch is not None:
+        setattr_, undo = MonkeyPatch.setattr, MonkeyPatch.undo
+
+        def patched_setattr(self, target, name=None, *a, **k):
+            result = setattr_(self, target, name, *a, **k)
+            # Only a test's own patches: pytest patches its own classes for the whole session.
+            if os.environ.get("PYTEST_CURRENT_TEST"):
+                _patches.setdefault(id(self), []).append(_patch_entry(target, name, a, k))
+            return result
+
+        def patched_undo(self):
+            _patches.pop(id(self), None)
+            return undo(self)
+
+        MonkeyPatch.setattr, MonkeyPatch.undo = patched_setattr, patched_undo
+    try:
+        import unittest.mock as mock
+    except ImportError:
+        return
+    enter, exit_ = mock._patch.__enter__, mock._patch.__exit__
+
+    def patched_enter(self):
+        result = enter(self)
+        if os.environ.get("PYTEST_CURRENT_TEST"):
+            target = self.getter()
+            if isinstance(target, types.ModuleType):
+                what, module = "%s.%s" % (target.__name__, self.attribute), target.__name__
+            else:
+                # A class's attribute: named from its module, which says whose it is.
+                holder = "%s.%s" % (getattr(target, "__module__", "?"), getattr(target, "__qualname__", type(target).__name__))
+                what, module = "%s.%s" % (holder, self.attribute), None
+            # What the patch put in place (a mock, or the `new` it was given).
+            _patches[id(self)] = [(what, module, self.attribute, getattr(target, self.attribute, None), None if module else target)]
+        return result
+
+    def patched_exit(self, *exc):
+        _patches.pop(id(self), None)
+        return exit_(self, *exc)
+
+    mock._patch.__enter__, mock._patch.__exit__ = patched_enter, patched_exit
+
+
+def _patch_entry(target, name, rest, kwargs):
+    """(what, module name or None, attribute, value, the object patched when it is no module) of a
+    `monkeypatch.setattr` call."""
+    if isinstance(target, str):
+        # `setattr("os.path.exists", fake)`: the dotted path, then the value.
+        module_name, _, attr = target.rpartition(".")
+        module = sys.modules.get(module_name)
+        value = name
+    else:
+        module, attr = target, name
+        value = rest[0] if rest else kwargs.get("value")
+    module_name = module.__name__ if isinstance(module, types.ModuleType) else None
+    what = "%s.%s" % (getattr(module, "__name__", type(module).__name__) if module is not None else target, attr)
+    return (what, module_name, attr, value, None if module_name is not None or isinstance(target, str) else module)
+
+
+def _outside_project(entry, policy):
+    """Whether a patch is of something outside the project's modules: the module it is in is
+    the longest imported one its dotted name begins with (a class's attribute, `pkg.m.C.f`)."""
+    parts = entry[0].split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:i])
+        if name in sys.modules:
+            return not policy.project_module(name)
+    return not policy.project_module(parts[0])
+
+
+def _forwarded(entry):
+    """Whether a patch outside the project is made in the program's process too: an attribute of
+    a module of the standard library's or an installed package's, replaced by anything that
+    crosses (`monkeypatch.setattr(sys, "getfilesystemencoding", lambda: "utf-8")`: a function is
+    called back, a test's class lent, data copied)."""
+    _, module, attr, value, _ = entry
+    if module == "sys" and attr in _STREAMS:
+        # What the program prints already reaches the tests' `sys.stdout` as it stands; a stdin
+        # the test set crosses as data or is lent (or is refused, as an argument would be).
+        return True
+    if module in _OWN_MODULES or (module, attr) in _OWN_FUNCTIONS:
+        return False
+    return module is not None and (_is_stdlib_module(module) or _is_installed_module(module)) and isinstance(attr, str)
+
+
+_STREAMS = frozenset(("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"))
+
+
+# What a test may put in a function's place that the program's process calls back: a function,
+# or a method of a test's object (`monkeypatch.setattr(time, "time", clock.time)`).
+_CALLED_BACK = (types.FunctionType, types.MethodType)
+
+
+# What this module itself calls in the program's process: a test's patch of one of them is not
+# forwarded (the socket's own `json.dumps` would call the test back).
+_OWN_MODULES = frozenset(
+    ("json", "select", "socket", "struct", "threading", "_thread", "base64", "importlib", "builtins", "io", "types",
+     "itertools", "operator", "collections", "logging", "warnings", "traceback", "os.path", "posixpath", "asyncio")
+)
+
+
+_OWN_FUNCTIONS = frozenset(
+    (("os", "getcwd"), ("os", "chdir"), ("os", "set_inheritable"), ("os", "getpid"), ("os", "fspath"), ("sys", "setrecursionlimit"),
+     ("sys", "getrecursionlimit"), ("sys", "_getframe"), ("sys", "exc_info"))
+)
+
+
+# Every reason a run is judged in the tests' process instead, in one place. Each is on the tests'
+# side: what the tests pass, patch, hold or do, found in the tests' process before a call is sent
+# or while it runs their own code; nothing the program answers or does in its own process leads
+# here (its streams, directory, uses of what the tests lent are carried over or are its own
+# failure). Outside this module rgd adds three of its own: no target named, the spectrum
+# collector, and a target the forwarding stub cannot stand in for (`testrun.rs`).
+FALLBACK_CAUSES = {
+    "not_data": "the tests passed %s",
+    "own_file": "the tests passed the path of their own file %s, which the program's copy does not hold",
+    "patched": "the test patched %s, which the program's process cannot see",
+    "directory": "the test changed the working directory to %s",
+    "weak_reference": "the tests hold a weak reference to an object the processes share, which lives for the whole run here",
+    "threads": "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)",
+    "copied_handle": "the tests copied or pickled something the program's process keeps",
+    "call_values": "the tests passed %d values in one call",
+    "run_values": "the calls copied or compared more than %d values between the processes (the last %d in %s)",
+}
+
+
+def _refuse(qualname, cause, *details):
+    """Judges the run in-process for `cause` (`FALLBACK_CAUSES`), said with its `details`."""
+    why = FALLBACK_CAUSES[cause] % details if details else FALLBACK_CAUSES[cause]
+    reason = "%s: %s" % (qualname, why)
+    if on_refusal is not None:
+        on_refusal(reason, cause)
+    raise NotIsolated(reason)
+
+
+def _test_path(rel):
+    """A file the program's copy never holds (`isolate::kept_from_the_program`)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts)
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name in ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", ".pytest.ini")
+    )
+
+
+def _given_files(peer, value, found, depth=0):
+    """Fills `found` with the path arguments, or those in an argument's containers or project
+    objects, naming files of the tests' that the program's copy lacks (a test's data file): the
+    program's process could not open them. Every one is collected, as the program may open any."""
+    import pathlib
+
+    if depth > 3:
+        return found
+    if isinstance(value, (str, pathlib.PurePath)):
+        text = str(value)
+        if "/" not in text or len(text) > 4096 or "\0" in text:
+            return found
+        path = os.path.normpath(os.path.join(os.getcwd(), text))
+        root = peer.policy.root
+        if path.startswith(root) and _test_path(path[len(root) :].replace(os.sep, "/")) and os.path.exists(path):
+            found.add(path)
+    elif type(value) in (list, tuple, set, frozenset):
+        for v in list(value)[:100]:
+            _given_files(peer, v, found, depth + 1)
+    elif type(value) is dict:
+        for v in list(value.values())[:100]:
+            _given_files(peer, v, found, depth + 1)
+    elif type(value).__module__ != "builtins" and peer.policy.kind_of_class(type(value)) == "project":
+        # An object of the project's that crosses as data, holding the path (click's `Option`
+        # whose default is the test's own file, which the program's `prompt` opens).
+        _given_files(peer, _state(value), found, depth)
+    return found
+
+
+def _environment():
+    """The environment as bytes (a copy made in C: this runs at every call)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+
+
+# What of the environment each process has of its own (names beginning so): the import path,
+# and rgd's own variables. Never sent either way (`_env_diff`, `_carry_environment`).
+_OWN_VARIABLES = ("PYTHONPATH", "RGD_")
+
+
+_OWN_VARIABLES_BYTES = tuple(map(os.fsencode, _OWN_VARIABLES))
+
+
+def _env_diff(before, now):
+    """What changed in the environment: [set: {name: value}, removed: [name]]; never what each
+    process has of its own (`_OWN_VARIABLES`)."""
+    text = os.fsdecode
+    own = _OWN_VARIABLES_BYTES
+    return [
+        {text(k): text(v) for k, v in now.items() if before.get(k) != v and not k.startswith(own)},
+        [text(k) for k in before if k not in now and not k.startswith(own)],
+    ]
+
+
+def _stub_defaults(qualname, frame):
+    """The stub's default values (the project's own function's, under its decorators)."""
+    try:
+        return _defaults(_stored(frame.f_globals, qualname), frame.f_code)
+    except (KeyError, AttributeError, TypeError):
+        return []
+
+
+def call(qualname, args, kwargs):
+    """The stub's body: the target's call, made in the program's process (one thread's call at
+    a time, as the stream carries one conversation)."""
+    peer = _connect()
+    with peer.turn():
+        return _call(peer, qualname, args, kwargs)
+
+
+def _call(peer, qualname, args, kwargs):
+    outermost = peer.depth == 0
+    if outermost:
+        peer.qualname = qualname
+        peer.target_defaults = _stub_defaults(qualname, sys._getframe(1))
+        peer.defaults = {id(d): i for i, d in enumerate(peer.target_defaults) if type(d) not in _SCALARS}
+    try:
+        policy = peer.policy
+        active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
+        own_streams = (("stdout", sys.stdout), ("stderr", sys.stderr))
+        stream_patches, outside = [], []
+        for entry in active:
+            # A patch of the tests' own stream as it stands (`sys.stdout.isatty`): made on the
+            # streams the program prints to during this call.
+            on = next((name for name, stream in own_streams if entry[4] is not None and entry[4] is stream), None)
+            if on is not None:
+                stream_patches.append((on, entry[2], entry[3]))
+            elif not _forwarded(entry):
+                _refuse(qualname, "patched", entry[0])
+            elif not (entry[1] == "sys" and entry[2] in _STREAMS and entry[2] != "stdin"):
+                outside.append(entry[1:4])
+        state, behaviour = peer.state.changes()
+        # A project function a test replaced (`monkeypatch.setattr(pkg.utils, "f", fake)`): the
+        # program's process calls the fake back here, as a callback; put back, its own again.
+        # Anything else put in a function's place (a mock, a class) cannot be called back.
+        patches = []
+        for key, value in behaviour:
+            if value is peer.state.original.get(key, _MISSING):
+                patches.append((key, None))
+            elif not _behaviour(value):
+                state.append((key, value))  # a function's place given back to data (None)
+            elif type(value) in _CALLED_BACK or _is_mock(value):
+                # (A mock is lent: the program calls it, the test asserts the calls here.)
+                patches.append((key, value))
+            else:
+                _refuse(qualname, "patched", _key_name(key))
+        cwd = os.getcwd()
+        if not (cwd + os.sep).startswith(policy.root) and not (cwd + os.sep).startswith(peer.tmp) and cwd + os.sep != policy.root:
+            _refuse(qualname, "directory", cwd)
+        for given in sorted(_given_files(peer, (args, kwargs), set())):
+            # Decided here, of what the tests pass, before the program runs: whether it then
+            # opens the path, or fails, cannot choose the tests' process for its verdict.
+            _refuse(qualname, "own_file", given[len(policy.root) :])
+        env = _environment()
+        try:
+            # What is empty or unchanged (most calls: no state, patch or environment change) is
+            # left out of the message.
+            message = {
+                "a": args,
+                "cwd": os.path.relpath(cwd, policy.root) if (cwd + os.sep).startswith(policy.root) else cwd,
+            }
+            for name, value in (("k", kwargs), ("state", state), ("patch", patches), ("outside", outside), ("streams", stream_patches)):
+                if value:
+                    message[name] = value
+            if env != peer.env:
+                message["env"] = _env_diff(peer.env, env)
+            body = peer.encode(message)
+        except Refused as why:
+            _refuse(qualname, "not_data", why)
+        if peer.last_values > COPY_LIMIT:
+            _refuse(qualname, "call_values", peer.last_values)
+        # Counted on this side only, of what the tests send: the program cannot make a run
+        # in-process by answering at length.
+        peer.copied += peer.last_values
+        if peer.copied > RUN_COPY_LIMIT:
+            test = _current_test()
+            _refuse(qualname, "run_values", RUN_COPY_LIMIT, peer.last_values, test or "a test")
+        peer.env = env
+        body["op"] = "call"
+        try:
+            reply = peer.request(body)
+        except Gone as why:
+            raise RuntimeError("%s: %s" % (qualname, why)) from None
+        _replay_output(reply)
+        try:
+            # The written-back objects' new contents are put in place as the reply is read.
+            values = peer.decode(reply)
+            _carry_over(peer, values)
+        except Refused as why:
+            raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
+        _replay_logs(reply.get("logs"))
+        _replay_warnings(reply.get("warnings"), policy)
+        if reply.get("op") == "ok":
+            return values["v"]
+        e = values["e"]
+        if not isinstance(e, BaseException):
+            e = RuntimeError("%s: the program raised something that is no exception here (%r)" % (qualname, e))
+        trace = reply.get("trace")
+        if isinstance(trace, str) and trace and hasattr(e, "add_note"):
+            e.add_note("(in the program's process)\n" + trace[-TRACE_CAP:])
+        raise e
+    finally:
+        if outermost:
+            peer.reset()
+
+from .config import TestsConfig, read  # noqa: E402
+
+# Names of the other modules, bound once every module is made (they call each other).
+from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP  # noqa: E402
+from .output import _carry_over, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
+from .peer import Peer  # noqa: E402
+from .policy import Policy, _is_installed_module, _is_stdlib_module  # noqa: E402
+from .program_side import _defaults, _stored  # noqa: E402
+from .state import ModuleState, _MISSING, _behaviour, _key_name  # noqa: E402
+from .values import _SCALARS, _is_mock, _state  # noqa: E402
