@@ -573,7 +573,7 @@ def _install(
                 if session is not None:
                     session.shouldstop = "rgd judges this run in-process: %s" % why
 
-            rgd_isolate.tests_side.on_refusal = refused
+            rgd_isolate.refusals.on_refusal = refused
             rgd_isolate.watch_patches()
         else:
             if target and target_name:

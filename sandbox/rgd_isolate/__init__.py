@@ -41,14 +41,16 @@ Messages are bounded: a length prefix checked before anything is read (`MAX_MESS
 level: `DEFER_DEPTH`), `MAX_INT_DIGITS` digits in an integer.
 """
 
-from .common import COPY_LIMIT, DEFER_DEPTH, Gone, MAX_DEPTH, MAX_INT_DIGITS, MAX_MESSAGE, MAX_NODES, MAX_SENT_VALUES, OUTPUT_CAP, POLL_BACKOFF, POLL_SECONDS, RUN_COPY_LIMIT, Refused, SCALARS_PER_COPY, TRACE_CAP  # noqa: F401
-from .policy import Policy, _LENT_STD, _NEVER_STATE, _PLAIN, _STATE_CLASSES, _STDLIB, _bare, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _spec_origin, _stdlib_spec  # noqa: F401
-from .values import _BUILTIN_BASES, _BY_NAME, _CONSTANTS, _ENVELOPES, _GENEROUS, _HEAPTYPE, _IMMUTABLE_BASES, _MOCK_MUTATORS, _MOCK_RECORDS, _MUTABLE_BUILTINS, _NOT_LENT, _PATTERN_METHODS, _Probe, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _SLOTS, _STD_VALUE_CLASSES, _UNCHANGING, _UNCHANGING_TYPES, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _children, _copy_into, _dict_delta, _envelope, _equals_anything, _exact, _find_slots, _flag_type, _generous, _hidden_state_base, _is_mock, _keep_sent, _keywords, _known_base, _list_delta, _mutable, _named_by, _own_dict, _own_reduction, _replace_slice, _same, _slots_of, _state, _stored_on_type, _viewed_dict  # noqa: F401
-from .encode import Encoder  # noqa: F401
-from .decode import Decoder, _BUILTIN_DESCRIPTORS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PLAIN_DICTS, _SHARED_KINDS, _SHARED_STD  # noqa: F401
-from .peer import Peer, _stack_for  # noqa: F401
+from .common import COPY_LIMIT, DEFER_DEPTH, Gone, MAX_DEPTH, MAX_INT_DIGITS, MAX_MESSAGE, MAX_NODES, MAX_SENT_VALUES, OUTPUT_CAP, POLL_BACKOFF, POLL_SECONDS, RUN_COPY_LIMIT, Refused, SCALARS_PER_COPY, TRACE_CAP, _MISSING  # noqa: F401
+from .modules import _NEVER_STATE, _PLAIN, _STDLIB, _bare, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _spec_origin, _stdlib_spec  # noqa: F401
+from .refusals import FALLBACK_CAUSES, NotIsolated, _refuse  # noqa: F401
+from .values import _BUILTIN_BASES, _BUILTIN_DESCRIPTORS, _BY_NAME, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _ENVELOPES, _GENEROUS, _HEAPTYPE, _IMMUTABLE_BASES, _MOCK_MUTATORS, _MOCK_RECORDS, _MUTABLE_BUILTINS, _NOT_LENT, _PATTERN_METHODS, _PLAIN_DICTS, _Probe, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _SHARED_KINDS, _SHARED_STD, _SLOTS, _STD_VALUE_CLASSES, _UNCHANGING, _UNCHANGING_TYPES, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _children, _defaults, _dict_delta, _envelope, _equals_anything, _exact, _find_slots, _flag_type, _generous, _hidden_state_base, _is_mock, _keep_sent, _kept_unnamed, _keywords, _known_base, _list_delta, _mutable, _named_by, _own_dict, _own_reduction, _replace_slice, _same, _slots_of, _state, _stored, _stored_on_type, _viewed_dict  # noqa: F401
+from .policy import Policy, _LENT_STD, _STATE_CLASSES  # noqa: F401
+from .output import _Bytes, _Capture, _OWN_VARIABLES, _OWN_VARIABLES_BYTES, _Printed, _capture_logs, _carried, _carry_directory, _carry_environment, _carry_over, _carry_streams, _env_diff, _environment, _log_keeper, _replay_logs, _replay_output, _replay_warnings, _streams_back, _write_printed  # noqa: F401
 from .handles import LentCallable, LentClass, LentMethod, LentObject, RemoteFunction, RemoteIterator, RemoteMethod, RemoteObject, RemoteValue, _ASKED_NAMES, _AskedModule, _CallableSaidOf, _FUNCTION_INSIDES, _FunctionAttributes, _FunctionHandleType, _HANDLE_TYPES, _LENT_CLASSES, _LENT_MAKERS, _LENT_OPERATORS, _LENT_PROTOCOL, _LENT_TYPES, _LentAttributes, _LentMeta, _MAKERS, _NOT_A_SIGNATURE, _NotASignature, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _PYTHON_NAMES, _Remote, _SOME_DEFAULT, _STAND_INS, _SaidOf, _asked_along, _asking, _call_other_side, _cannot, _encode_for, _holds_project_objects, _lent_type, _no_program_code, _signature_of, _stand_in  # noqa: F401
-from .state import ModuleState, _KeptDict, _MISSING, _behaviour, _calling_back, _key_name, _stateless  # noqa: F401
-from .output import _Bytes, _Capture, _Printed, _capture_logs, _carried, _carry_directory, _carry_environment, _carry_over, _carry_streams, _log_keeper, _replay_logs, _replay_output, _replay_warnings, _streams_back, _write_printed  # noqa: F401
-from .tests_side import FALLBACK_CAUSES, NotIsolated, _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _OWN_VARIABLES, _OWN_VARIABLES_BYTES, _STREAMS, _call, _client, _connect, _current_test, _env_diff, _environment, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _refuse, _serving, _stub_defaults, _test_path, baseline, call, watch_patches  # noqa: F401
-from .program_side import Server, _defaults, _kept_unnamed, _resolve_target, _stored, serve  # noqa: F401
+from .encode import Encoder  # noqa: F401
+from .decode import Decoder, _copy_into  # noqa: F401
+from .state import ModuleState, _KeptDict, _behaviour, _calling_back, _key_name, _stateless  # noqa: F401
+from .peer import Peer, _stack_for  # noqa: F401
+from .program_side import Server, _resolve_target, _serving, serve  # noqa: F401
+from .tests_side import _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _STREAMS, _call, _client, _connect, _current_test, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _stub_defaults, _test_path, baseline, call, watch_patches  # noqa: F401

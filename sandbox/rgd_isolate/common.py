@@ -1,4 +1,4 @@
-"""The channel's bounds and limits, and its two errors: a value refused, a peer gone."""
+"""The channel's bounds and limits, its two errors (a value refused, a peer gone), and the marker of a missing value."""
 
 
 
@@ -62,3 +62,6 @@ class Refused(Exception):
 
 class Gone(Exception):
     """The other process ended, or did not answer in time."""
+
+
+_MISSING = object()

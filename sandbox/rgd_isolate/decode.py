@@ -4,35 +4,9 @@ import base64
 import collections
 import importlib.util
 import operator
+import re
 import sys
 import types
-
-
-# The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
-# records the same, so that both agree on which identities last.
-_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
-
-
-# The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).
-_DEFERRABLE = frozenset(("l", "d", "S", "o", "back", "m"))
-
-
-# The dicts whose changes cross as such (`_dict_delta`): their `_children` are their items.
-_DELTA_DICTS = (dict, collections.OrderedDict)
-
-
-# The sequences whose changes cross as one slice replaced (`_list_delta`): a deque a peekable
-# iterator pops from the left at every call.
-_DELTA_LISTS = (list, collections.deque)
-
-
-_PLAIN_DICTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
-
-
-_DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
-
-
-_SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
 
 
 class Decoder:
@@ -673,15 +647,47 @@ class Decoder:
         raise Refused("an unknown standard value (%r)" % (kind,))
 
 
-# The methods and attributes of classes written in C, as their classes hold them.
-_BUILTIN_DESCRIPTORS = (
-    types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
-    types.GetSetDescriptorType, types.MemberDescriptorType,
-)
+def _copy_into(target, source):
+    """Makes `target` hold what `source`, an object of its type, holds, in place (module state
+    the other side changed, put into the object this side's code already holds)."""
+    if target is source:
+        return
+    t = type(target)
+    if t is list or t is bytearray:
+        target[:] = source
+    elif t is dict or t is set:
+        target.clear()
+        target.update(source)
+    elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
+        items = list(t.items(source))
+        t.clear(target)
+        for k, v in items:
+            t.__setitem__(target, k, v)
+    elif t.__module__ == "collections" and t.__qualname__ == "deque":
+        target.clear()
+        target.extend(source)
+    else:
+        state = _state(source)
+        base = _builtin_base(t)
+        if base is list:
+            list.__setitem__(target, slice(None), list(source))
+        elif base is dict:
+            inner = dict(dict.items(source))
+            dict.clear(target)
+            dict.update(target, inner)
+        elif base is set:
+            inner = set(source)
+            set.clear(target)
+            set.update(target, inner)
+        d = _own_dict(target)
+        if isinstance(d, dict):
+            for name in [n for n in d if n not in state]:
+                del d[name]
+        Decoder.fill(target, state)
 
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402
-from .policy import _is_stdlib_module, _stdlib_spec  # noqa: E402
-from .values import _CONSTANTS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of  # noqa: E402
+from .modules import _is_stdlib_module, _stdlib_spec  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402

@@ -521,7 +521,6 @@ class Encoder:
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY  # noqa: E402
-from .decode import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PLAIN_DICTS  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
-from .policy import _is_stdlib_module  # noqa: E402
-from .values import _PATTERN_METHODS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _own_reduction, _same, _state, _viewed_dict  # noqa: E402
+from .modules import _is_stdlib_module  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _own_reduction, _same, _state, _viewed_dict  # noqa: E402

@@ -412,6 +412,11 @@ def _asking(name):
     return ask
 
 
+# The program's side's server class, set where it is defined (`program_side`): only a call from
+# its own machinery may make a bare object of a lent class (this module never imports it).
+_SERVER = [None]
+
+
 class LentObject(_Remote):
     """An object the tests lent the program (`Policy.lendable`): it stays in the tests' process,
     which answers its attributes and methods by their own names, and its comparisons, hash and
@@ -427,7 +432,7 @@ class LentObject(_Remote):
             # `type(self).__new__(type(self))` in the program (cachetools' `Cache.__copy__` of a
             # test's subclass): a bare object of the tests' class, made there and lent in turn.
             return LentObject._op(maker, "new", args)
-        if kwargs or len(args) != 2 or type(args[0]) is not Server or type(args[1]) is not int:
+        if kwargs or len(args) != 2 or type(args[0]) is not _SERVER[0] or type(args[1]) is not int:
             _cannot("make an object of the class of an object the tests lent")
         return object.__new__(cls)
 
@@ -684,5 +689,4 @@ del _handle_class
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused  # noqa: E402
 from .output import _replay_output  # noqa: E402
-from .program_side import Server  # noqa: E402
-from .tests_side import _refuse  # noqa: E402
+from .refusals import _refuse  # noqa: E402

@@ -306,6 +306,30 @@ def _replay_warnings(items, policy):
             pass
 
 
+def _environment():
+    """The environment as bytes (a copy made in C: this runs at every call)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+
+
+# What of the environment each process has of its own (names beginning so): the import path,
+# and rgd's own variables. Never sent either way (`_env_diff`, `_carry_environment`).
+_OWN_VARIABLES = ("PYTHONPATH", "RGD_")
+
+
+_OWN_VARIABLES_BYTES = tuple(map(os.fsencode, _OWN_VARIABLES))
+
+
+def _env_diff(before, now):
+    """What changed in the environment: [set: {name: value}, removed: [name]]; never what each
+    process has of its own (`_OWN_VARIABLES`)."""
+    text = os.fsdecode
+    own = _OWN_VARIABLES_BYTES
+    return [
+        {text(k): text(v) for k, v in now.items() if before.get(k) != v and not k.startswith(own)},
+        [text(k) for k in before if k not in now and not k.startswith(own)],
+    ]
+
+
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import OUTPUT_CAP, Refused  # noqa: E402
-from .tests_side import _OWN_VARIABLES, _environment  # noqa: E402

@@ -658,9 +658,9 @@ class Peer:
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
-from .decode import Decoder, _SHARED_KINDS, _SHARED_STD  # noqa: E402
+from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
 from .handles import LentCallable, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_MAKERS, _LENT_OPERATORS, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
 from .output import _Printed, _carried, _carry_over, _streams_back, _write_printed  # noqa: E402
-from .tests_side import _refuse  # noqa: E402
-from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _children, _envelope, _is_mock, _keywords, _mutable, _stored_on_type  # noqa: E402
+from .refusals import _refuse  # noqa: E402
+from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _SHARED_KINDS, _SHARED_STD, _children, _envelope, _is_mock, _keywords, _mutable, _stored_on_type  # noqa: E402

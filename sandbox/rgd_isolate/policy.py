@@ -1,128 +1,9 @@
-"""What counts as whose class: the project's modules, the tests', the standard library's and installed packages'; what crosses by value, by name, lent, or not at all (`Policy`)."""
+"""What counts as whose class: the project's modules, the tests'; what crosses by value, by name, lent, or not at all (`Policy`)."""
 
-import copyreg
 import importlib.util
 import os
 import sys
 import types
-
-
-_STDLIB = os.path.normpath(os.path.dirname(os.__file__)) + os.sep
-
-
-def _is_stdlib_module(name):
-    module = sys.modules.get(name)
-    if module is None:
-        return False
-    if name in sys.builtin_module_names:
-        return True
-    f = getattr(module, "__file__", None)
-    if not isinstance(f, str):
-        return False
-    f = os.path.normpath(os.path.abspath(f))
-    return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
-
-
-def _is_installed_module(name):
-    """Whether `name` is an imported module of an installed package (site-packages): the same
-    unchanged source in both processes, which use one interpreter."""
-    module = sys.modules.get(name) if isinstance(name, str) else None
-    f = getattr(module, "__file__", None)
-    if not isinstance(f, str):
-        return False
-    parts = os.path.normpath(os.path.abspath(f)).split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts
-
-
-# Packages whose objects never cross as their attributes, whatever their reduction: the test
-# runner's (its objects reach the session, the tests and their outcomes), the test case's, rgd's
-# own, and those whose objects stand for what a process has (threads, processes, sockets, event
-# loops, queues between threads): a copy of one would be another.
-_NEVER_STATE = frozenset(
-    ("_pytest", "pytest", "pluggy", "py", "unittest", "doctest", "rgd_isolate", "rgd_verdict", "rgd_verdict_impl", "rgd_spectra",
-     "threading", "_thread", "subprocess", "multiprocessing", "concurrent", "asyncio", "selectors", "socket", "socketserver",
-     "ssl", "queue", "signal", "sched", "tempfile", "weakref", "gc", "sys", "os", "io", "_io", "mmap", "sqlite3", "ctypes",
-     "tkinter", "atexit", "faulthandler", "tracemalloc", "importlib", "pkgutil", "zipimport", "site", "builtins")
-)
-
-
-_PLAIN = {}  # class -> whether its instances pickle as a bare object and its attributes
-
-
-def _plain_reduction(cls):
-    """Whether `cls`'s own reduction (what `copy` and `pickle` use) makes an instance as a bare
-    object given its attributes: `copyreg.__newobj__(cls)` or `cls()` with no arguments, and a
-    state that is its `__dict__` (and slots), with no `__getstate__` or `__setstate__` of its own
-    and no items, and no finalizer. Such an object is its attributes and nothing else (`ast`
-    nodes, `argparse`'s and most classes of installed packages); one whose reduction needs
-    arguments, items or a function of its own, or refuses, is not. Asked of a bare instance made
-    here, never of what the other side sends."""
-    known = _PLAIN.get(cls)
-    if known is not None:
-        return known
-    ok = False
-    # (A class with a finalizer holds something besides its attributes, and a bare one would
-    # run it when collected.)
-    finalized = any("__del__" in vars(k) for k in cls.__mro__)
-    if not finalized and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
-        blank = _bare(cls)
-        if blank is not None:
-            try:
-                rv = blank.__reduce_ex__(4)
-            except Exception:
-                rv = None
-            if isinstance(rv, tuple) and 2 <= len(rv) <= 6:
-                fn, args, rest = rv[0], rv[1], list(rv[2:]) + [None] * (6 - len(rv))
-                made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
-                state = rest[0]
-                ok = (
-                    made
-                    and all(x is None for x in rest[1:])
-                    and (state is None or type(state) is dict or (type(state) is tuple and len(state) == 2 and all(x is None or type(x) is dict for x in state)))
-                )
-    _PLAIN[cls] = ok
-    return ok
-
-
-def _bare(cls):
-    """A bare instance of `cls`, made without running Python code (`object.__new__`, or a C
-    class's own `__new__` with no arguments), or None where that cannot be: the class
-    `_plain_reduction` and `_generous` ask about their objects."""
-    maker = next((k for k in cls.__mro__ if "__new__" in vars(k)), object)
-    if isinstance(vars(maker)["__new__"], (staticmethod, types.FunctionType)):
-        return None
-    try:
-        return object.__new__(cls) if maker is object else cls.__new__(cls)
-    except Exception:
-        return None
-
-
-def _spec_origin(name):
-    """Where the module `name` would be loaded from (found, not imported): "built-in",
-    "frozen", a file's path, or None."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):
-        return None
-    origin = getattr(spec, "origin", None)
-    return origin if origin in ("built-in", "frozen") or not isinstance(origin, str) else os.path.normpath(os.path.abspath(origin))
-
-
-def _installed_spec(name):
-    """Whether `name` is a module of an installed package (found there, not imported)."""
-    origin = _spec_origin(name)
-    parts = origin.split(os.sep) if isinstance(origin, str) else []
-    return "site-packages" in parts or "dist-packages" in parts
-
-
-def _stdlib_spec(name):
-    """Whether `name` is a module of the standard library (found there, not imported)."""
-    path = _spec_origin(name)
-    if path in ("built-in", "frozen"):
-        return True
-    if not isinstance(path, str):
-        return False
-    return path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path
 
 
 # Standard-library classes whose instances are plain values, rebuilt from their attributes:
@@ -439,7 +320,6 @@ class Policy:
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Refused  # noqa: E402
-from .decode import _DICT_VIEWS  # noqa: E402
-from .state import _MISSING  # noqa: E402
-from .values import _BY_NAME, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402
+from .common import Refused, _MISSING  # noqa: E402
+from .modules import _NEVER_STATE, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _stdlib_spec  # noqa: E402
+from .values import _BY_NAME, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

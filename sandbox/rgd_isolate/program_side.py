@@ -10,49 +10,7 @@ import types
 from .peer import Peer
 
 
-def _stored(namespace, qualname):
-    """What `qualname` names in a module's namespace, through classes' own dicts, static and class
-    methods and properties opened."""
-    parts = qualname.split(".")
-    holder = namespace
-    for part in parts[:-1]:
-        holder = holder[part].__dict__
-    stored = holder[parts[-1]] if parts[-1] in holder else _kept_unnamed(holder, qualname)
-    if isinstance(stored, (classmethod, staticmethod)):
-        return stored.__func__
-    if isinstance(stored, property):
-        return stored.fget
-    return stored
-
-
-def _kept_unnamed(holder, qualname):
-    """A function its class or module no longer names but one of its values keeps (boltons'
-    statsutils deletes each `Stats._calc_*` once a `_StatsProperty` holds it as `.func`): found
-    among those values' own attributes by its qualified name."""
-    for value in list(holder.values()):
-        if isinstance(value, (type, types.ModuleType)):
-            continue
-        try:
-            # (A module-level proxy may answer `__dict__` with anything, or raise.)
-            own = vars(value)
-        except Exception:
-            continue
-        for kept in list(own.values()) if isinstance(own, dict) else ():
-            if isinstance(kept, types.FunctionType) and kept.__qualname__ == qualname:
-                return kept
-    raise KeyError(qualname)
-
-
-def _defaults(fn, code=None):
-    """A function's default values, positional then keyword-only; unwrapped (`__wrapped__`) down
-    to `code` when given (the stub under its decorators)."""
-    for _ in range(100):
-        if code is None or getattr(fn, "__code__", None) is code or not hasattr(fn, "__wrapped__"):
-            break
-        fn = fn.__wrapped__
-    if code is not None and getattr(fn, "__code__", None) is not code:
-        return []
-    return list(getattr(fn, "__defaults__", None) or ()) + list((getattr(fn, "__kwdefaults__", None) or {}).values())
+_serving = [None]  # the program's side: its peer, once serving
 
 
 def _resolve_target(module, qualname):
@@ -264,8 +222,11 @@ from .config import ProgramConfig, read  # noqa: E402
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP  # noqa: E402
 from .handles import LentMethod, RemoteFunction, RemoteMethod  # noqa: E402
-from .output import _Printed, _capture_logs  # noqa: E402
-from .policy import Policy, _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
+from .modules import _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
+from .output import _Printed, _capture_logs, _env_diff, _environment  # noqa: E402
+from .policy import Policy  # noqa: E402
 from .state import ModuleState, _calling_back  # noqa: E402
-from .tests_side import _env_diff, _environment, _serving  # noqa: E402
-from .values import _keywords, _mutable  # noqa: E402
+from .values import _defaults, _keywords, _mutable, _stored  # noqa: E402
+from .handles import _SERVER  # noqa: E402
+
+_SERVER[0] = Server

@@ -222,9 +222,6 @@ class ModuleState:
             self._refresh(space)
 
 
-_MISSING = object()
-
-
 def _calling_back(fn, name):
     """A plain function named `name` that calls `fn` (a handle of the tests' replacement): put
     where a function was, it binds `self` as the method it replaces did."""
@@ -242,6 +239,7 @@ def _key_name(key):
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Refused  # noqa: E402
+from .common import Refused, _MISSING  # noqa: E402
+from .decode import _copy_into  # noqa: E402
 from .handles import RemoteMethod  # noqa: E402
-from .values import _BY_NAME, _UNCHANGING, _UNCHANGING_TYPES, _children, _copy_into, _mutable, _own_dict, _same, _slots_of  # noqa: E402
+from .values import _BY_NAME, _UNCHANGING, _UNCHANGING_TYPES, _children, _mutable, _own_dict, _same, _slots_of  # noqa: E402

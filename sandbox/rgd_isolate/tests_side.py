@@ -1,4 +1,4 @@
-"""The tests' side: the stub's `call`, the connection to the program's process, patches watched, refusals reported to rgd's plugin (`on_refusal`)."""
+"""The tests' side: the stub's `call`, the connection to the program's process, patches watched."""
 
 import json
 import os
@@ -10,14 +10,6 @@ import types
 _client = [None]
 
 
-_serving = [None]  # the program's side: its peer, once serving
-
-
-# Set by rgd's plugin: called with the reason when a call cannot be isolated (then rgd judges the
-# target in-process, labelled so).
-on_refusal = None
-
-
 def _current_test():
     return (os.environ.get("PYTEST_CURRENT_TEST") or "").rsplit(" ", 1)[0]
 
@@ -27,10 +19,6 @@ def _current_test():
 # plain function is replaced in the program's process too (calling the test's back); any other
 # patch the program's process cannot see, so a call made under one is not isolated.
 _patches = {}
-
-
-class NotIsolated(Exception):
-    """The tests handed the target something that is not data: this run judges nothing."""
 
 
 def _connect():
@@ -179,34 +167,6 @@ _OWN_FUNCTIONS = frozenset(
 )
 
 
-# Every reason a run is judged in the tests' process instead, in one place. Each is on the tests'
-# side: what the tests pass, patch, hold or do, found in the tests' process before a call is sent
-# or while it runs their own code; nothing the program answers or does in its own process leads
-# here (its streams, directory, uses of what the tests lent are carried over or are its own
-# failure). Outside this module rgd adds three of its own: no target named, the spectrum
-# collector, and a target the forwarding stub cannot stand in for (`testrun.rs`).
-FALLBACK_CAUSES = {
-    "not_data": "the tests passed %s",
-    "own_file": "the tests passed the path of their own file %s, which the program's copy does not hold",
-    "patched": "the test patched %s, which the program's process cannot see",
-    "directory": "the test changed the working directory to %s",
-    "weak_reference": "the tests hold a weak reference to an object the processes share, which lives for the whole run here",
-    "threads": "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)",
-    "copied_handle": "the tests copied or pickled something the program's process keeps",
-    "call_values": "the tests passed %d values in one call",
-    "run_values": "the calls copied or compared more than %d values between the processes (the last %d in %s)",
-}
-
-
-def _refuse(qualname, cause, *details):
-    """Judges the run in-process for `cause` (`FALLBACK_CAUSES`), said with its `details`."""
-    why = FALLBACK_CAUSES[cause] % details if details else FALLBACK_CAUSES[cause]
-    reason = "%s: %s" % (qualname, why)
-    if on_refusal is not None:
-        on_refusal(reason, cause)
-    raise NotIsolated(reason)
-
-
 def _test_path(rel):
     """A file the program's copy never holds (`isolate::kept_from_the_program`)."""
     parts = rel.split("/")
@@ -246,31 +206,6 @@ def _given_files(peer, value, found, depth=0):
         # whose default is the test's own file, which the program's `prompt` opens).
         _given_files(peer, _state(value), found, depth)
     return found
-
-
-def _environment():
-    """The environment as bytes (a copy made in C: this runs at every call)."""
-    data = getattr(os.environ, "_data", None)
-    return dict(data) if isinstance(data, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
-
-
-# What of the environment each process has of its own (names beginning so): the import path,
-# and rgd's own variables. Never sent either way (`_env_diff`, `_carry_environment`).
-_OWN_VARIABLES = ("PYTHONPATH", "RGD_")
-
-
-_OWN_VARIABLES_BYTES = tuple(map(os.fsencode, _OWN_VARIABLES))
-
-
-def _env_diff(before, now):
-    """What changed in the environment: [set: {name: value}, removed: [name]]; never what each
-    process has of its own (`_OWN_VARIABLES`)."""
-    text = os.fsdecode
-    own = _OWN_VARIABLES_BYTES
-    return [
-        {text(k): text(v) for k, v in now.items() if before.get(k) != v and not k.startswith(own)},
-        [text(k) for k in before if k not in now and not k.startswith(own)],
-    ]
 
 
 def _stub_defaults(qualname, frame):
@@ -387,10 +322,11 @@ def _call(peer, qualname, args, kwargs):
 from .config import TestsConfig, read  # noqa: E402
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP  # noqa: E402
-from .output import _carry_over, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
+from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING  # noqa: E402
+from .modules import _is_installed_module, _is_stdlib_module  # noqa: E402
+from .output import _carry_over, _env_diff, _environment, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
 from .peer import Peer  # noqa: E402
-from .policy import Policy, _is_installed_module, _is_stdlib_module  # noqa: E402
-from .program_side import _defaults, _stored  # noqa: E402
-from .state import ModuleState, _MISSING, _behaviour, _key_name  # noqa: E402
-from .values import _SCALARS, _is_mock, _state  # noqa: E402
+from .policy import Policy  # noqa: E402
+from .refusals import _refuse  # noqa: E402
+from .state import ModuleState, _behaviour, _key_name  # noqa: E402
+from .values import _SCALARS, _defaults, _is_mock, _state, _stored  # noqa: E402

@@ -1,4 +1,4 @@
-"""Helpers both directions share: a value's state and children, what was sent, deltas of shared dicts and lists, probes of a class's equality, contents put in place."""
+"""Helpers both directions share: a value's state and children, what was sent, deltas of shared dicts and lists, probes of a class's equality, where a qualified name lives."""
 
 import collections
 import itertools
@@ -371,6 +371,40 @@ def _keywords(pairs):
     return dict(pairs)
 
 
+# The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
+# records the same, so that both agree on which identities last.
+_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+
+
+# The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).
+_DEFERRABLE = frozenset(("l", "d", "S", "o", "back", "m"))
+
+
+# The dicts whose changes cross as such (`_dict_delta`): their `_children` are their items.
+_DELTA_DICTS = (dict, collections.OrderedDict)
+
+
+# The sequences whose changes cross as one slice replaced (`_list_delta`): a deque a peekable
+# iterator pops from the left at every call.
+_DELTA_LISTS = (list, collections.deque)
+
+
+_PLAIN_DICTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
+
+
+_DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
+
+
+_SHARED_STD = frozenset(("OrderedDict", "Counter", "defaultdict", "deque"))
+
+
+# The methods and attributes of classes written in C, as their classes hold them.
+_BUILTIN_DESCRIPTORS = (
+    types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType, types.MemberDescriptorType,
+)
+
+
 def _builtin_class(cls):
     """A class written in C, of the builtins or the standard library (`str`, `itertools.chain`,
     `operator.itemgetter`), which both processes have as the same thing."""
@@ -441,45 +475,6 @@ def _blank(cls):
         raise Refused("an instance of %s.%s that cannot be made without arguments (%s)" % (cls.__module__, cls.__qualname__, e))
 
 
-def _copy_into(target, source):
-    """Makes `target` hold what `source`, an object of its type, holds, in place (module state
-    the other side changed, put into the object this side's code already holds)."""
-    if target is source:
-        return
-    t = type(target)
-    if t is list or t is bytearray:
-        target[:] = source
-    elif t is dict or t is set:
-        target.clear()
-        target.update(source)
-    elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
-        items = list(t.items(source))
-        t.clear(target)
-        for k, v in items:
-            t.__setitem__(target, k, v)
-    elif t.__module__ == "collections" and t.__qualname__ == "deque":
-        target.clear()
-        target.extend(source)
-    else:
-        state = _state(source)
-        base = _builtin_base(t)
-        if base is list:
-            list.__setitem__(target, slice(None), list(source))
-        elif base is dict:
-            inner = dict(dict.items(source))
-            dict.clear(target)
-            dict.update(target, inner)
-        elif base is set:
-            inner = set(source)
-            set.clear(target)
-            set.update(target, inner)
-        d = _own_dict(target)
-        if isinstance(d, dict):
-            for name in [n for n in d if n not in state]:
-                del d[name]
-        Decoder.fill(target, state)
-
-
 def _mutable(value):
     t = type(value)
     if t in _MUTABLE_BUILTINS:
@@ -491,7 +486,51 @@ def _mutable(value):
     )
 
 
+def _stored(namespace, qualname):
+    """What `qualname` names in a module's namespace, through classes' own dicts, static and class
+    methods and properties opened."""
+    parts = qualname.split(".")
+    holder = namespace
+    for part in parts[:-1]:
+        holder = holder[part].__dict__
+    stored = holder[parts[-1]] if parts[-1] in holder else _kept_unnamed(holder, qualname)
+    if isinstance(stored, (classmethod, staticmethod)):
+        return stored.__func__
+    if isinstance(stored, property):
+        return stored.fget
+    return stored
+
+
+def _kept_unnamed(holder, qualname):
+    """A function its class or module no longer names but one of its values keeps (boltons'
+    statsutils deletes each `Stats._calc_*` once a `_StatsProperty` holds it as `.func`): found
+    among those values' own attributes by its qualified name."""
+    for value in list(holder.values()):
+        if isinstance(value, (type, types.ModuleType)):
+            continue
+        try:
+            # (A module-level proxy may answer `__dict__` with anything, or raise.)
+            own = vars(value)
+        except Exception:
+            continue
+        for kept in list(own.values()) if isinstance(own, dict) else ():
+            if isinstance(kept, types.FunctionType) and kept.__qualname__ == qualname:
+                return kept
+    raise KeyError(qualname)
+
+
+def _defaults(fn, code=None):
+    """A function's default values, positional then keyword-only; unwrapped (`__wrapped__`) down
+    to `code` when given (the stub under its decorators)."""
+    for _ in range(100):
+        if code is None or getattr(fn, "__code__", None) is code or not hasattr(fn, "__wrapped__"):
+            break
+        fn = fn.__wrapped__
+    if code is not None and getattr(fn, "__code__", None) is not code:
+        return []
+    return list(getattr(fn, "__defaults__", None) or ()) + list((getattr(fn, "__kwdefaults__", None) or {}).values())
+
+
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import MAX_SENT_VALUES, Refused  # noqa: E402
-from .decode import Decoder  # noqa: E402
-from .policy import _bare, _is_installed_module, _is_stdlib_module  # noqa: E402
+from .modules import _bare, _is_installed_module, _is_stdlib_module  # noqa: E402

@@ -4,7 +4,7 @@
 //! class, write into the tests' functions and classes, call a tests' callback whose answer is no
 //! data, open the tests' files, start threads, raise what cannot cross): every one is judged
 //! isolated and fails, and the honest program passes isolated. What still makes a run in-process
-//! is the tests' doing (`FALLBACK_CAUSES` in `sandbox/rgd_isolate/tests_side.py`): for those, a right and a
+//! is the tests' doing (`FALLBACK_CAUSES` in `sandbox/rgd_isolate/refusals.py`): for those, a right and a
 //! wrong program are judged in the same place. Needs an interpreter with pytest (see
 //! `support::pytest_python`).
 

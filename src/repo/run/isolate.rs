@@ -50,7 +50,7 @@ pub enum Isolation {
     /// The program ran in a process of its own; only data reached the tests.
     Isolated,
     /// The program ran inside the tests' process, watched by the plugin's checks (`why` it could
-    /// not be isolated, and that cause's key: `FALLBACK_CAUSES` in `sandbox/rgd_isolate/tests_side.py`, or
+    /// not be isolated, and that cause's key: `FALLBACK_CAUSES` in `sandbox/rgd_isolate/refusals.py`, or
     /// one of rgd's own, `Isolation::RGD_CAUSES`).
     InProcess {
         why: String,
