@@ -88,6 +88,13 @@ pub enum RealAction {
         /// --releases names tags)
         #[arg(long, value_name = "DIR", conflicts_with_all = ["from", "to"])]
         git: Option<PathBuf>,
+        /// With --git: the commits of A..B on the first-parent line instead of the tags, each
+        /// paired with its parent (either end may be left out: the root, HEAD)
+        #[arg(long, value_name = "A..B", requires = "git", conflicts_with = "releases", value_parser = parse_releases)]
+        commits: Option<(Option<String>, Option<String>)>,
+        /// With --commits: only every N-th commit of the range, counting from the oldest
+        #[arg(long, value_name = "N", default_value_t = 1, requires = "commits", value_parser = crate::validate::parse_count)]
+        every: usize,
         /// Two source trees instead of PyPI's sdists: the older release ...
         #[arg(long, requires = "to", value_name = "DIR")]
         from: Option<PathBuf>,
@@ -119,6 +126,8 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
             project,
             releases,
             git,
+            commits,
+            every,
             from,
             to,
             out,
@@ -126,11 +135,13 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
             json,
         }) => {
             let source = match (git, from.zip(to)) {
+                (Some(repo), _) if commits.is_some() => Source::Commits { repo, every },
                 (Some(repo), _) => Source::Git(repo),
                 (None, Some(trees)) => Source::Trees(trees),
                 (None, None) => Source::PyPi,
             };
-            harvest_command(&home.root, &project, releases.unwrap_or_default(), source, out, python, json)
+            let range = commits.or(releases).unwrap_or_default();
+            harvest_command(&home.root, &project, range, source, out, python, json)
         }
         None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
         None => measure(home, config, &args).await,

@@ -285,6 +285,96 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
     assert!(fix["tokens"].as_u64().unwrap() > 0, "{model}");
 }
 
+/// `--git DIR --commits A..B`: a project's own history as its benchmark. Each commit of the range
+/// is paired with its parent and exported (the repository never changes); the instance a commit's
+/// fix makes is then measured with `rgd bench real --instances`, as a harvested release's is.
+#[test]
+fn a_repositorys_commits_are_paired_with_their_parents_and_measured_from_the_list() {
+    let Some(python) = support::pytest_python() else { return };
+    let repo = release(OLD_OPS);
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(["-c", "user.name=rgd", "-c", "user.email=rgd@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "the first"]);
+    std::fs::write(repo.path().join("NOTES.txt"), "nothing of the code\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "notes"]);
+    let notes = git(&["rev-parse", "HEAD"]);
+    std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
+    git(&["commit", "-qam", "the fix"]);
+    let fix = git(&["rev-parse", "HEAD"]);
+    let before = support::snapshot(repo.path());
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let harvest = |extra: &[&str]| {
+        let run = rgd(home.path(), "http://127.0.0.1:9")
+            .args(["bench", "real", "harvest", "calc", "--git"])
+            .arg(repo.path())
+            .args(extra)
+            .arg("--python")
+            .arg(&python)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{said}");
+        said
+    };
+    let every = harvest(&["--commits", "..", "--every", "2"]);
+    assert!(
+        every.contains("calc: 0 instances from 1 release pairs"),
+        "every second commit: the notes alone\n{every}"
+    );
+    let said = harvest(&["--commits", ".."]);
+    assert!(said.contains(": 0 changed functions"), "the notes change no function\n{said}");
+    assert!(
+        said.contains(&format!(
+            "calc {} -> {}: 3 changed functions, 1 instances",
+            &notes[..12],
+            &fix[..12]
+        )),
+        "{said}"
+    );
+    let instance: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&out).unwrap().trim()).unwrap();
+    assert_eq!(instance["versions"], serde_json::json!([&notes[..12], &fix[..12]]));
+    assert_eq!(
+        instance["sdists"],
+        serde_json::json!([notes, fix]),
+        "each commit stands for an sdist's hash"
+    );
+    assert_eq!(support::snapshot(repo.path()), before, "the repository itself never changes");
+    let measured = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "--json", "--instances"])
+        .arg(&out)
+        .arg("--python")
+        .arg(&python)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&measured.stdout);
+    assert!(measured.status.success(), "{text}{}", String::from_utf8_lossy(&measured.stderr));
+    let report: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(report["summary"]["instances"], 1, "{report}");
+    assert!(
+        report["instances"][0]["error"].is_null(),
+        "located from the exported commit: {report}"
+    );
+    assert!(
+        report["instances"][0]["combined"].is_object(),
+        "the function the fix changed is ranked: {report}"
+    );
+}
+
 /// `--git DIR`: the same two releases as tags of a local repository (and a tag between them in
 /// version order, so the pairs follow version order, not the order the tags were listed).
 #[test]

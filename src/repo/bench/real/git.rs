@@ -54,3 +54,32 @@ pub fn export(cache: &Path, project: &str, repo: &Path, tag: &str) -> anyhow::Re
     std::fs::write(&commit_file, &commit)?;
     Ok((dir, commit))
 }
+
+/// Your own history as releases (`--commits A..B`): each commit of the range on its first-parent
+/// line (every `every`-th, counting from the oldest), paired with its parent, oldest first, each
+/// named by its first 12 hex digits. `A` left out starts at the root; `B` left out is `HEAD`. A
+/// root commit has no parent to pair with and is left out.
+pub fn commit_pairs(repo: &Path, from: Option<&str>, to: Option<&str>, every: usize) -> anyhow::Result<Vec<(String, String)>> {
+    let to = to.unwrap_or("HEAD");
+    let range = match from {
+        Some(from) => format!("{from}..{to}"),
+        None => to.to_string(),
+    };
+    let listed = String::from_utf8_lossy(&git(repo, &["rev-list", "--reverse", "--first-parent", "--parents", &range])?).into_owned();
+    let short = |sha: &str| sha.get(..12).unwrap_or(sha).to_string();
+    let pairs: Vec<(String, String)> = listed
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| (i + 1) % every.max(1) == 0)
+        .filter_map(|(_, line)| {
+            let mut shas = line.split_whitespace();
+            let commit = shas.next()?;
+            let parent = shas.next()?;
+            Some((short(parent), short(commit)))
+        })
+        .collect();
+    if pairs.is_empty() {
+        bail!("{range} in {} holds no commit with a parent to pair it with", repo.display());
+    }
+    Ok(pairs)
+}

@@ -13,7 +13,14 @@ use super::{Harvested, Instance, from_jsonl, pypi, to_jsonl};
 /// Where a harvest's releases come from.
 pub enum Source {
     PyPi,
+    /// A repository's tags, in version order.
     Git(PathBuf),
+    /// A repository's commits, each (or every N-th) paired with its parent: the range is
+    /// `--commits A..B`, not `--releases`.
+    Commits {
+        repo: PathBuf,
+        every: usize,
+    },
     /// An older and a newer source tree.
     Trees((PathBuf, PathBuf)),
 }
@@ -62,17 +69,21 @@ pub fn harvest_releases(
         out.harvested.push(h);
         return Ok(out);
     }
-    let (versions, fetch): (Vec<String>, Box<Fetch<'_>>) = match &source {
+    let (pairs, fetch): (Vec<(String, String)>, Box<Fetch<'_>>) = match &source {
         Source::Git(repo) => (
-            super::git::tags(repo)?,
+            pypi::pairs(&super::git::tags(repo)?, from.as_deref(), to.as_deref())?,
             Box::new(|tag: &str| super::git::export(cache, project, repo, tag)),
         ),
+        Source::Commits { repo, every } => (
+            super::git::commit_pairs(repo, from.as_deref(), to.as_deref(), *every)?,
+            Box::new(|commit: &str| super::git::export(cache, project, repo, commit)),
+        ),
         _ => (
-            pypi::releases(project)?,
+            pypi::pairs(&pypi::releases(project)?, from.as_deref(), to.as_deref())?,
             Box::new(|version: &str| pypi::sdist(cache, project, version)),
         ),
     };
-    for (a, b) in pypi::pairs(&versions, from.as_deref(), to.as_deref())? {
+    for (a, b) in pairs {
         // A release that cannot be fetched skips its pairs as a failed harvest does.
         let pair = fetch(&a).and_then(|(old_dir, old_hash)| {
             let (new_dir, new_hash) = fetch(&b)?;
