@@ -292,17 +292,7 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
 fn a_repositorys_commits_are_paired_with_their_parents_and_measured_from_the_list() {
     let Some(python) = support::pytest_python() else { return };
     let repo = release(OLD_OPS);
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo.path())
-            .args(["-c", "user.name=rgd", "-c", "user.email=rgd@localhost"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = git_in(repo.path());
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-qm", "the first"]);
@@ -381,17 +371,7 @@ fn a_repositorys_commits_are_paired_with_their_parents_and_measured_from_the_lis
 fn a_git_repository_s_tags_are_releases_each_tree_exported_once_with_its_commit() {
     let Some(python) = support::pytest_python() else { return };
     let repo = release(OLD_OPS);
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo.path())
-            .args(["-c", "user.name=rgd", "-c", "user.email=rgd@localhost"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = git_in(repo.path());
     git(&["init", "-q"]);
     git(&["add", "."]);
     git(&["commit", "-qm", "1.0"]);
@@ -424,4 +404,19 @@ fn a_git_repository_s_tags_are_releases_each_tree_exported_once_with_its_commit(
         "the tag's commit stands for the sdist's hash"
     );
     assert!(home.path().join("bench/real/calc-v1.10/calc/ops.py").is_file());
+}
+
+/// git run in `repo`, as a test's author: its output, trimmed.
+fn git_in(repo: &std::path::Path) -> impl Fn(&[&str]) -> String + '_ {
+    move |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["-c", "user.name=rgd", "-c", "user.email=rgd@localhost"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
 }
