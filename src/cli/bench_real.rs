@@ -9,9 +9,11 @@ use clap::{Args, Subcommand};
 
 use crate::config::LlmArgs;
 use crate::front::bench_fix::BenchFixer;
-use crate::repo::bench::real::releases::{Source, harvest_releases, write_instances};
+use crate::repo::bench::real::Instance;
+use crate::repo::bench::real::measure::key;
+use crate::repo::bench::real::releases::Source;
 use crate::repo::bench::real::run::{Bench, Progress, instances, spread};
-use crate::repo::bench::real::{Harvested, Instance};
+use crate::repo::bench::real::shards::{ShardRecord, list_hash, write_record};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -60,6 +62,10 @@ pub struct RealArgs {
     /// 2 on the oracle, which answers at once or never; rgd fix's own on a model)
     #[arg(long, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u32).range(2..))]
     pub fix_iters: Option<u32>,
+    /// Measure the K-th of N parts of the chosen instances (0-based, contiguous), on one machine
+    /// of several; `rgd bench real merge` puts the parts' results together
+    #[arg(long, value_name = "K/N", value_parser = crate::engine::Shard::parse)]
+    pub shard: Option<crate::engine::Shard>,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -111,6 +117,19 @@ pub enum RealAction {
         #[arg(long)]
         json: bool,
     },
+    /// Put the results of every shard of one measurement (`--shard K/N`) together, as one
+    /// unsharded run would have them: refused when a shard is missing or given twice, an instance
+    /// is lost or counted twice, or the shards were cut from different lists
+    Merge {
+        /// The shards' results files (HOME/bench/real/...-shard-K-of-N.jsonl)
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write the merged results here (JSON lines, as an unsharded run writes them)
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `A..B`, either end possibly empty.
@@ -141,9 +160,10 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
                 (None, None) => Source::PyPi,
             };
             let range = commits.or(releases).unwrap_or_default();
-            harvest_command(&home.root, &project, range, source, out, python, json)
+            super::bench_real_lists::harvest(&home.root, &project, range, source, out, python, json)
         }
-        None if args.list => list(&instances(args.instances.as_deref())?, &args.projects, args.json),
+        Some(RealAction::Merge { files, out, json }) => super::bench_real_lists::merge(&files, out.as_deref(), json),
+        None if args.list => super::bench_real_lists::list(&instances(args.instances.as_deref())?, &args.projects, args.json),
         None => measure(home, config, &args).await,
     }
 }
@@ -158,6 +178,11 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         .filter(|i| args.projects.is_empty() || args.projects.contains(&i.project))
         .collect();
     let chosen = spread(chosen, args.limit);
+    let list = list_hash(&chosen);
+    let chosen = match args.shard {
+        Some(shard) => shard.part(&chosen).to_vec(),
+        None => chosen,
+    };
     let set = if args.held_out { "held-out" } else { "tuning" };
     if chosen.is_empty() {
         let of = if args.projects.is_empty() {
@@ -165,7 +190,9 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         } else {
             format!(" of {}", args.projects.join(", "))
         };
-        bail!("no instance of the list is in the {set} set{of}");
+        if args.shard.is_none() {
+            bail!("no instance of the list is in the {set} set{of}");
+        }
     }
     let dir = home.root.join("bench").join("real");
     std::fs::create_dir_all(&dir)?;
@@ -173,11 +200,27 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         std::fs::create_dir_all(rankings).with_context(|| format!("--rankings {}", rankings.display()))?;
     }
     // Each kind of measurement keeps its own results: a fix run's instances are located too.
-    let results_path = dir.join(match args.fix {
-        None => format!("{set}.jsonl"),
-        Some(FixWith::Oracle) => format!("{set}-fix-oracle.jsonl"),
-        Some(FixWith::Model) => format!("{set}-fix-model.jsonl"),
-    });
+    let kind = match args.fix {
+        None => set.to_string(),
+        Some(FixWith::Oracle) => format!("{set}-fix-oracle"),
+        Some(FixWith::Model) => format!("{set}-fix-model"),
+    };
+    let results_path = match args.shard {
+        None => dir.join(format!("{kind}.jsonl")),
+        Some(shard) => {
+            // Named by the list too: shards of another list never write over these.
+            let path = dir.join(format!("{kind}-{}-shard-{}-of-{}.jsonl", &list[..12], shard.index, shard.count));
+            let record = ShardRecord {
+                list,
+                kind: kind.clone(),
+                index: shard.index,
+                count: shard.count,
+                keys: chosen.iter().map(key).collect(),
+            };
+            write_record(&path, &record)?;
+            path
+        }
+    };
     let fixer = match args.fix {
         Some(with) => Some(
             BenchFixer::start(
@@ -242,64 +285,4 @@ impl Progress for Bar {
     fn advanced(&self) {
         self.0.inc(1);
     }
-}
-
-/// The shipped instances, as a JSON array or a table per project.
-fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let all: Vec<&Instance> = all
-        .iter()
-        .filter(|i| projects.is_empty() || projects.contains(&i.project))
-        .collect();
-    if json {
-        println!("{}", serde_json::to_string(&all)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut by_project: std::collections::BTreeMap<&str, (usize, std::collections::BTreeSet<&[String; 2]>)> = Default::default();
-    for i in &all {
-        let e = by_project.entry(&i.project).or_default();
-        e.0 += 1;
-        e.1.insert(&i.versions);
-    }
-    for (project, (n, pairs)) in &by_project {
-        println!("{project:<20} {n:>4} instances from {} release pairs that gave any", pairs.len());
-    }
-    println!("{} instances from {} projects", all.len(), by_project.len());
-    Ok(ExitCode::SUCCESS)
-}
-
-fn harvest_command(
-    home: &Path,
-    project: &str,
-    releases: (Option<String>, Option<String>),
-    source: Source,
-    out: Option<PathBuf>,
-    python: Option<PathBuf>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let say = |line: &str| eprintln!("{line}");
-    let cache = home.join("bench").join("real");
-    let each = |h: &Harvested| {
-        if !json {
-            println!("{}", h.line());
-        }
-    };
-    let done = harvest_releases(&cache, project, releases, source, python.as_deref(), &each, &say)?;
-    let instances = done.instances();
-    if let Some(out) = &out {
-        write_instances(out, project, &instances)?;
-    }
-    if json {
-        println!("{}", serde_json::to_string(&done.harvested)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let skipped = match done.skipped.len() {
-        0 => String::new(),
-        n => format!("; {n} pairs skipped: {}", done.skipped.join("; ")),
-    };
-    println!(
-        "{project}: {} instances from {} release pairs{skipped}",
-        instances.len(),
-        done.harvested.len()
-    );
-    Ok(ExitCode::SUCCESS)
 }

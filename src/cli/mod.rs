@@ -4,6 +4,7 @@
 mod args;
 mod bench_cmd;
 mod bench_real;
+mod bench_real_lists;
 mod compare;
 mod datasets;
 mod datasets_impossible;

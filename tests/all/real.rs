@@ -291,18 +291,7 @@ async fn the_oracle_repairs_as_released_and_another_repair_is_judged_by_the_whol
 #[test]
 fn a_repositorys_commits_are_paired_with_their_parents_and_measured_from_the_list() {
     let Some(python) = support::pytest_python() else { return };
-    let repo = release(OLD_OPS);
-    let git = git_in(repo.path());
-    git(&["init", "-q"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "the first"]);
-    std::fs::write(repo.path().join("NOTES.txt"), "nothing of the code\n").unwrap();
-    git(&["add", "."]);
-    git(&["commit", "-qm", "notes"]);
-    let notes = git(&["rev-parse", "HEAD"]);
-    std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
-    git(&["commit", "-qam", "the fix"]);
-    let fix = git(&["rev-parse", "HEAD"]);
+    let (repo, notes, fix) = history();
     let before = support::snapshot(repo.path());
     let home = temp_home();
     let out = home.path().join("instances.jsonl");
@@ -419,4 +408,128 @@ fn git_in(repo: &std::path::Path) -> impl Fn(&[&str]) -> String + '_ {
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
+}
+
+/// A project's history: its first commit (the older `calc`), a commit that changes no code, and
+/// the fix (the newer `calc`); with the last two commits' ids.
+fn history() -> (tempfile::TempDir, String, String) {
+    let repo = release(OLD_OPS);
+    let git = git_in(repo.path());
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "the first"]);
+    std::fs::write(repo.path().join("NOTES.txt"), "nothing of the code\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "notes"]);
+    let notes = git(&["rev-parse", "HEAD"]);
+    std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
+    git(&["commit", "-qam", "the fix"]);
+    let fix = git(&["rev-parse", "HEAD"]);
+    drop(git);
+    (repo, notes, fix)
+}
+
+/// `rgd bench real --shard K/N` and `merge`: two shards of a two-instance list merge into what
+/// the unsharded run measured, instance for instance; a missing shard, a shard given twice, a
+/// shard of another list and a lost result are each refused.
+#[test]
+fn shards_of_a_list_merge_into_the_unsharded_run_and_nothing_else_merges() {
+    let Some(python) = support::pytest_python() else { return };
+    let (repo, _, _) = history();
+    let home = temp_home();
+    let one = home.path().join("one.jsonl");
+    let harvested = rgd(home.path(), "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--git"])
+        .arg(repo.path())
+        .args(["--commits", "..", "--python"])
+        .arg(&python)
+        .arg("--out")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(harvested.status.success(), "{}", String::from_utf8_lossy(&harvested.stderr));
+    // A second instance: the same regression under another project's name, its trees copied.
+    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&one).unwrap().trim()).unwrap();
+    let cache = home.path().join("bench/real");
+    for v in first["versions"].as_array().unwrap() {
+        let v = v.as_str().unwrap();
+        support::copy_dir(&cache.join(format!("calc-{v}")), &cache.join(format!("calc2-{v}")));
+        std::fs::copy(cache.join(format!("calc-{v}.sha256")), cache.join(format!("calc2-{v}.sha256"))).unwrap();
+    }
+    let mut second = first.clone();
+    second["project"] = "calc2".into();
+    let two = home.path().join("two.jsonl");
+    std::fs::write(&two, format!("{first}\n{second}\n")).unwrap();
+    let bench = |list: &std::path::Path, extra: &[&str]| {
+        let out = rgd(home.path(), "http://127.0.0.1:9")
+            .args(["bench", "real", "--json", "--instances"])
+            .arg(list)
+            .arg("--python")
+            .arg(&python)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let whole = bench(&two, &[]);
+    assert_eq!(whole["summary"]["instances"], 2, "{whole}");
+    bench(&two, &["--shard", "0/2"]);
+    bench(&two, &["--shard", "1/2"]);
+    bench(&one, &["--shard", "1/2"]);
+    let shard = |list: &str, k: u32| -> std::path::PathBuf {
+        let names: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(&format!("-shard-{k}-of-2.jsonl")))
+            .collect();
+        let of_list = |p: &std::path::PathBuf| {
+            let record: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(format!("{}.shard.json", p.display())).unwrap()).unwrap();
+            record["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k.as_str().unwrap().starts_with(list))
+        };
+        names.into_iter().find(of_list).unwrap_or_else(|| panic!("no shard {k} of {list}"))
+    };
+    let merge = |files: &[&std::path::Path]| {
+        rgd(home.path(), "http://127.0.0.1:9")
+            .args(["bench", "real", "merge", "--json"])
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let (s0, s1) = (shard("calc ", 0), shard("calc2 ", 1));
+    let merged = merge(&[&s1, &s0]);
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let places = |v: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        v["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["key"].as_str().unwrap().to_string(), m["combined"].clone()))
+            .collect()
+    };
+    assert_eq!(
+        places(&merged),
+        places(&whole),
+        "merged shards are the unsharded run, instance for instance"
+    );
+    assert_eq!(merged["summary"]["instances"], whole["summary"]["instances"]);
+    let refused = |files: &[&std::path::Path], why: &str| {
+        let out = merge(files);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && said.contains(why), "expected {why:?}: {said}");
+    };
+    refused(&[&s0], "shards missing: 1/2");
+    refused(&[&s0, &s0], "given twice");
+    let other = shard("calc ", 1);
+    assert_ne!(other, s1);
+    refused(&[&s0, &other], "not a shard of the same measurement");
+    std::fs::write(&s1, "").unwrap();
+    refused(&[&s0, &s1], "has no result");
 }

@@ -546,3 +546,15 @@ pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// A copy of the directory `from` at `to` (files and folders; links as what they point at).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from).into_iter().flatten() {
+        let target = to.join(entry.path().strip_prefix(from).expect("under the copied folder"));
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).expect("making a folder of the copy");
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copying a file");
+        }
+    }
+}

@@ -11,6 +11,7 @@ pub mod oracle;
 pub mod pypi;
 pub mod releases;
 pub mod run;
+pub mod shards;
 pub mod venv;
 
 use std::collections::BTreeMap;
