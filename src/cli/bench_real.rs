@@ -12,8 +12,8 @@ use crate::front::bench_fix::BenchFixer;
 use crate::repo::bench::real::Instance;
 use crate::repo::bench::real::measure::key;
 use crate::repo::bench::real::releases::Source;
-use crate::repo::bench::real::run::{Bench, Progress, instances, spread};
-use crate::repo::bench::real::shards::{ShardRecord, list_hash, write_record};
+use crate::repo::bench::real::run::{Bench, Progress, choose, instances};
+use crate::repo::bench::real::shards::{ShardRecord, list_hash, results_file, write_record};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -168,48 +168,57 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
     }
 }
 
+/// The instances `args` choose (the set, `--project`, `--limit`), before any `--shard`, and the
+/// list's identity.
+pub fn chosen(args: &RealArgs) -> anyhow::Result<(Vec<Instance>, String)> {
+    let chosen = choose(instances(args.instances.as_deref())?, args.held_out, &args.projects, args.limit);
+    if chosen.is_empty() {
+        let of = match args.projects.is_empty() {
+            true => String::new(),
+            false => format!(" of {}", args.projects.join(", ")),
+        };
+        bail!("no instance of the list is in the {} set{of}", set_of(args));
+    }
+    let list = list_hash(&chosen);
+    Ok((chosen, list))
+}
+
+fn set_of(args: &RealArgs) -> &'static str {
+    if args.held_out { "held-out" } else { "tuning" }
+}
+
+/// Which measurement: the set, and the repairs' model with `--fix`; each keeps its own results.
+pub fn kind_of(args: &RealArgs) -> String {
+    let set = set_of(args);
+    match args.fix {
+        None => set.to_string(),
+        Some(FixWith::Oracle) => format!("{set}-fix-oracle"),
+        Some(FixWith::Model) => format!("{set}-fix-model"),
+    }
+}
+
 /// Locates every instance of the set chosen (tuning or held-out, `--project`), and with `--fix`
 /// repairs it, appending each result as it comes; `--resume` skips those an earlier run recorded.
 async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealArgs) -> anyhow::Result<ExitCode> {
-    use crate::repo::bench::real::measure::{held_out, summary};
-    let chosen: Vec<Instance> = instances(args.instances.as_deref())?
-        .into_iter()
-        .filter(|i| held_out(i) == args.held_out)
-        .filter(|i| args.projects.is_empty() || args.projects.contains(&i.project))
-        .collect();
-    let chosen = spread(chosen, args.limit);
-    let list = list_hash(&chosen);
+    use crate::repo::bench::real::measure::summary;
+    let (chosen, list) = chosen(args)?;
+    let set = set_of(args);
     let chosen = match args.shard {
         Some(shard) => shard.part(&chosen).to_vec(),
         None => chosen,
     };
-    let set = if args.held_out { "held-out" } else { "tuning" };
-    if chosen.is_empty() {
-        let of = if args.projects.is_empty() {
-            String::new()
-        } else {
-            format!(" of {}", args.projects.join(", "))
-        };
-        if args.shard.is_none() {
-            bail!("no instance of the list is in the {set} set{of}");
-        }
-    }
     let dir = home.root.join("bench").join("real");
     std::fs::create_dir_all(&dir)?;
     if let Some(rankings) = &args.rankings {
         std::fs::create_dir_all(rankings).with_context(|| format!("--rankings {}", rankings.display()))?;
     }
     // Each kind of measurement keeps its own results: a fix run's instances are located too.
-    let kind = match args.fix {
-        None => set.to_string(),
-        Some(FixWith::Oracle) => format!("{set}-fix-oracle"),
-        Some(FixWith::Model) => format!("{set}-fix-model"),
-    };
+    let kind = kind_of(args);
     let results_path = match args.shard {
         None => dir.join(format!("{kind}.jsonl")),
         Some(shard) => {
             // Named by the list too: shards of another list never write over these.
-            let path = dir.join(format!("{kind}-{}-shard-{}-of-{}.jsonl", &list[..12], shard.index, shard.count));
+            let path = results_file(&dir, &kind, &list, shard);
             let record = ShardRecord {
                 list,
                 kind: kind.clone(),

@@ -8,7 +8,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
 use super::run::SweepArgs;
-use crate::cluster::slurm::{self, ScriptSpec, ShardState, SlurmSweep, SweepStatus};
+use super::slurm_jobs::{JobArgs, dry_run};
+use crate::cluster::slurm::{self, ShardState, SlurmSweep, SweepStatus, Work};
 use crate::cluster::{MergeOptions, pool};
 use crate::store::Home;
 
@@ -17,6 +18,9 @@ pub enum SlurmCommand {
     /// Submit a sweep (the flags of `rgd sweep`) as a job array of N shards and a merge job that
     /// runs when they have all ended
     Submit(Box<SubmitArgs>),
+    /// Submit `rgd bench real` (its flags after `--`) as a job array of N shards, each measuring
+    /// its part of the chosen instances, and a job that merges their results when all have ended
+    BenchReal(Box<super::slurm_bench::BenchRealArgs>),
     /// Shards queued, running, done and failed, tasks done and pass@1 so far (every sweep when no
     /// id is given)
     Status {
@@ -42,31 +46,8 @@ pub enum SlurmCommand {
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
-    /// How many shards (array elements)
-    #[arg(long, value_parser = crate::validate::parse_count)]
-    pub shards: usize,
-    /// Slurm partition
-    #[arg(long, value_parser = crate::validate::parse_sbatch_word)]
-    pub partition: Option<String>,
-    /// Time limit of each shard (Slurm's format: MM, HH:MM:SS, D-HH)
-    #[arg(long, value_parser = crate::validate::parse_sbatch_word)]
-    pub time: Option<String>,
-    /// CPUs each shard gets (Slurm's --cpus-per-task; --concurrency still sets tasks at once)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub cpus_per_task: Option<u32>,
-    /// Another #SBATCH line for both jobs, e.g. --sbatch-arg=--mem=8G (repeatable)
-    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub sbatch_args: Vec<String>,
-    /// Where the scripts, logs and the memory snapshot go ($RGD_HOME/slurm/ID by default); on a
-    /// cluster, a directory every node sees
-    #[arg(long)]
-    pub state_dir: Option<PathBuf>,
-    /// The sweep's id (the merged run's; shard K is ID-sK); a new one otherwise
-    #[arg(long, value_parser = crate::validate::parse_run_id)]
-    pub name: Option<String>,
-    /// Print the scripts and the sbatch commands; submit nothing
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub job: JobArgs,
     #[command(flatten)]
     pub sweep: SweepArgs,
 }
@@ -85,6 +66,7 @@ const SUBMIT_VALUED: [&str; 7] = [
 pub fn execute(home: &Home, cmd: SlurmCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         SlurmCommand::Submit(args) => submit(home, *args),
+        SlurmCommand::BenchReal(args) => super::slurm_bench::submit(home, *args),
         SlurmCommand::Status { id: Some(id), json } => {
             let sweep = SlurmSweep::load(home, &id)?;
             let status = slurm::status(home, &sweep);
@@ -156,12 +138,12 @@ fn submit(home: &Home, args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if let Some((_, what)) = unfit.iter().find(|(given, _)| *given) {
         bail!("rgd slurm submit does not take {what}");
     }
-    let id = args.name.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
+    let id = args.job.name.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     anyhow::ensure!(
         !SlurmSweep::path(home, &id).exists() && !home.run_dir(&id).exists(),
         "a sweep or run {id} exists already; choose another --name"
     );
-    let state_dir = args.state_dir.clone().unwrap_or_else(|| SlurmSweep::dir(home).join(&id));
+    let state_dir = args.job.state_dir.clone().unwrap_or_else(|| SlurmSweep::dir(home).join(&id));
     let absolute = |p: PathBuf| std::path::absolute(&p).with_context(|| p.display().to_string());
     let state_dir = absolute(state_dir)?;
 
@@ -175,35 +157,19 @@ fn submit(home: &Home, args: SubmitArgs) -> anyhow::Result<ExitCode> {
         .context("cannot find `slurm submit` in the command line")?;
     let memory = !s.common.no_memory;
     let snapshot = memory.then(|| state_dir.join(pool::SNAPSHOT_FILE));
-    let spec = ScriptSpec {
-        id: id.clone(),
-        shards: args.shards as u32,
-        partition: args.partition.clone(),
-        time: args.time.clone(),
-        cpus_per_task: args.cpus_per_task,
-        sbatch_args: args.sbatch_args.clone(),
-        state_dir: state_dir.clone(),
-        rgd: std::env::current_exe().context("finding the rgd binary")?,
-        rgd_home: absolute(home.root.clone())?,
-        workdir: std::env::current_dir()?,
-        global_args: words[..at].to_vec(),
-        sweep_args: words[at + 2..].to_vec(),
-        snapshot: snapshot.clone(),
-    };
+    let spec = args.job.spec(
+        home,
+        &id,
+        &state_dir,
+        words[..at].to_vec(),
+        Work::Sweep {
+            args: words[at + 2..].to_vec(),
+            snapshot: snapshot.clone(),
+        },
+    )?;
     let indexes: Vec<u32> = (0..spec.shards).collect();
-    if args.dry_run {
-        println!("# {}\n{}", state_dir.join("shards.sbatch").display(), spec.array_script()?);
-        println!("# {}\n{}", state_dir.join("merge.sbatch").display(), spec.merge_script()?);
-        println!(
-            "# would run: sbatch --parsable --array={} {}",
-            slurm::array_range(&indexes, spec.shards),
-            state_dir.join("shards.sbatch").display()
-        );
-        println!(
-            "# then:      sbatch --parsable --dependency=afterany:<array job> {}",
-            state_dir.join("merge.sbatch").display()
-        );
-        return Ok(ExitCode::SUCCESS);
+    if args.job.dry_run {
+        return dry_run(&spec, &indexes);
     }
     let (array, merge) = spec.write()?;
     if let Some(file) = &snapshot {
@@ -217,7 +183,7 @@ fn submit(home: &Home, args: SubmitArgs) -> anyhow::Result<ExitCode> {
         shards: spec.shards,
         created_at: chrono::Utc::now(),
         state_dir: state_dir.clone(),
-        sweep_args: crate::secrets::redact_args(&spec.sweep_args),
+        sweep_args: crate::secrets::redact_args(&words[at + 2..]),
         submissions: vec![submission.clone()],
     };
     record.save(home)?;

@@ -435,31 +435,9 @@ fn history() -> (tempfile::TempDir, String, String) {
 #[test]
 fn shards_of_a_list_merge_into_the_unsharded_run_and_nothing_else_merges() {
     let Some(python) = support::pytest_python() else { return };
-    let (repo, _, _) = history();
     let home = temp_home();
-    let one = home.path().join("one.jsonl");
-    let harvested = rgd(home.path(), "http://127.0.0.1:9")
-        .args(["bench", "real", "harvest", "calc", "--git"])
-        .arg(repo.path())
-        .args(["--commits", "..", "--python"])
-        .arg(&python)
-        .arg("--out")
-        .arg(&one)
-        .output()
-        .unwrap();
-    assert!(harvested.status.success(), "{}", String::from_utf8_lossy(&harvested.stderr));
-    // A second instance: the same regression under another project's name, its trees copied.
-    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&one).unwrap().trim()).unwrap();
+    let (one, two) = two_instance_lists(home.path(), &python);
     let cache = home.path().join("bench/real");
-    for v in first["versions"].as_array().unwrap() {
-        let v = v.as_str().unwrap();
-        support::copy_dir(&cache.join(format!("calc-{v}")), &cache.join(format!("calc2-{v}")));
-        std::fs::copy(cache.join(format!("calc-{v}.sha256")), cache.join(format!("calc2-{v}.sha256"))).unwrap();
-    }
-    let mut second = first.clone();
-    second["project"] = "calc2".into();
-    let two = home.path().join("two.jsonl");
-    std::fs::write(&two, format!("{first}\n{second}\n")).unwrap();
     let bench = |list: &std::path::Path, extra: &[&str]| {
         let out = rgd(home.path(), "http://127.0.0.1:9")
             .args(["bench", "real", "--json", "--instances"])
@@ -532,4 +510,33 @@ fn shards_of_a_list_merge_into_the_unsharded_run_and_nothing_else_merges() {
     refused(&[&s0, &other], "not a shard of the same measurement");
     std::fs::write(&s1, "").unwrap();
     refused(&[&s0, &s1], "has no result");
+}
+
+/// In `home`: the instance a project's history gives (`one.jsonl`), and a list of two
+/// (`two.jsonl`: the same regression again under another project's name, its trees copied).
+pub(crate) fn two_instance_lists(home: &std::path::Path, python: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (repo, _, _) = history();
+    let one = home.join("one.jsonl");
+    let harvested = rgd(home, "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--git"])
+        .arg(repo.path())
+        .args(["--commits", "..", "--python"])
+        .arg(python)
+        .arg("--out")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(harvested.status.success(), "{}", String::from_utf8_lossy(&harvested.stderr));
+    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&one).unwrap().trim()).unwrap();
+    let cache = home.join("bench/real");
+    for v in first["versions"].as_array().unwrap() {
+        let v = v.as_str().unwrap();
+        support::copy_dir(&cache.join(format!("calc-{v}")), &cache.join(format!("calc2-{v}")));
+        std::fs::copy(cache.join(format!("calc-{v}.sha256")), cache.join(format!("calc2-{v}.sha256"))).unwrap();
+    }
+    let mut second = first.clone();
+    second["project"] = "calc2".into();
+    let two = home.join("two.jsonl");
+    std::fs::write(&two, format!("{first}\n{second}\n")).unwrap();
+    (one, two)
 }

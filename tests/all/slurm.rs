@@ -402,3 +402,90 @@ fn a_dry_run_prints_both_scripts_without_secrets() {
         assert!(out.stdout.is_empty(), "no script printed for {flag}");
     }
 }
+
+/// `rgd slurm bench-real`: two shards of a two-instance list measured as a job array on the
+/// single-node cluster, merged by the job after them into what one machine measures.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_two_shard_bench_real_on_slurm_merges_to_the_single_machine_measurement() {
+    let _one = CLUSTER.lock().await;
+    if !cluster_up() {
+        return;
+    }
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let h = home.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let (_, two) = crate::real::two_instance_lists(&h, &python);
+        let url = "http://127.0.0.1:9";
+        let bench = |extra: &[&str]| {
+            let mut cmd = rgd(&h, url);
+            cmd.args(extra)
+                .arg("--")
+                .args(["--instances"])
+                .arg(&two)
+                .arg("--python")
+                .arg(&python);
+            cmd
+        };
+        let submitted = ok(&mut bench(&[
+            "slurm",
+            "bench-real",
+            "--shards",
+            "2",
+            "--name",
+            "realbench",
+            "--partition",
+            "debug",
+            "--time",
+            "10",
+        ]));
+        assert!(submitted.contains("submitted bench realbench (2 instances, tuning)"), "{submitted}");
+        let script = std::fs::read_to_string(h.join("slurm/realbench/shards.sbatch")).unwrap();
+        assert!(
+            script.contains("bench real --instances") && script.contains("--shard \"$SLURM_ARRAY_TASK_ID/2\" --resume"),
+            "{script}"
+        );
+        let merged_file = h.join("slurm/realbench/merged.jsonl");
+        let start = Instant::now();
+        while !merged_file.exists() && start.elapsed() < Duration::from_secs(240) {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let logs = || {
+            std::fs::read_dir(h.join("slurm/realbench/logs"))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+                .unwrap_or_default()
+        };
+        assert!(merged_file.exists(), "no merged results after 240 s; logs:\n{}", logs());
+        eprintln!("2 bench shards on Slurm, merged: {:.1}s", start.elapsed().as_secs_f64());
+        let whole = Command::new(env!("CARGO_BIN_EXE_rgd"))
+            .env("RGD_HOME", &h)
+            .args(["bench", "real", "--json", "--instances"])
+            .arg(&two)
+            .arg("--python")
+            .arg(&python)
+            .output()
+            .unwrap();
+        assert!(whole.status.success(), "{}", String::from_utf8_lossy(&whole.stderr));
+        let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
+        let place = |m: &Value| (m["key"].as_str().unwrap().to_string(), m["combined"].clone());
+        let from_slurm: Vec<_> = std::fs::read_to_string(&merged_file)
+            .unwrap()
+            .lines()
+            .map(|l| place(&serde_json::from_str(l).unwrap()))
+            .collect();
+        let single: Vec<_> = whole["instances"].as_array().unwrap().iter().map(place).collect();
+        assert_eq!(
+            from_slurm,
+            single,
+            "the merged Slurm bench differs from the single-machine bench; logs:\n{}",
+            logs()
+        );
+    })
+    .await
+    .unwrap();
+}

@@ -37,6 +37,17 @@ pub fn spread(chosen: Vec<Instance>, n: Option<usize>) -> Vec<Instance> {
     }
 }
 
+/// The instances of `all` in the tuning or the held-out set, of `projects` (all when none), at most
+/// `limit` of them spread evenly over the rest.
+pub fn choose(all: Vec<Instance>, held_out: bool, projects: &[String], limit: Option<usize>) -> Vec<Instance> {
+    let chosen: Vec<Instance> = all
+        .into_iter()
+        .filter(|i| super::measure::held_out(i) == held_out)
+        .filter(|i| projects.is_empty() || projects.contains(&i.project))
+        .collect();
+    spread(chosen, limit)
+}
+
 /// What repairs a located instance (`rgd fix` on the oracle or a model, from the command).
 #[allow(async_fn_in_trait)]
 pub trait Repairer {

@@ -49,6 +49,12 @@ pub fn record_path(results: &Path) -> PathBuf {
     results.with_file_name(name)
 }
 
+/// Where shard `shard` of the measurement `kind` of the list `list` keeps its results in `dir`
+/// (named by the list too: shards of another list never write over these).
+pub fn results_file(dir: &Path, kind: &str, list: &str, shard: crate::record::Shard) -> PathBuf {
+    dir.join(format!("{kind}-{}-shard-{}-of-{}.jsonl", &list[..12], shard.index, shard.count))
+}
+
 pub fn write_record(results: &Path, record: &ShardRecord) -> anyhow::Result<()> {
     let path = record_path(results);
     crate::checked::write_atomically(&path, serde_json::to_string_pretty(record)?.as_bytes())?;
