@@ -80,6 +80,40 @@ fn harvest_trees(
         .unwrap()
 }
 
+/// A harvest says why it found what it found: the test modules that do not collect, each with its
+/// error, and the packages the interpreter lacks for them by name; when nothing collects at all,
+/// the error names them too.
+#[test]
+fn a_harvest_names_the_modules_that_do_not_collect_and_the_packages_they_miss() {
+    let Some(python) = support::pytest_python() else { return };
+    let (old, new) = (release(OLD_OPS), release(NEW_OPS));
+    std::fs::write(
+        new.path().join("tests/test_yaml.py"),
+        "import nosuchpkg_rgd\n\n\ndef test_load():\n    assert nosuchpkg_rgd\n",
+    )
+    .unwrap();
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let run = harvest_trees(home.path(), old.path(), new.path(), &python, &out, &["--releases", "1.0..1.1"]);
+    let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    assert!(
+        said.contains("1 instances"),
+        "the rest of the suite still gives its instance: {said}"
+    );
+    assert!(
+        said.contains("not collecting: tests/test_yaml.py (ModuleNotFoundError: No module named 'nosuchpkg_rgd')"),
+        "{said}"
+    );
+    assert!(said.contains("missing test dependencies: nosuchpkg_rgd"), "{said}");
+    // Nothing collects: the harvest of the pair fails, naming the missing package.
+    std::fs::write(new.path().join("tests/conftest.py"), "import nosuchpkg_rgd\n").unwrap();
+    let run = harvest_trees(home.path(), old.path(), new.path(), &python, &out, &["--releases", "1.0..1.1"]);
+    let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{said}");
+    assert!(said.contains("missing test dependencies: nosuchpkg_rgd"), "{said}");
+}
+
 #[test]
 fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvesting_again_gives_the_same() {
     let Some(python) = support::pytest_python() else { return };

@@ -68,11 +68,18 @@ pub fn harvest(
         errors: uncollected,
         output,
     } = runner.collect_with_errors(new.dir, &RunSpec::default())?;
+    let missing = super::missing_packages(uncollected.iter().map(|(_, m)| m.as_str()));
     if collected.is_empty() {
         let why = uncollected
             .first()
             .map_or_else(|| crate::assets::last_lines(&output, 4), |(f, m)| format!("{f}: {m}"));
-        bail!("{project} {}: pytest collects no test ({why})", new.version);
+        // A conftest that cannot import stops all of collection: its error is in pytest's output.
+        let missing = super::missing_packages(uncollected.iter().map(|(_, m)| m.as_str()).chain([output.as_str()]));
+        let missing = match missing.is_empty() {
+            true => String::new(),
+            false => format!("; missing test dependencies: {}", missing.join(", ")),
+        };
+        bail!("{project} {}: pytest collects no test ({why}){missing}", new.version);
     }
     if !uncollected.is_empty() {
         report(&format!(
@@ -125,6 +132,8 @@ pub fn harvest(
         versions: [old.version.to_string(), new.version.to_string()],
         collected: collected.len(),
         uncollected: uncollected.len(),
+        not_collecting: uncollected.iter().map(|(f, m)| (f.clone(), error_line(m))).collect(),
+        missing,
         suite: suite.len(),
         ..Harvested::default()
     };
@@ -216,4 +225,15 @@ fn regression(
         return Ok(Err(NO_COLLECT));
     }
     Ok(Ok(reds))
+}
+
+/// A collection error as one line: the last line that names an error (pytest's `E   ...
+/// ModuleNotFoundError: No module named 'x'`), else the first that says anything.
+fn error_line(message: &str) -> String {
+    let lines = message.lines().map(|l| l.trim().trim_start_matches("E ").trim());
+    let named = lines.clone().rfind(|l| l.contains("Error") || l.contains("Exception"));
+    named
+        .or_else(|| lines.clone().find(|l| !l.is_empty()))
+        .unwrap_or_default()
+        .to_string()
 }

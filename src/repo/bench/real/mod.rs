@@ -57,6 +57,13 @@ pub struct Harvested {
     pub collected: usize,
     #[serde(default)]
     pub uncollected: usize,
+    /// Each test module that did not collect, with its error's first line.
+    #[serde(default)]
+    pub not_collecting: Vec<(String, String)>,
+    /// The packages those modules could not import (`No module named ...`): the test
+    /// dependencies the interpreter lacks, by name.
+    #[serde(default)]
+    pub missing: Vec<String>,
     pub suite: usize,
     pub seconds: f64,
 }
@@ -85,6 +92,24 @@ impl Harvested {
             } else {
                 format!("; left out: {}", dropped.join(", "))
             }
+        ) + &self.collection_note()
+    }
+
+    /// What did not collect and why, when anything did not: the modules and the missing packages.
+    fn collection_note(&self) -> String {
+        let Some((module, first)) = self.not_collecting.first() else {
+            return String::new();
+        };
+        let missing = match self.missing.is_empty() {
+            true => String::new(),
+            false => format!("; missing test dependencies: {}", self.missing.join(", ")),
+        };
+        format!(
+            "; not collecting: {module} ({first}){}{missing}",
+            match self.not_collecting.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
         )
     }
 }
@@ -109,4 +134,28 @@ pub fn from_jsonl(text: &str, origin: &str) -> anyhow::Result<Vec<Instance>> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{origin}:{}: not an instance", i + 1)))
         .collect()
+}
+
+/// The packages collection errors name as missing (`No module named 'yaml'` -> `yaml`), sorted,
+/// each once.
+pub fn missing_packages<'a>(errors: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = errors
+        .into_iter()
+        .flat_map(|e| {
+            e.split("No module named ").skip(1).map(|rest| {
+                rest.trim_start_matches(['\'', '"'])
+                    .split(['\'', '"'])
+                    .next()
+                    .unwrap_or("")
+                    .split('.')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }

@@ -82,6 +82,7 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
                 .map(str::to_string),
         );
     }
+    out.extend(ini_requirements(tree));
     let own = name_of(project);
     out.retain(|r| {
         let n = name_of(r);
@@ -89,6 +90,57 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
     });
     out.sort();
     out.dedup();
+    out
+}
+
+/// What an INI file of the tree names for its tests: tox's `deps` of `[testenv]` (tox.ini, or
+/// setup.cfg's `[tox:tox]` twin), and setup.cfg's `[options.extras_require]` test extras. A value
+/// goes on over the indented lines after its key; `{[section]key}` substitutions, options and
+/// URLs are not requirements pip can pin here and are left out.
+fn ini_requirements(tree: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, wanted) in [
+        ("tox.ini", &[("testenv", "deps")][..]),
+        (
+            "setup.cfg",
+            &[
+                ("testenv", "deps"),
+                ("options.extras_require", "test"),
+                ("options.extras_require", "tests"),
+                ("options.extras_require", "testing"),
+            ][..],
+        ),
+    ] {
+        let Ok(text) = std::fs::read_to_string(tree.join(file)) else {
+            continue;
+        };
+        let (mut section, mut key) = (String::new(), String::new());
+        for line in text.lines() {
+            let trimmed = line.trim();
+            if trimmed.starts_with('[') && trimmed.ends_with(']') {
+                section = trimmed[1..trimmed.len() - 1].trim_start_matches("testenv:").to_string();
+                if section.starts_with("testenv") {
+                    section = "testenv".into();
+                }
+                key.clear();
+                continue;
+            }
+            let value = if line.starts_with([' ', '\t']) {
+                trimmed
+            } else {
+                let Some((k, v)) = trimmed.split_once(['=', ':']) else {
+                    key.clear();
+                    continue;
+                };
+                key = k.trim().to_string();
+                v.trim()
+            };
+            let wanted_here = wanted.iter().any(|(s, k)| *s == section && *k == key);
+            if wanted_here && !value.is_empty() && !value.starts_with(['#', '-', '{']) && !value.contains("://") {
+                out.push(value.to_string());
+            }
+        }
+    }
     out
 }
 
@@ -201,6 +253,26 @@ mod tests {
             "docs extras, options, URLs, the project and pytest are not test dependencies"
         );
         assert!(test_requirements("x", tempfile::tempdir().unwrap().path()).is_empty());
+    }
+
+    #[test]
+    fn tox_deps_and_setup_cfg_test_extras_are_test_dependencies_too() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tree.path().join("tox.ini"),
+            "[tox]\nenvlist = py3\n\n[testenv]\ndeps =\n    hypothesis>=6\n    -rrequirements.txt\n    {[base]deps}\n    pytest\ncommands = pytest\n\n[testenv:docs]\ndeps = sphinx\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tree.path().join("setup.cfg"),
+            "[metadata]\nname = calc\n\n[options.extras_require]\ntesting =\n    freezegun\n    calc[extra]\ndocs = furo\n",
+        )
+        .unwrap();
+        assert_eq!(
+            test_requirements("calc", tree.path()),
+            ["freezegun", "hypothesis>=6"],
+            "a docs env's deps (tox runs `testenv:docs` as its own), options, substitutions, the project and pytest are left out"
+        );
     }
 
     #[test]
