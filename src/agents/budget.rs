@@ -87,8 +87,15 @@ pub fn fit(prompts: &Prompts, purpose: Purpose, ctx: &TurnContext, params: &Call
     while tokens > budget {
         let Some((name, field)) = longest_cuttable(&mut ctx) else { break };
         let before = field.chars().count();
-        *field = halve(field);
-        let after = field.chars().count();
+        let halved = halve(field);
+        let after = halved.chars().count();
+        // The longest field no longer shrinks (it is at the floor, marker included), so no shorter
+        // one can: what does not fit is what is never cut (the task, the code under test), and
+        // the call goes as it is, its answer's room what is left.
+        if after >= before {
+            break;
+        }
+        *field = halved;
         match trimmed.iter_mut().find(|t| t.field == name) {
             Some(t) => t.to_chars = after,
             None => trimmed.push(Trim {
@@ -264,5 +271,32 @@ mod tests {
         assert!(fitted.trimmed.is_empty());
         assert_eq!(fitted.params.max_tokens, 4096 - fitted.prompt_tokens);
         assert!(fitted.changed(4000) && !fit(&prompts, Purpose::GuideInit, &small, &params(100), 4096).unwrap().changed(100));
+    }
+
+    /// A file too big for the context (a repository's whole module, on the embedded model's 4,096
+    /// tokens) is never cut, so cutting the rest cannot make the prompt fit: fitting stops once
+    /// nothing shrinks (it once went on halving a field at its floor forever).
+    #[test]
+    fn a_prompt_that_cannot_fit_stops_being_cut_once_nothing_shrinks() {
+        let prompts = Prompts::builtin();
+        let ctx = TurnContext {
+            question: "Repair it.".into(),
+            entry_point: "f".into(),
+            code: "def f():\n    return 1\n".repeat(2000),
+            results: vec![PromptTestResult {
+                test: "assert f() == 2".into(),
+                status: "failed".into(),
+                expected: Some("2".into()),
+                got: Some("1".repeat(FLOOR_CHARS + 10)),
+                error: Some("e".repeat(FLOOR_CHARS * 6)),
+                stdout: None,
+            }],
+            ..Default::default()
+        };
+        let fitted = fit(&prompts, Purpose::Feedback, &ctx, &params(512), 4096).unwrap();
+        assert!(fitted.prompt_tokens > 4096, "the code stays whole: {}", fitted.prompt_tokens);
+        assert!(fitted.params.max_tokens >= 1);
+        let cut = fitted.trimmed.iter().find(|t| t.field == "exception of assert f() == 2");
+        assert!(cut.is_some_and(|t| t.to_chars < FLOOR_CHARS * 6), "{:?}", fitted.trimmed);
     }
 }
