@@ -26,9 +26,13 @@ pub fn lock_dir(dir: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// The interpreter used for pip: `$RGD_PYTHON` or `python3`.
+/// The interpreter used for pip: `$RGD_PYTHON` or `python3` (an empty `RGD_PYTHON=` is unset,
+/// as a shell user means it).
 pub fn python() -> String {
-    std::env::var("RGD_PYTHON").unwrap_or_else(|_| "python3".into())
+    std::env::var("RGD_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
 }
 
 static INTERACTIVE: AtomicBool = AtomicBool::new(false);

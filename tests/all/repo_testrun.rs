@@ -187,6 +187,23 @@ fn bad_selections_missing_packages_and_slow_tests_are_named() {
     assert!(err.is_some_and(|e| e.contains("does not have") || e.contains("pytest")));
 }
 
+/// An interpreter whose pytest is installed but does not start (a release pinned a dependency too
+/// old for it) is said to be that, with pytest's own last line, not to lack pytest.
+#[test]
+fn a_pytest_that_does_not_start_is_named_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("python");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '  File \"/venv/lib/site-packages/pytest/__main__.py\", line 9' >&2\necho \"TypeError: HookspecMarker.__call__() got an unexpected keyword argument 'warn_on_impl_args'\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let err = ProjectTests::new(&fake).err().map(|e| format!("{e:#}")).unwrap_or_default();
+    assert!(err.contains("pytest does not start with"), "{err}");
+    assert!(err.contains("unexpected keyword argument 'warn_on_impl_args'"), "{err}");
+}
+
 /// An honest program is never taken for a forgery where a real project's tests are ordinary:
 /// unittest classes (whose test methods are bound anew at every read), a test handing its own file
 /// to a project helper that reads it, an expected failure (xfail), all with the target module

@@ -274,11 +274,16 @@ impl ProjectTests {
         // An exit status alone would take `/bin/true` for a Python with pytest.
         let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         if !out.status.success() || !said.contains("pytest ") {
-            bail!(
-                "the project's tests run with pytest, which {} does not have: {} -m pip install pytest (or set RGD_PYTHON)",
-                python.display(),
-                python.display()
-            );
+            // Installed but broken (a dependency pinned too old) is not the same as absent.
+            if said.contains("No module named pytest") || !said.contains("pytest") {
+                bail!(
+                    "the project's tests run with pytest, which {} does not have: {} -m pip install pytest (or set RGD_PYTHON)",
+                    python.display(),
+                    python.display()
+                );
+            }
+            let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+            bail!("pytest does not start with {}: {last}", python.display());
         }
         Ok(ProjectTests {
             python: python.to_path_buf(),

@@ -150,7 +150,10 @@ pub fn project_python(cache: &Path, project: &str, tree: &Path, report: &dyn Fn(
     let dir = cache.join("venv").join(name_of(project));
     let python = dir.join("bin").join("python");
     let wanted = test_requirements(project, tree);
-    let asked = std::iter::once(PYTEST.to_string())
+    // The first line names how the venv is made: a venv made the older way (pytest before the
+    // release's pins) is made again.
+    let asked = std::iter::once("# rgd venv 2: pytest installed last".to_string())
+        .chain(std::iter::once(PYTEST.to_string()))
         .chain(wanted.iter().cloned())
         .collect::<Vec<_>>()
         .join("\n")
@@ -181,6 +184,9 @@ pub fn project_python(cache: &Path, project: &str, tree: &Path, report: &dyn Fn(
             }
         }
     }
+    // A release's pins may hold back what pytest needs (itsdangerous 2.0's `pluggy==1.4.0` breaks
+    // pytest 8): pytest's own requirements win, installed again last.
+    install(&python, &[PYTEST.to_string()]).map_err(|why| anyhow::anyhow!("{project}: pytest does not install into its venv: {why}"))?;
     let frozen = Command::new(&python)
         .args(["-m", "pip", "freeze", "--disable-pip-version-check"])
         .output()
@@ -219,7 +225,7 @@ pub fn suite_runner(
 ) -> anyhow::Result<crate::repo::run::testrun::ProjectTests> {
     let given = given
         .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("RGD_PYTHON").map(PathBuf::from));
+        .or_else(|| std::env::var_os("RGD_PYTHON").filter(|p| !p.is_empty()).map(PathBuf::from));
     let python = match given {
         Some(p) => p,
         None => project_python(cache, project, tree, say)?,
