@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use super::stderr_line;
+use super::{print_lines, stderr_line};
 use crate::config::Configured;
 use crate::launch::project::guide_model;
 use crate::store::Home;
@@ -249,10 +249,4 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
     }
     print_lines(crate::repo::bench::table(&report));
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_lines(lines: Vec<String>) {
-    for line in lines {
-        println!("{line}");
-    }
 }

@@ -262,9 +262,7 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
     for m in results.iter().filter(|m| m.error.is_some()) {
         println!("not located: {}: {}", m.key, m.error.as_deref().unwrap_or_default());
     }
-    for line in s.lines(set) {
-        println!("{line}");
-    }
+    super::print_lines(s.lines(set));
     println!("results: {}", results_path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -89,8 +89,6 @@ pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> anyhow::Resul
         whole.kind
     );
     let set = whole.kind.split("-fix-").next().unwrap_or(&whole.kind).to_string();
-    for line in s.lines(&set) {
-        println!("{line}");
-    }
+    super::print_lines(s.lines(&set));
     Ok(ExitCode::SUCCESS)
 }

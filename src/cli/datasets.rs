@@ -157,9 +157,7 @@ pub async fn execute(data_dir: Option<&Path>, cmd: DatasetsCommand) -> anyhow::R
             let executor = make_executor(sandbox, &|line| eprintln!("{line}"))?;
             let parallel = which.concurrency.unwrap_or_else(crate::sandbox::cores);
             let verified = crate::plus::verify::verify(&mut ds, executor, timeout, parallel, verbose).await?;
-            for line in verified.lines(verbose) {
-                println!("{line}");
-            }
+            super::print_lines(verified.lines(verbose));
             // A reference that fails and is not known broken is a harness (or data) problem to look at.
             Ok(if verified.not_passing.is_empty() {
                 ExitCode::SUCCESS

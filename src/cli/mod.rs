@@ -21,6 +21,7 @@ mod fix;
 mod locate;
 mod logging;
 mod memory_cmd;
+mod output;
 mod relaunch;
 mod repo_cmd;
 mod report;
@@ -166,16 +167,7 @@ pub enum Command {
 }
 
 pub(crate) use crate::launch::stderr_line;
-
-/// Prints a check (`runs verify`, `memory verify`, `index --verify`) as JSON or as its line; the
-/// exit status says whether anything is damaged (1), for scripts.
-pub(crate) fn print_check(json: bool, check: &impl serde::Serialize, line: &str, damaged: bool) -> anyhow::Result<ExitCode> {
-    match json {
-        true => println!("{}", serde_json::to_string(check)?),
-        false => println!("{line}"),
-    }
-    Ok(if damaged { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
+pub(crate) use output::{print_check, print_lines};
 
 pub fn main() -> ExitCode {
     // `rgd runs list | head` ends quietly, like any Unix tool, instead of panicking on EPIPE.

@@ -159,10 +159,7 @@ fn list_json(home: &Home) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let (state, finished, solved) = match &status {
-            Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
-            None => ("unknown".into(), 0, 0),
-        };
+        let (state, finished, solved) = progress(status.as_ref());
         let tasks = m.dataset.selected.len();
         let models: std::collections::BTreeSet<&str> = m.agents.values().map(|p| p.model.as_str()).collect();
         let line = serde_json::json!({
@@ -204,10 +201,7 @@ fn list_table(home: &Home) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let (state, finished, solved) = match &status {
-            Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
-            None => ("unknown".into(), 0, 0),
-        };
+        let (state, finished, solved) = progress(status.as_ref());
         println!(
             "{:<26}  {:<12} {:<16} {:<28} {:>3}/{:<3} {:>9}  {:<11} {}",
             id,
@@ -245,4 +239,12 @@ fn verify(home: &Home, runs: &[String], all: bool, json: bool) -> anyhow::Result
         println!("{} run(s) checked, {damaged} damaged", ids.len());
     }
     Ok(if damaged > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// A run's state, tasks finished and solved, as its status file says (unknown without one).
+fn progress(status: Option<&crate::record::RunStatus>) -> (String, usize, usize) {
+    match status {
+        Some(s) => (format!("{:?}", s.state).to_lowercase(), s.finished, s.solved),
+        None => ("unknown".into(), 0, 0),
+    }
 }

@@ -237,7 +237,5 @@ fn resubmit(home: &Home, id: &str, dry_run: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn print_status(status: &SweepStatus, detailed: bool) {
-    for line in status.lines(detailed) {
-        println!("{line}");
-    }
+    super::print_lines(status.lines(detailed));
 }

@@ -90,7 +90,6 @@ impl Repairer for BenchFixer<'_> {
         opts.attempt.plan.memory = false;
         opts.quiet = true;
         opts.plan.allow_in_process = true;
-        opts.repo.allow_in_process = true;
         // The oracle answers at once or never: more iterations only repeat its silence.
         opts.attempt.max_iters = self.iterations.or(self.oracle.as_ref().map(|_| 2));
         if let Some(n) = self.candidates {

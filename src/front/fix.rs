@@ -28,7 +28,8 @@ pub struct FixOptions {
     pub plan: FixPlan,
     /// Each attempt prints only its outcome.
     pub quiet: bool,
-    /// Context, interpreter and in-process leave, as for `rgd solve --repo`.
+    /// Context and interpreter, as for `rgd solve --repo` (the in-process leave that counts is
+    /// `plan.allow_in_process`).
     pub repo: RepoSolveArgs,
     /// Each attempt's run: strategy, iterations, sandbox, and whether the TUI or JSON shows it.
     pub attempt: AttemptSettings,
