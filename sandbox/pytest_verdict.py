@@ -257,6 +257,10 @@ def _install(
         program_names = cfg.get("program")
         isolated = cfg.get("isolate")
         protected = frozenset(_normpath(_join(root, p)) for p in cfg.get("protected", ()))
+        # The run's node ids: of these files only these ids are kept (rgd names the files on
+        # pytest's command line, so an id that no longer collects is a test not run, not a run
+        # pytest refuses whole).
+        select = cfg.get("select")
         tools = _normpath(os.path.dirname(os.path.abspath(__file__)))
         trusted_dirs = tuple(
             d + os.sep
@@ -579,10 +583,10 @@ def _install(
             if target and target_name:
                 sys.meta_path.insert(0, TargetFinder())
             sys.addaudithook(audit)
-        return emit, tamper, tampered, check_identities, check_hooks, known
+        return emit, tamper, tampered, check_identities, check_hooks, known, select
 
 
-    _emit, _tamper, _tampered, _check_identities, _check_hooks, _known = _setup()
+    _emit, _tamper, _tampered, _check_identities, _check_hooks, _known, _select = _setup()
     _Skipped = _known.get("_pytest.outcomes.Skipped")
     _XFailed = _known.get("_pytest.outcomes.XFailed")
     _state = {"pm": None, "items": {}}
@@ -678,6 +682,21 @@ def _install(
     @pytest.hookimpl(trylast=True)
     def pytest_configure(config):
         _state["pm"] = config.pluginmanager
+
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(session, config, items):
+        if not _select:
+            return
+        files = frozenset(_select["files"])
+        wanted = frozenset(_select["ids"])
+        keep, drop = [], []
+        for item in items:
+            narrowed = item.nodeid.split("::")[0] in files
+            (drop if narrowed and item.nodeid not in wanted else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
 
     def pytest_collectreport(report):

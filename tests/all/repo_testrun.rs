@@ -74,6 +74,58 @@ fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
 /// the files; with neither, both. `.ci/test` installs bubblewrap, so CI must get the strongest
 /// level, and its kernel has Landlock, which is checked on its own.
 #[test]
+fn a_test_that_no_longer_collects_is_not_run_and_the_others_still_run() {
+    // A parameter made from the clock (marshmallow's `test_invalid_datetime[15:49:14 ...]`): the id
+    // collected a second ago is gone. pytest refuses a command line naming it ("not found"); the
+    // run must instead say that one test did not run and run the rest.
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = project();
+    let ids: Vec<String> = [
+        "tests/test_core.py::test_two",
+        "tests/test_core.py::test_gone[15:49:14 2026-11-29]",
+        "tests/test_core.py::test_zero",
+    ]
+    .map(String::from)
+    .to_vec();
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let status: Vec<(&str, &str)> = run.outcomes.iter().map(|o| (o.id.as_str(), o.status.as_str())).collect();
+    assert_eq!(
+        status,
+        [
+            ("tests/test_core.py::test_two", "passed"),
+            ("tests/test_core.py::test_gone[15:49:14 2026-11-29]", "not run"),
+            ("tests/test_core.py::test_zero", "passed"),
+        ],
+        "{run:?}"
+    );
+    // Only the ids asked for run, not the rest of their file's module (the slow test is in
+    // another file; a test the file holds and nobody asked for is deselected).
+    let one = ["tests/test_core.py::test_zero".to_string()];
+    let run = runner
+        .run(
+            project.path(),
+            &RunSpec {
+                ids: &one,
+                ..RunSpec::default()
+            },
+            TestLimits::default(),
+        )
+        .unwrap();
+    assert_eq!(run.outcomes.len(), 1, "{run:?}");
+    assert!(run.outcomes[0].passed(), "{run:?}");
+    assert!(
+        run.output_tail.contains("1 deselected"),
+        "test_two was deselected, not run: {}",
+        run.output_tail
+    );
+}
+
+#[test]
 fn the_tests_reach_only_what_the_reported_confinement_allows() {
     let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();

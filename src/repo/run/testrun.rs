@@ -344,6 +344,7 @@ impl ProjectTests {
         args.extend(selectors.iter().cloned());
         // Collecting imports the tests and the project: confined and timed like a run.
         let limits = TestLimits::default();
+        let args = PytestArgs { args, select: None };
         let ended = self.pytest(&copy, Watch::Nothing, &args, limits, None)?;
         if ended.timed_out {
             bail!("collecting {:?} ran past {:?}", selectors.join(" "), limits.timeout);
@@ -694,7 +695,14 @@ impl ProjectTests {
     /// `python -m pytest ARGS` in `copy` with rgd's plugin loaded first and its channel read;
     /// `watch` says where the program is. With `spectra`, a directory the spectrum collector
     /// writes `spectra.jsonl` into.
-    fn pytest(&self, copy: &Copy, watch: Watch<'_>, args: &[String], limits: TestLimits, spectra: Option<&Path>) -> anyhow::Result<Ended> {
+    fn pytest(
+        &self,
+        copy: &Copy,
+        watch: Watch<'_>,
+        args: &PytestArgs,
+        limits: TestLimits,
+        spectra: Option<&Path>,
+    ) -> anyhow::Result<Ended> {
         let tools = &self.tools;
         let key = hex::encode(rand::random::<[u8; 16]>());
         let (target, names, isolated) = match &watch {
@@ -710,6 +718,7 @@ impl ProjectTests {
             "program": names,
             "isolate": isolated.is_some(),
             "protected": copy.protected,
+            "select": args.select,
         });
         let mut full: Vec<String> = ["-m", "pytest", "-p", "rgd_verdict", "-p", "no:cacheprovider"]
             .map(str::to_string)
@@ -717,7 +726,7 @@ impl ProjectTests {
         if spectra.is_some() {
             full.extend(["-p".to_string(), "rgd_spectra".to_string()]);
         }
-        full.extend(args.iter().cloned());
+        full.extend(args.args.iter().cloned());
         // The copy's code comes first on the path: with a `src/` layout, or a package installed
         // (even editable, pointing at the project itself), the tests would otherwise import
         // another copy than the one holding the program, and judge that instead.
@@ -922,11 +931,53 @@ impl Program {
     }
 }
 
-/// pytest's arguments for a run of `spec.ids`.
-fn pytest_args(spec: &RunSpec<'_>) -> Vec<String> {
+/// What pytest is given for a run: its command line, and the node ids the plugin keeps of what
+/// that collects.
+struct PytestArgs {
+    args: Vec<String>,
+    select: Option<Selection>,
+}
+
+/// A run's node ids, for the plugin: of `files`, only `ids` are kept (the others deselected).
+#[derive(Debug, PartialEq, serde::Serialize)]
+struct Selection {
+    files: Vec<String>,
+    ids: Vec<String>,
+}
+
+/// pytest's arguments for a run of `spec.ids`: the files of the node ids on the command line, and
+/// the ids themselves to rgd's plugin, which deselects the rest of those files. Given as
+/// arguments, one id that no longer collects (a parameter made from the clock,
+/// `test_invalid[15:49:14 2026-11-29]`) makes pytest refuse the whole run ("not found"); this way
+/// that test is not run, as a vanished test should be, and the others run. An id without `::` (a
+/// file or a folder) is passed as it is, and a file under it is not narrowed.
+fn pytest_args(spec: &RunSpec<'_>) -> PytestArgs {
     let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
-    args.extend(spec.ids.iter().cloned());
-    args
+    let (nodes, whole): (Vec<&String>, Vec<&String>) = spec.ids.iter().partition(|id| id.contains("::"));
+    let under_whole = |file: &str| {
+        whole.iter().any(|w| {
+            let w = w.trim_end_matches('/');
+            file == w || file.starts_with(&format!("{w}/"))
+        })
+    };
+    let mut files: Vec<String> = Vec::new();
+    for id in &nodes {
+        let file = id.split("::").next().unwrap_or_default().to_string();
+        if !files.contains(&file) && !under_whole(&file) {
+            files.push(file);
+        }
+    }
+    args.extend(whole.iter().map(|w| w.to_string()));
+    args.extend(files.iter().cloned());
+    let select = (!files.is_empty()).then(|| Selection {
+        ids: nodes
+            .iter()
+            .filter(|id| files.iter().any(|f| id.starts_with(&format!("{f}::"))))
+            .map(|id| id.to_string())
+            .collect(),
+        files,
+    });
+    PytestArgs { args, select }
 }
 
 type Reader = std::sync::mpsc::Receiver<String>;

@@ -2,7 +2,8 @@
 //! `$RGD_PYTHON`): a venv rgd keeps per project in `HOME/bench/real/venv/PROJECT`, holding pytest
 //! (pinned) and the test dependencies the release names: its `[project] dependencies`, the
 //! optional dependencies and dependency groups called test, tests or testing in pyproject.toml,
-//! and the usual requirements files for tests. Made once: what pip installed is written down
+//! the usual requirements files for tests, tox's and setup.cfg's, and what the sdist's own metadata
+//! requires (PKG-INFO, else the egg-info's `requires.txt`). Made once: what pip installed is written down
 //! (`pip freeze`, the venv's lock), and a later run asking for the same requirements uses the venv
 //! as it is, with no network. A dependency that does not install is named and left out; pytest
 //! not installing is an error.
@@ -18,6 +19,10 @@ pub const PYTEST: &str = "pytest==8.3.4";
 /// Where the requirements a venv was made for are written (its lock is beside it).
 const ASKED: &str = "rgd-requirements.txt";
 const LOCK: &str = "rgd-lock.txt";
+
+/// The first line of a venv's requirements, naming how it is made (pytest installed last, `py`
+/// left to pytest): a venv whose first line differs is made anew.
+const VENV_KIND: &str = "# rgd venv 3: pytest installed last, py left to pytest";
 
 /// Requirements files a project's tests commonly name.
 const REQUIREMENTS_FILES: &[&str] = &[
@@ -83,10 +88,14 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
         );
     }
     out.extend(ini_requirements(tree));
+    out.extend(metadata_requirements(tree));
     let own = name_of(project);
+    // `py` is pytest's too: pytest 7.2 and later provide it, and an older pin of the package (in
+    // a requirements file compiled for pytest 6) shadows theirs, so pytest does not start
+    // (`AttributeError: __spec__`).
     out.retain(|r| {
         let n = name_of(r);
-        !n.is_empty() && n != own && n != "pytest"
+        !n.is_empty() && n != own && n != "pytest" && n != "py"
     });
     out.sort();
     out.dedup();
@@ -105,6 +114,8 @@ fn ini_requirements(tree: &Path) -> Vec<String> {
             "setup.cfg",
             &[
                 ("testenv", "deps"),
+                ("options", "install_requires"),
+                ("options", "tests_require"),
                 ("options.extras_require", "test"),
                 ("options.extras_require", "tests"),
                 ("options.extras_require", "testing"),
@@ -144,25 +155,82 @@ fn ini_requirements(tree: &Path) -> Vec<String> {
     out
 }
 
+/// What the sdist's own metadata names: PKG-INFO's `Requires-Dist` (those of no extra, and of a
+/// test extra without its marker), else the `requires.txt` setuptools writes into the sdist's
+/// `*.egg-info` (its first section and its test sections). Older setuptools wrote a PKG-INFO
+/// without `Requires-Dist` (Jinja2 3.0), whose runtime dependencies only the latter holds.
+fn metadata_requirements(tree: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let pkg_info = std::fs::read_to_string(tree.join("PKG-INFO")).unwrap_or_default();
+    for line in pkg_info.lines().take_while(|l| !l.is_empty()) {
+        let Some(requirement) = line.strip_prefix("Requires-Dist:") else {
+            continue;
+        };
+        match requirement.split_once(';') {
+            None => out.push(requirement.trim().to_string()),
+            Some((req, marker)) => match extra_of(marker) {
+                Some(extra) if TEST_GROUPS.contains(&extra.as_str()) => out.push(req.trim().to_string()),
+                Some(_) => {}
+                None => out.push(requirement.trim().to_string()),
+            },
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let egg_infos = [tree.to_path_buf(), tree.join("src")]
+        .into_iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "egg-info"));
+    for egg_info in egg_infos {
+        let Ok(text) = std::fs::read_to_string(egg_info.join("requires.txt")) else {
+            continue;
+        };
+        let mut wanted = true;
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if line.starts_with('[') {
+                wanted = TEST_GROUPS.contains(&line.trim_matches(['[', ']']));
+            } else if wanted {
+                out.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The extra a marker names (`extra == "test"` -> `test`), if any.
+fn extra_of(marker: &str) -> Option<String> {
+    let after = marker.split_once("extra")?.1.trim_start().strip_prefix("==")?.trim_start();
+    let quote = after.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    Some(after[1..].split(quote).next()?.to_string())
+}
+
 /// The venv's interpreter for `project`'s release at `tree`, made or brought up to date when it
 /// does not have what the release asks for (progress and left-out dependencies to `report`).
 pub fn project_python(cache: &Path, project: &str, tree: &Path, report: &dyn Fn(&str)) -> anyhow::Result<PathBuf> {
     let dir = cache.join("venv").join(name_of(project));
     let python = dir.join("bin").join("python");
     let wanted = test_requirements(project, tree);
-    // The first line names how the venv is made: a venv made the older way (pytest before the
-    // release's pins) is made again.
-    let asked = std::iter::once("# rgd venv 2: pytest installed last".to_string())
+    let asked = std::iter::once(VENV_KIND.to_string())
         .chain(std::iter::once(PYTEST.to_string()))
         .chain(wanted.iter().cloned())
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    if python.is_file() && std::fs::read_to_string(dir.join(ASKED)).is_ok_and(|t| t == asked) {
+    let before = std::fs::read_to_string(dir.join(ASKED)).unwrap_or_default();
+    if python.is_file() && before == asked {
         return Ok(python);
     }
     std::fs::create_dir_all(dir.parent().unwrap_or(&dir))?;
     let _lock = crate::assets::lock_dir(dir.parent().unwrap_or(&dir))?;
+    if python.is_file() && before.lines().next() != Some(VENV_KIND) {
+        // Made the older way: what it holds may be what this way leaves out (an old `py`).
+        report(&format!("{project}: its venv was made the older way; making it anew"));
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
     if !python.is_file() {
         report(&format!("{project}: making its venv in {}", dir.display()));
         let base = crate::assets::python();
@@ -278,6 +346,44 @@ mod tests {
             test_requirements("calc", tree.path()),
             ["freezegun", "hypothesis>=6"],
             "a docs env's deps (tox runs `testenv:docs` as its own), options, substitutions, the project and pytest are left out"
+        );
+    }
+
+    #[test]
+    fn the_sdists_metadata_names_runtime_and_test_dependencies_and_an_old_py_is_left_to_pytest() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tree.path().join("PKG-INFO"),
+            "Metadata-Version: 2.1\nName: calc\nRequires-Dist: attrs>=19\n\
+             Requires-Dist: tomli; python_version < \"3.11\"\nRequires-Dist: hypothesis; extra == \"tests\"\n\
+             Requires-Dist: furo; extra == 'docs'\n\nRequires-Dist: not-a-header\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(tree.path().join("requirements")).unwrap();
+        std::fs::write(tree.path().join("requirements/tests.txt"), "py==1.10.0\npluggy==0.13.1\n").unwrap();
+        assert_eq!(
+            test_requirements("calc", tree.path()),
+            ["attrs>=19", "hypothesis", "pluggy==0.13.1", "tomli; python_version < \"3.11\""],
+            "a test extra's marker is dropped, another extra left out, a body line is not a header, py is pytest's"
+        );
+
+        // No Requires-Dist (older setuptools): the egg-info's requires.txt, and setup.cfg's options.
+        let old = tempfile::tempdir().unwrap();
+        std::fs::write(old.path().join("PKG-INFO"), "Metadata-Version: 2.1\nName: Jinja2\n").unwrap();
+        std::fs::create_dir_all(old.path().join("src/Jinja2.egg-info")).unwrap();
+        std::fs::write(
+            old.path().join("src/Jinja2.egg-info/requires.txt"),
+            "MarkupSafe>=2.0.0rc2\n\n[i18n]\nBabel>=2.7\n\n[testing]\nfreezegun\n",
+        )
+        .unwrap();
+        std::fs::write(
+            old.path().join("setup.cfg"),
+            "[options]\npackages = find:\ninstall_requires =\n    six\n",
+        )
+        .unwrap();
+        assert_eq!(
+            test_requirements("jinja2", old.path()),
+            ["MarkupSafe>=2.0.0rc2", "freezegun", "six"]
         );
     }
 
