@@ -26,13 +26,15 @@ pub fn lock_dir(dir: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// The interpreter used for pip: `$RGD_PYTHON` or `python3` (an empty `RGD_PYTHON=` is unset,
-/// as a shell user means it).
+/// The interpreter the user named in `$RGD_PYTHON` (an empty `RGD_PYTHON=` is unset, as a shell
+/// user means it).
+pub fn given_python() -> Option<std::path::PathBuf> {
+    std::env::var_os("RGD_PYTHON").filter(|p| !p.is_empty()).map(Into::into)
+}
+
+/// The interpreter used for pip: `$RGD_PYTHON` or `python3`.
 pub fn python() -> String {
-    std::env::var("RGD_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into())
+    given_python().map_or_else(|| "python3".into(), |p| p.to_string_lossy().into_owned())
 }
 
 static INTERACTIVE: AtomicBool = AtomicBool::new(false);

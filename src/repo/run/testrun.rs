@@ -939,7 +939,7 @@ struct PytestArgs {
 }
 
 /// A run's node ids, for the plugin: of `files`, only `ids` are kept (the others deselected).
-#[derive(Debug, PartialEq, serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 struct Selection {
     files: Vec<String>,
     ids: Vec<String>,
@@ -960,23 +960,20 @@ fn pytest_args(spec: &RunSpec<'_>) -> PytestArgs {
             file == w || file.starts_with(&format!("{w}/"))
         })
     };
-    let mut files: Vec<String> = Vec::new();
-    for id in &nodes {
-        let file = id.split("::").next().unwrap_or_default().to_string();
-        if !files.contains(&file) && !under_whole(&file) {
-            files.push(file);
+    let (mut files, mut ids): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for id in nodes {
+        let file = id.split("::").next().unwrap_or_default();
+        if under_whole(file) {
+            continue;
         }
+        if !files.iter().any(|f| f == file) {
+            files.push(file.to_string());
+        }
+        ids.push(id.clone());
     }
-    args.extend(whole.iter().map(|w| w.to_string()));
+    args.extend(whole.into_iter().cloned());
     args.extend(files.iter().cloned());
-    let select = (!files.is_empty()).then(|| Selection {
-        ids: nodes
-            .iter()
-            .filter(|id| files.iter().any(|f| id.starts_with(&format!("{f}::"))))
-            .map(|id| id.to_string())
-            .collect(),
-        files,
-    });
+    let select = (!files.is_empty()).then_some(Selection { files, ids });
     PytestArgs { args, select }
 }
 

@@ -68,19 +68,16 @@ pub fn harvest(
         errors: uncollected,
         output,
     } = runner.collect_with_errors(new.dir, &RunSpec::default())?;
-    let missing = super::missing_packages(uncollected.iter().map(|(_, m)| m.as_str()));
+    let errors = || uncollected.iter().map(|(_, m)| m.as_str());
     if collected.is_empty() {
         let why = uncollected
             .first()
             .map_or_else(|| crate::assets::last_lines(&output, 4), |(f, m)| format!("{f}: {m}"));
         // A conftest that cannot import stops all of collection: its error is in pytest's output.
-        let missing = super::missing_packages(uncollected.iter().map(|(_, m)| m.as_str()).chain([output.as_str()]));
-        let missing = match missing.is_empty() {
-            true => String::new(),
-            false => format!("; missing test dependencies: {}", missing.join(", ")),
-        };
+        let missing = super::missing_note(&super::missing_packages(errors().chain([output.as_str()])));
         bail!("{project} {}: pytest collects no test ({why}){missing}", new.version);
     }
+    let missing = super::missing_packages(errors());
     if !uncollected.is_empty() {
         report(&format!(
             "{project} {}: {} test modules left out, they do not collect (first: {}: {})",

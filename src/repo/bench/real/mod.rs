@@ -100,16 +100,13 @@ impl Harvested {
         let Some((module, first)) = self.not_collecting.first() else {
             return String::new();
         };
-        let missing = match self.missing.is_empty() {
-            true => String::new(),
-            false => format!("; missing test dependencies: {}", self.missing.join(", ")),
-        };
         format!(
-            "; not collecting: {module} ({first}){}{missing}",
+            "; not collecting: {module} ({first}){}{}",
             match self.not_collecting.len() {
                 1 => String::new(),
                 n => format!(" and {} more", n - 1),
-            }
+            },
+            missing_note(&self.missing)
         )
     }
 }
@@ -134,6 +131,14 @@ pub fn from_jsonl(text: &str, origin: &str) -> anyhow::Result<Vec<Instance>> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{origin}:{}: not an instance", i + 1)))
         .collect()
+}
+
+/// `; missing test dependencies: a, b`, or nothing when none is missing.
+pub fn missing_note(missing: &[String]) -> String {
+    match missing.is_empty() {
+        true => String::new(),
+        false => format!("; missing test dependencies: {}", missing.join(", ")),
+    }
 }
 
 /// The packages collection errors name as missing (`No module named 'yaml'` -> `yaml`), sorted,

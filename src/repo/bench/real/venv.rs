@@ -291,9 +291,7 @@ pub fn suite_runner(
     tree: &Path,
     say: &dyn Fn(&str),
 ) -> anyhow::Result<crate::repo::run::testrun::ProjectTests> {
-    let given = given
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("RGD_PYTHON").filter(|p| !p.is_empty()).map(PathBuf::from));
+    let given = given.map(Path::to_path_buf).or_else(crate::assets::given_python);
     let python = match given {
         Some(p) => p,
         None => project_python(cache, project, tree, say)?,
