@@ -84,39 +84,7 @@ pub enum FixWith {
 pub enum RealAction {
     /// Real regressions from consecutive releases of PROJECT: each function a release changed,
     /// put back as the release before had it, is kept when tests green on the release go red
-    Harvest {
-        /// The project's name on PyPI (with --from/--to: the name the instances get)
-        project: String,
-        /// The releases to pair, oldest..newest (either end may be left out: `2.0..`)
-        #[arg(long, value_name = "A..B", value_parser = parse_releases)]
-        releases: Option<(Option<String>, Option<String>)>,
-        /// A local git repository's tags instead of PyPI's releases (the tags in version order;
-        /// --releases names tags)
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["from", "to"])]
-        git: Option<PathBuf>,
-        /// With --git: the commits of A..B on the first-parent line instead of the tags, each
-        /// paired with its parent (either end may be left out: the root, HEAD)
-        #[arg(long, value_name = "A..B", requires = "git", conflicts_with = "releases", value_parser = parse_releases)]
-        commits: Option<(Option<String>, Option<String>)>,
-        /// With --commits: only every N-th commit of the range, counting from the oldest
-        #[arg(long, value_name = "N", default_value_t = 1, requires = "commits", value_parser = crate::validate::parse_count)]
-        every: usize,
-        /// Two source trees instead of PyPI's sdists: the older release ...
-        #[arg(long, requires = "to", value_name = "DIR")]
-        from: Option<PathBuf>,
-        /// ... and the newer
-        #[arg(long, requires = "from", value_name = "DIR")]
-        to: Option<PathBuf>,
-        /// Write the instances here as JSON lines (a project's earlier ones replaced)
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// The interpreter (with pytest) the suites run with, as it is (else $RGD_PYTHON, else a
-        /// venv rgd makes per project with pytest and the release's test dependencies)
-        #[arg(long)]
-        python: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
-    },
+    Harvest(Box<HarvestArgs>),
     /// Put the results of every shard of one measurement (`--shard K/N`) together, as one
     /// unsharded run would have them: refused when a shard is missing or given twice, an instance
     /// is lost or counted twice, or the shards were cut from different lists
@@ -132,6 +100,35 @@ pub enum RealAction {
     },
 }
 
+/// `rgd bench real harvest`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct HarvestArgs {
+    /// The project's name on PyPI (with --from/--to: the name the instances get)
+    pub project: String,
+    /// The releases to pair, oldest..newest (either end may be left out: `2.0..`)
+    #[arg(long, value_name = "A..B", value_parser = parse_releases)]
+    pub releases: Option<(Option<String>, Option<String>)>,
+    /// A local git repository's tags instead of PyPI's releases (the tags in version order;
+    /// --releases names tags)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["from", "to"])]
+    pub git: Option<PathBuf>,
+    /// With --git: the commits of A..B on the first-parent line instead of the tags, each
+    /// paired with its parent (either end may be left out: the root, HEAD)
+    #[arg(long, value_name = "A..B", requires = "git", conflicts_with = "releases", value_parser = parse_releases)]
+    pub commits: Option<(Option<String>, Option<String>)>,
+    /// With --commits: only every N-th commit of the range, counting from the oldest
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "commits", value_parser = crate::validate::parse_count)]
+    pub every: usize,
+    /// Two source trees instead of PyPI's sdists: the older release ...
+    #[arg(long, requires = "to", value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// ... and the newer
+    #[arg(long, requires = "from", value_name = "DIR")]
+    pub to: Option<PathBuf>,
+    #[command(flatten)]
+    pub to_list: super::bench_real_lists::ToList,
+}
+
 /// `A..B`, either end possibly empty.
 fn parse_releases(text: &str) -> Result<(Option<String>, Option<String>), String> {
     let (a, b) = text.split_once("..").ok_or_else(|| format!("{text}: not A..B"))?;
@@ -141,18 +138,17 @@ fn parse_releases(text: &str) -> Result<(Option<String>, Option<String>), String
 
 pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArgs) -> anyhow::Result<ExitCode> {
     match args.action {
-        Some(RealAction::Harvest {
-            project,
-            releases,
-            git,
-            commits,
-            every,
-            from,
-            to,
-            out,
-            python,
-            json,
-        }) => {
+        Some(RealAction::Harvest(harvest)) => {
+            let HarvestArgs {
+                project,
+                releases,
+                git,
+                commits,
+                every,
+                from,
+                to,
+                to_list,
+            } = *harvest;
             let source = match (git, from.zip(to)) {
                 (Some(repo), _) if commits.is_some() => Source::Commits { repo, every },
                 (Some(repo), _) => Source::Git(repo),
@@ -160,7 +156,7 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
                 (None, None) => Source::PyPi,
             };
             let range = commits.or(releases).unwrap_or_default();
-            super::bench_real_lists::harvest(&home.root, &project, range, source, out, python, json)
+            super::bench_real_lists::harvest(&home.root, &project, range, source, to_list)
         }
         Some(RealAction::Merge { files, out, json }) => super::bench_real_lists::merge(&files, out.as_deref(), json),
         None if args.list => super::bench_real_lists::list(&instances(args.instances.as_deref())?, &args.projects, args.json),

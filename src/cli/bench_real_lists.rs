@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::repo::bench::real::releases::{Source, harvest_releases, write_instances};
+use crate::repo::bench::real::releases::{Journal, Kept, Source, harvest_releases, write_instances};
 use crate::repo::bench::real::{Harvested, Instance};
 
 /// The shipped instances, as a JSON array or a table per project.
@@ -30,26 +30,65 @@ pub fn list(all: &[Instance], projects: &[String], json: bool) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where a harvest goes and how its suites run (`harvest`'s options).
+#[derive(Debug, clap::Args)]
+pub struct ToList {
+    /// Write the instances here as JSON lines (a project's earlier ones replaced), rewritten
+    /// after every pair: a harvest stopped at any point keeps the pairs it finished
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Go on from a stopped harvest into the same --out: the pairs it finished stand and are
+    /// not harvested again (pairs it skipped are tried again)
+    #[arg(long, requires = "out")]
+    pub resume: bool,
+    /// The interpreter (with pytest) the suites run with, as it is (else $RGD_PYTHON, else a
+    /// venv rgd makes per project with pytest and the release's test dependencies)
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rgd bench real harvest`: each pair's line as it ends, kept in `--out` as it ends (resumable).
 pub fn harvest(
     home: &Path,
     project: &str,
     releases: (Option<String>, Option<String>),
     source: Source,
-    out: Option<PathBuf>,
-    python: Option<PathBuf>,
-    json: bool,
+    to_list: ToList,
 ) -> anyhow::Result<ExitCode> {
+    let ToList { out, resume, python, json } = to_list;
     let say = |line: &str| eprintln!("{line}");
     let cache = home.join("bench").join("real");
+    let journal = out.as_deref().map(|o| Journal::open(o, project, resume)).transpose()?;
+    let earlier = journal.as_ref().map(Journal::earlier).unwrap_or_default();
+    if !json {
+        for h in &earlier {
+            println!("{} (harvested before)", h.line());
+        }
+    }
     let each = |h: &Harvested| {
         if !json {
             println!("{}", h.line());
         }
+        journal.as_ref().map_or(Ok(()), |j| j.record(h))
     };
-    let done = harvest_releases(&cache, project, releases, source, python.as_deref(), &each, &say)?;
+    let done = harvest_releases(
+        &cache,
+        project,
+        releases,
+        source,
+        python.as_deref(),
+        Kept {
+            earlier: &earlier,
+            each: &each,
+        },
+        &say,
+    )?;
     let instances = done.instances();
-    if let Some(out) = &out {
+    if let (Some(out), Some(journal)) = (&out, journal) {
         write_instances(out, project, &instances)?;
+        journal.finish()?;
     }
     if json {
         println!("{}", serde_json::to_string(&done.harvested)?);

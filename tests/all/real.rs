@@ -411,30 +411,11 @@ fn a_repositorys_commits_are_paired_with_their_parents_and_measured_from_the_lis
 #[test]
 fn a_git_repository_s_tags_are_releases_each_tree_exported_once_with_its_commit() {
     let Some(python) = support::pytest_python() else { return };
-    let repo = release(OLD_OPS);
-    let git = git_in(repo.path());
-    git(&["init", "-q"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "1.0"]);
-    git(&["tag", "v1.0"]);
-    std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
-    git(&["commit", "-qam", "1.10"]);
-    git(&["tag", "v1.10"]);
-    git(&["tag", "v1.9", "v1.0"]);
-    let newest = git(&["rev-parse", "v1.10^{commit}"]);
+    let repo = tagged_releases();
+    let newest = git_in(repo.path())(&["rev-parse", "v1.10^{commit}"]);
     let home = temp_home();
     let out = home.path().join("instances.jsonl");
-    let run = rgd(home.path(), "http://127.0.0.1:9")
-        .args(["bench", "real", "harvest", "calc", "--git"])
-        .arg(repo.path())
-        .arg("--python")
-        .arg(&python)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{said}");
+    let said = harvest_tags(home.path(), repo.path(), &python, &out, &[]);
     assert!(said.contains("calc v1.0 -> v1.9: 0 changed functions"), "{said}");
     assert!(said.contains("calc v1.9 -> v1.10: 3 changed functions, 1 instances"), "{said}");
     let instance: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&out).unwrap().trim()).unwrap();
@@ -445,6 +426,98 @@ fn a_git_repository_s_tags_are_releases_each_tree_exported_once_with_its_commit(
         "the tag's commit stands for the sdist's hash"
     );
     assert!(home.path().join("bench/real/calc-v1.10/calc/ops.py").is_file());
+}
+
+/// A harvest keeps each pair as it ends (a journal beside `--out`, the list rewritten): stopped at
+/// any point, `--resume` harvests only the pairs the journal lacks (a line a kill cut is that pair
+/// again); without `--resume` an old journal is not read; a finished harvest removes it.
+#[test]
+fn a_stopped_harvest_resumes_from_the_pairs_it_finished_and_harvests_only_the_rest() {
+    let Some(python) = support::pytest_python() else { return };
+    let repo = tagged_releases();
+    let home = temp_home();
+    let out = home.path().join("instances.jsonl");
+    let journal = home.path().join("instances.jsonl.calc.pairs");
+    // What a run stopped after its second pair left: that pair (its instance marked), and the
+    // first bytes of a line the kill cut.
+    let finished = serde_json::json!({
+        "project": "calc", "versions": ["v1.9", "v1.10"], "changed": 3, "dropped": {},
+        "collected": 4, "suite": 4, "seconds": 1.0,
+        "instances": [{
+            "project": "calc", "versions": ["v1.9", "v1.10"], "sdists": ["", ""],
+            "file": "calc/ops.py", "function": "marked", "line": 1, "red_tests": ["t"],
+            "suite": 4, "covering": 1, "faulty": "", "fixed": ""
+        }]
+    });
+    let stopped = format!("{finished}\n{{\"project\":\"calc\",\"vers");
+    let harvest = |extra: &[&str]| {
+        let said = harvest_tags(home.path(), repo.path(), &python, &out, extra);
+        (said, std::fs::read_to_string(&out).unwrap())
+    };
+
+    std::fs::write(&journal, &stopped).unwrap();
+    let (said, list) = harvest(&["--resume"]);
+    assert!(
+        said.contains("calc v1.9 -> v1.10: 3 changed functions, 1 instances (4 tests green twice of 4 collected) in 1s (harvested before)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("calc v1.0 -> v1.9: 0 changed functions"),
+        "the pair it lacked: {said}"
+    );
+    assert!(said.contains("calc: 1 instances from 2 release pairs"), "{said}");
+    assert!(
+        list.contains("\"function\":\"marked\""),
+        "the finished pair's instance stands: {list}"
+    );
+    assert!(!journal.exists(), "a finished harvest removes its journal");
+
+    std::fs::write(&journal, &stopped).unwrap();
+    let (said, list) = harvest(&[]);
+    assert!(said.contains("calc v1.9 -> v1.10: 3 changed functions, 1 instances"), "{said}");
+    assert!(
+        !said.contains("harvested before"),
+        "without --resume the journal is not read: {said}"
+    );
+    assert!(
+        list.contains("\"function\":\"add\"") && !list.contains("marked"),
+        "harvested anew: {list}"
+    );
+    assert!(!journal.exists());
+}
+
+/// calc's two releases as tags of a repository: v1.0, v1.9 (the same commit) and v1.10 (the fix).
+fn tagged_releases() -> tempfile::TempDir {
+    let repo = release(OLD_OPS);
+    {
+        let git = git_in(repo.path());
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-qm", "1.0"]);
+        git(&["tag", "v1.0"]);
+        std::fs::write(repo.path().join("calc/ops.py"), NEW_OPS).unwrap();
+        git(&["commit", "-qam", "1.10"]);
+        git(&["tag", "v1.10"]);
+        git(&["tag", "v1.9", "v1.0"]);
+    }
+    repo
+}
+
+/// `rgd bench real harvest calc --git REPO --out OUT` (and `extra`), which must succeed: what it said.
+fn harvest_tags(home: &std::path::Path, repo: &std::path::Path, python: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> String {
+    let run = rgd(home, "http://127.0.0.1:9")
+        .args(["bench", "real", "harvest", "calc", "--git"])
+        .arg(repo)
+        .arg("--python")
+        .arg(python)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    said
 }
 
 /// git run in `repo`, as a test's author: its output, trimmed.

@@ -25,6 +25,13 @@ pub enum Source {
     Trees((PathBuf, PathBuf)),
 }
 
+/// How a harvest keeps its pairs: those a stopped run finished (`earlier`) stand and are not
+/// harvested again; `each` is told every other pair as it is done, and its error stops the harvest.
+pub struct Kept<'a> {
+    pub earlier: &'a [Harvested],
+    pub each: &'a dyn Fn(&Harvested) -> anyhow::Result<()>,
+}
+
 /// A release's tree, fetched once into the cache, and its sdist's sha256 (or tag's commit).
 type Fetch<'a> = dyn Fn(&str) -> anyhow::Result<(PathBuf, String)> + 'a;
 
@@ -41,17 +48,18 @@ impl Harvest {
 }
 
 /// Harvests `project`'s consecutive releases from `from` to `to` (either end open) out of
-/// `source`, each pair's suite run by `python` (else the release's venv). `harvested` is told
-/// each pair as it is done. Nothing harvested while some pair failed is an error.
+/// `source`, each pair's suite run by `python` (else the release's venv), each pair kept by `kept`.
+/// Nothing harvested while some pair failed is an error.
 pub fn harvest_releases(
     cache: &Path,
     project: &str,
     (from, to): (Option<String>, Option<String>),
     source: Source,
     python: Option<&Path>,
-    harvested: &dyn Fn(&Harvested),
+    kept: Kept<'_>,
     say: &dyn Fn(&str),
 ) -> anyhow::Result<Harvest> {
+    let Kept { earlier, each: harvested } = kept;
     let mut out = Harvest {
         harvested: Vec::new(),
         skipped: Vec::new(),
@@ -65,7 +73,7 @@ pub fn harvest_releases(
         };
         let runner = suite_runner(cache, python, project, &newer, say)?;
         let h = harvest(project, &release(&a, "", &older), &release(&b, "", &newer), &runner, say)?;
-        harvested(&h);
+        harvested(&h)?;
         out.harvested.push(h);
         return Ok(out);
     }
@@ -84,6 +92,10 @@ pub fn harvest_releases(
         ),
     };
     for (a, b) in pairs {
+        if let Some(h) = earlier.iter().find(|h| h.versions == [a.as_str(), b.as_str()]) {
+            out.harvested.push(h.clone());
+            continue;
+        }
         // A release that cannot be fetched skips its pairs as a failed harvest does.
         let pair = fetch(&a).and_then(|(old_dir, old_hash)| {
             let (new_dir, new_hash) = fetch(&b)?;
@@ -98,7 +110,7 @@ pub fn harvest_releases(
         });
         match pair {
             Ok(h) => {
-                harvested(&h);
+                harvested(&h)?;
                 out.harvested.push(h);
             }
             Err(e) => {
@@ -129,4 +141,68 @@ pub fn write_instances(out: &Path, project: &str, instances: &[Instance]) -> any
     all.retain(|i| i.project != project);
     all.extend(instances.iter().cloned());
     Ok(crate::checked::write_atomically(out, to_jsonl(&all)?.as_bytes())?)
+}
+
+/// A harvest's finished pairs, kept beside its `--out` list (`OUT.PROJECT.pairs`, one JSON line
+/// per pair) while it runs: the list is rewritten after every pair, so a harvest killed at any
+/// point keeps the instances of the pairs it finished, and `--resume` harvests only the pairs the
+/// journal lacks. A finished harvest removes its journal.
+pub struct Journal {
+    path: PathBuf,
+    out: PathBuf,
+    project: String,
+    pairs: std::cell::RefCell<Vec<Harvested>>,
+}
+
+impl Journal {
+    /// The journal of `project`'s harvest into `out`: with `resume` the pairs an earlier run
+    /// finished (a line a kill cut is that pair harvested again), else none (an old journal is
+    /// removed).
+    pub fn open(out: &Path, project: &str, resume: bool) -> anyhow::Result<Journal> {
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let path = out.with_file_name(format!("{name}.{project}.pairs"));
+        let pairs = match std::fs::read_to_string(&path) {
+            Ok(text) if resume => text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect(),
+            Ok(_) => {
+                std::fs::remove_file(&path).with_context(|| path.display().to_string())?;
+                Vec::new()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| path.display().to_string()),
+        };
+        Ok(Journal {
+            path,
+            out: out.to_path_buf(),
+            project: project.to_string(),
+            pairs: std::cell::RefCell::new(pairs),
+        })
+    }
+
+    /// The pairs finished before (resumed), in the order they were harvested.
+    pub fn earlier(&self) -> Vec<Harvested> {
+        self.pairs.borrow().clone()
+    }
+
+    /// `h` kept: appended to the journal, and the list rewritten with every finished pair's
+    /// instances.
+    pub fn record(&self, h: &Harvested) -> anyhow::Result<()> {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .with_context(|| self.path.display().to_string())?;
+        writeln!(file, "{}", serde_json::to_string(h)?).with_context(|| self.path.display().to_string())?;
+        self.pairs.borrow_mut().push(h.clone());
+        let instances: Vec<Instance> = self.pairs.borrow().iter().flat_map(|h| h.instances.iter().cloned()).collect();
+        write_instances(&self.out, &self.project, &instances)
+    }
+
+    /// The harvest ended: its list is whole, the journal is no longer needed.
+    pub fn finish(self) -> anyhow::Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| self.path.display().to_string()),
+            _ => Ok(()),
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! The interpreter a project's suite runs with when none is given (neither `--python` nor
 //! `$RGD_PYTHON`): a venv rgd keeps per project in `HOME/bench/real/venv/PROJECT`, holding pytest
 //! (pinned) and the test dependencies the release names: its `[project] dependencies`, the
-//! optional dependencies and dependency groups called test, tests or testing in pyproject.toml,
+//! optional dependencies and dependency groups called test, tests or testing in pyproject.toml
+//! (and the project's own extras those name),
 //! the usual requirements files for tests, tox's and setup.cfg's, and what the sdist's own metadata
 //! requires (PKG-INFO, else the egg-info's `requires.txt`). Made once: what pip installed is written down
 //! (`pip freeze`, the venv's lock), and a later run asking for the same requirements uses the venv
@@ -66,12 +67,15 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
         };
         let project_table = pyproject.get("project");
         out.extend(strings(project_table.and_then(|p| p.get("dependencies"))));
+        let extras: Extras = project_table
+            .and_then(|p| p.get("optional-dependencies"))
+            .and_then(|o| o.as_table())
+            .into_iter()
+            .flatten()
+            .map(|(extra, reqs)| (extra.clone(), strings(Some(reqs))))
+            .collect();
+        out.extend(test_extras(&extras, &name_of(project)));
         for group in TEST_GROUPS {
-            out.extend(strings(
-                project_table
-                    .and_then(|p| p.get("optional-dependencies"))
-                    .and_then(|o| o.get(*group)),
-            ));
             out.extend(strings(pyproject.get("dependency-groups").and_then(|g| g.get(*group))));
         }
     }
@@ -88,7 +92,7 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
         );
     }
     out.extend(ini_requirements(tree));
-    out.extend(metadata_requirements(tree));
+    out.extend(metadata_requirements(tree, &name_of(project)));
     let own = name_of(project);
     // `py` is pytest's too: pytest 7.2 and later provide it, and an older pin of the package (in
     // a requirements file compiled for pytest 6) shadows theirs, so pytest does not start
@@ -156,11 +160,12 @@ fn ini_requirements(tree: &Path) -> Vec<String> {
 }
 
 /// What the sdist's own metadata names: PKG-INFO's `Requires-Dist` (those of no extra, and of a
-/// test extra without its marker), else the `requires.txt` setuptools writes into the sdist's
+/// test extra or an extra of the project a test extra names, with the rest of their marker), else the `requires.txt` setuptools writes into the sdist's
 /// `*.egg-info` (its first section and its test sections). Older setuptools wrote a PKG-INFO
 /// without `Requires-Dist` (Jinja2 3.0), whose runtime dependencies only the latter holds.
-fn metadata_requirements(tree: &Path) -> Vec<String> {
+fn metadata_requirements(tree: &Path, own: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut extras = Extras::new();
     let pkg_info = std::fs::read_to_string(tree.join("PKG-INFO")).unwrap_or_default();
     for line in pkg_info.lines().take_while(|l| !l.is_empty()) {
         let Some(requirement) = line.strip_prefix("Requires-Dist:") else {
@@ -169,12 +174,12 @@ fn metadata_requirements(tree: &Path) -> Vec<String> {
         match requirement.split_once(';') {
             None => out.push(requirement.trim().to_string()),
             Some((req, marker)) => match extra_of(marker) {
-                Some(extra) if TEST_GROUPS.contains(&extra.as_str()) => out.push(req.trim().to_string()),
-                Some(_) => {}
+                Some(extra) => extras.entry(extra).or_default().push(without_extra(req, marker)),
                 None => out.push(requirement.trim().to_string()),
             },
         }
     }
+    out.extend(test_extras(&extras, own));
     if !out.is_empty() {
         return out;
     }
@@ -199,6 +204,43 @@ fn metadata_requirements(tree: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// A project's extras: each one's requirements.
+type Extras = std::collections::BTreeMap<String, Vec<String>>;
+
+/// The requirements of the test extras, and of the extras they name of the project itself
+/// (attrs: `tests = ["attrs[tests-no-zope]", "zope.interface"]`), each extra followed once.
+fn test_extras(extras: &Extras, own: &str) -> Vec<String> {
+    let mut wanted: Vec<String> = TEST_GROUPS.iter().map(|g| g.to_string()).collect();
+    let mut out = Vec::new();
+    let mut next = 0;
+    while let Some(extra) = wanted.get(next).cloned() {
+        next += 1;
+        for req in extras.get(&extra).into_iter().flatten() {
+            if name_of(req) != own {
+                out.push(req.clone());
+                continue;
+            }
+            let named = req.split_once('[').and_then(|(_, rest)| rest.split_once(']')).map(|(e, _)| e);
+            for more in named.into_iter().flat_map(|e| e.split(',')).map(str::trim) {
+                if !more.is_empty() && !wanted.iter().any(|w| w == more) {
+                    wanted.push(more.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `req` with what its marker says besides the extra (`python_version < "3.11" and extra ==
+/// "tests"` keeps `python_version < "3.11"`), for pip to judge.
+fn without_extra(req: &str, marker: &str) -> String {
+    let rest: Vec<&str> = marker.split(" and ").map(str::trim).filter(|c| !c.contains("extra")).collect();
+    match rest.is_empty() {
+        true => req.trim().to_string(),
+        false => format!("{}; {}", req.trim(), rest.join(" and ")),
+    }
 }
 
 /// The extra a marker names (`extra == "test"` -> `test`), if any.
@@ -383,6 +425,34 @@ mod tests {
             test_requirements("jinja2", old.path()),
             ["MarkupSafe>=2.0.0rc2", "freezegun", "six"]
         );
+    }
+
+    #[test]
+    fn a_test_extra_naming_the_projects_other_extras_brings_theirs_with_their_markers() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tree.path().join("PKG-INFO"),
+            "Metadata-Version: 2.1\nName: attrs\n\
+             Requires-Dist: attrs[tests-no-zope]; extra == 'tests'\nRequires-Dist: zope-interface; extra == 'tests'\n\
+             Requires-Dist: hypothesis; extra == 'tests-no-zope'\n\
+             Requires-Dist: mypy-plugins; python_version < '3.11' and extra == 'tests-no-zope'\n\
+             Requires-Dist: attrs[tests]; extra == 'tests-no-zope'\n\
+             Requires-Dist: attrs[docs,tests]; extra == 'dev'\nRequires-Dist: furo; extra == 'docs'\n",
+        )
+        .unwrap();
+        assert_eq!(
+            test_requirements("attrs", tree.path()),
+            ["hypothesis", "mypy-plugins; python_version < '3.11'", "zope-interface"],
+            "followed from tests, each extra once; dev and docs are not test extras"
+        );
+        let toml = tempfile::tempdir().unwrap();
+        std::fs::write(
+            toml.path().join("pyproject.toml"),
+            "[project]\nname = \"attrs\"\n[project.optional-dependencies]\n\
+             tests = [\"attrs[tests-no-zope]\"]\n\"tests-no-zope\" = [\"hypothesis\"]\ndocs = [\"furo\"]\n",
+        )
+        .unwrap();
+        assert_eq!(test_requirements("attrs", toml.path()), ["hypothesis"]);
     }
 
     #[test]
