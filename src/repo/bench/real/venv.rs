@@ -80,16 +80,7 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
         }
     }
     for file in REQUIREMENTS_FILES {
-        let Ok(text) = std::fs::read_to_string(tree.join(file)) else {
-            continue;
-        };
-        out.extend(
-            text.lines()
-                .map(|l| l.split(" #").next().unwrap_or(l).trim())
-                // Options (-r, -e, -c, --hash) and URLs are not requirements pip can pin here.
-                .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('-') && !l.contains("://"))
-                .map(str::to_string),
-        );
+        out.extend(requirements_file(tree, &tree.join(file), 0));
     }
     out.extend(ini_requirements(tree));
     out.extend(metadata_requirements(tree, &name_of(project)));
@@ -106,10 +97,43 @@ pub fn test_requirements(project: &str, tree: &Path) -> Vec<String> {
     out
 }
 
+/// The requirements a requirements file names, following its `-r FILE` (relative to it) a few
+/// levels deep; other options and URLs are not requirements pip can pin here and are left out.
+fn requirements_file(tree: &Path, file: &Path, depth: usize) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let dir = file.parent().unwrap_or(tree);
+    let mut out = Vec::new();
+    for line in text.lines().map(|l| l.split(" #").next().unwrap_or(l).trim()) {
+        if let Some(named) = included_file(line) {
+            if depth < 3 {
+                out.extend(requirements_file(tree, &dir.join(named), depth + 1));
+            }
+        } else if !line.is_empty() && !line.starts_with(['#', '-']) && !line.contains("://") {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
+/// The file a `-r FILE` (`-rFILE`, `--requirement FILE`) line includes, tox's `{toxinidir}/`
+/// taken off.
+fn included_file(line: &str) -> Option<&str> {
+    let rest = line
+        .strip_prefix("--requirement")
+        .or_else(|| line.strip_prefix("-r"))?
+        .trim_start_matches([' ', '='])
+        .trim();
+    let rest = rest.strip_prefix("{toxinidir}/").unwrap_or(rest);
+    (!rest.is_empty() && !rest.contains(['{', '}'])).then_some(rest)
+}
+
 /// What an INI file of the tree names for its tests: tox's `deps` of `[testenv]` (tox.ini, or
-/// setup.cfg's `[tox:tox]` twin), and setup.cfg's `[options.extras_require]` test extras. A value
-/// goes on over the indented lines after its key; `{[section]key}` substitutions, options and
-/// URLs are not requirements pip can pin here and are left out.
+/// setup.cfg's `[tox:tox]` twin, the requirements files its `-r FILE` names included), and
+/// setup.cfg's `[options.extras_require]` test extras. A value goes on over the indented lines
+/// after its key; `{[section]key}` substitutions, other options and URLs are not requirements pip
+/// can pin here and are left out.
 fn ini_requirements(tree: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for (file, wanted) in [
@@ -151,7 +175,9 @@ fn ini_requirements(tree: &Path) -> Vec<String> {
                 v.trim()
             };
             let wanted_here = wanted.iter().any(|(s, k)| *s == section && *k == key);
-            if wanted_here && !value.is_empty() && !value.starts_with(['#', '-', '{']) && !value.contains("://") {
+            if let Some(named) = included_file(value).filter(|_| wanted_here) {
+                out.extend(requirements_file(tree, &tree.join(named), 1));
+            } else if wanted_here && !value.is_empty() && !value.starts_with(['#', '-', '{']) && !value.contains("://") {
                 out.push(value.to_string());
             }
         }
@@ -386,6 +412,30 @@ mod tests {
             test_requirements("calc", tree.path()),
             ["freezegun", "hypothesis>=6"],
             "a docs env's deps (tox runs `testenv:docs` as its own), options, substitutions, the project and pytest are left out"
+        );
+
+        // python-dateutil: tox's deps are a requirements file, which includes another.
+        let included = tempfile::tempdir().unwrap();
+        std::fs::write(
+            included.path().join("tox.ini"),
+            "[testenv]\ndeps = -r{toxinidir}/requirements-dev.txt\ncommands = pytest\n",
+        )
+        .unwrap();
+        std::fs::write(
+            included.path().join("requirements-dev.txt"),
+            "pytest-cov >= 2.0.0\n-r requirements/base.txt\n-c constraints.txt\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(included.path().join("requirements")).unwrap();
+        std::fs::write(
+            included.path().join("requirements/base.txt"),
+            "freezegun ; python_version != '3.3'\n--requirement base.txt\n",
+        )
+        .unwrap();
+        assert_eq!(
+            test_requirements("python-dateutil", included.path()),
+            ["freezegun ; python_version != '3.3'", "pytest-cov >= 2.0.0"],
+            "-r followed (relative to the file naming it, a loop cut), -c left out"
         );
     }
 
