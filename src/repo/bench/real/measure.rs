@@ -384,14 +384,27 @@ pub struct Summary {
     /// Expected rank of the true function (unranked: one past the last ranked).
     pub rgd_mean_rank: f64,
     pub ochiai_mean_rank: f64,
+    /// Each project's rankings, by name.
+    pub by_project: Vec<ProjectRanks>,
     pub seconds: f64,
     /// With `--fix`: what the repairs came to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<FixSummary>,
 }
 
-pub fn summary(results: &[Measured]) -> Summary {
-    let located: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
+/// One project's rankings within a set (`rgd bench real` prints them, so a project where rgd
+/// ranks badly is not hidden by the pooled figures).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectRanks {
+    pub project: String,
+    pub instances: usize,
+    pub rgd: [f64; 3],
+    pub ochiai: [f64; 3],
+    pub rgd_mean_rank: f64,
+}
+
+/// Top-1/3/5 of both rankings and their mean first ranks over `located`.
+fn ranks(located: &[&Measured]) -> ([f64; 3], [f64; 3], f64, f64) {
     let n = located.len().max(1) as f64;
     let top = |pick: fn(&Measured) -> Option<Place>, k: usize| {
         located.iter().filter_map(|m| pick(m)).map(|p| p.within(k)).fold(0.0, |a, b| a + b) / n
@@ -403,16 +416,44 @@ pub fn summary(results: &[Measured]) -> Summary {
             .sum::<f64>()
             / n
     };
+    (
+        [1, 3, 5].map(|k| top(|m| m.combined, k)),
+        [1, 3, 5].map(|k| top(|m| m.ochiai, k)),
+        mean(|m| m.combined),
+        mean(|m| m.ochiai),
+    )
+}
+
+pub fn summary(results: &[Measured]) -> Summary {
+    let located: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
+    let (rgd, ochiai, rgd_mean_rank, ochiai_mean_rank) = ranks(&located);
+    let mut by_project: std::collections::BTreeMap<&str, Vec<&Measured>> = Default::default();
+    for m in &located {
+        by_project.entry(m.project.as_str()).or_default().push(m);
+    }
     let projects: std::collections::BTreeSet<&str> = results.iter().map(|m| m.project.as_str()).collect();
     Summary {
         instances: located.len(),
         projects: projects.len(),
         errors: results.len() - located.len(),
         unranked: located.iter().filter(|m| m.combined.is_none()).count(),
-        rgd: [1, 3, 5].map(|k| top(|m| m.combined, k)),
-        ochiai: [1, 3, 5].map(|k| top(|m| m.ochiai, k)),
-        rgd_mean_rank: mean(|m| m.combined),
-        ochiai_mean_rank: mean(|m| m.ochiai),
+        rgd,
+        ochiai,
+        rgd_mean_rank,
+        ochiai_mean_rank,
+        by_project: by_project
+            .into_iter()
+            .map(|(project, located)| {
+                let (rgd, ochiai, rgd_mean_rank, _) = ranks(&located);
+                ProjectRanks {
+                    project: project.to_string(),
+                    instances: located.len(),
+                    rgd,
+                    ochiai,
+                    rgd_mean_rank,
+                }
+            })
+            .collect(),
         seconds: results.iter().map(|m| m.seconds).sum(),
         fix: fix_summary(results),
     }
@@ -436,6 +477,23 @@ impl Summary {
                 ("Ochiai alone", self.ochiai, self.ochiai_mean_rank),
             ] {
                 out.push(format!("{name:<16} {:>6.3} {:>6.3} {:>6.3} {mean:>10.2}", top[0], top[1], top[2]));
+            }
+        }
+        if self.by_project.len() > 1 {
+            out.push(format!(
+                "{:<16} {:>6} {:>6} {:>6} {:>10} {:>13}",
+                "by project", "top-1", "top-3", "top-5", "mean rank", "Ochiai top-1"
+            ));
+            for p in &self.by_project {
+                out.push(format!(
+                    "{:<16} {:>6.3} {:>6.3} {:>6.3} {:>10.2} {:>13.3}",
+                    format!("{} ({})", p.project, p.instances),
+                    p.rgd[0],
+                    p.rgd[1],
+                    p.rgd[2],
+                    p.rgd_mean_rank,
+                    p.ochiai[0]
+                ));
             }
         }
         let Some(f) = &self.fix else { return out };
@@ -493,6 +551,46 @@ mod tests {
             seconds: 0.0,
             fix: Some(fix),
         }
+    }
+
+    /// Each project's rankings stand beside the pooled ones, so a project ranked badly shows
+    /// (the pooled figures lean toward the project with most instances).
+    #[test]
+    fn each_projects_rankings_are_shown_beside_the_pooled_ones() {
+        let at = |project: &str, better: usize, ochiai: Option<usize>| Measured {
+            key: format!("{project} {better}"),
+            project: project.into(),
+            combined: Some(Place { better, tied: 0 }),
+            ochiai: ochiai.map(|better| Place { better, tied: 0 }),
+            ranked: 10,
+            error: None,
+            seconds: 1.0,
+            fix: None,
+        };
+        let results = [
+            at("big", 0, Some(0)),
+            at("big", 0, Some(4)),
+            at("big", 0, None),
+            at("small", 6, Some(0)),
+        ];
+        let s = summary(&results);
+        assert_eq!((s.rgd[0], s.rgd[2]), (0.75, 0.75));
+        let big = &s.by_project[0];
+        let small = &s.by_project[1];
+        assert_eq!((big.project.as_str(), big.instances, big.rgd), ("big", 3, [1.0, 1.0, 1.0]));
+        assert!((big.ochiai[2] - 2.0 / 3.0).abs() < 1e-9, "{:?}", big.ochiai);
+        assert_eq!(
+            (small.project.as_str(), small.rgd, small.rgd_mean_rank),
+            ("small", [0.0, 0.0, 0.0], 6.5)
+        );
+        let lines = s.lines("held-out");
+        assert!(lines.iter().any(|l| l.starts_with("by project")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("small (1)") && l.contains("0.000") && l.contains("6.50")),
+            "{lines:?}"
+        );
     }
 
     /// A repair whose verdict was reached in the tests' process is counted apart from the
