@@ -684,6 +684,32 @@ def _install(
         _state["pm"] = config.pluginmanager
 
 
+    def _asked_nodes(select):
+        """Every node an asked id passes through below its file (`f::Class`, `f::Class::test`),
+        parameters taken off: what pytest itself would descend into for those ids."""
+        nodes = set()
+        for nodeid in select["ids"] if select else ():
+            parts = nodeid.split("::")
+            for depth in range(2, len(parts) + 1):
+                nodes.add("::".join(parts[:depth]).split("[")[0])
+        return frozenset(nodes)
+
+
+    _narrowed = frozenset(_select["files"]) if _select else frozenset()
+    _asked = _asked_nodes(_select)
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makeitem(collector, name, obj):
+        # In a file narrowed to some of its tests, what no asked id names is not collected at all,
+        # as pytest leaves it when given node ids: collecting it could fail the whole run (a class
+        # pytest warns it cannot collect, where a test module turned warnings into errors).
+        nodeid = collector.nodeid
+        if nodeid.split("::")[0] in _narrowed and (nodeid + "::" + name) not in _asked:
+            return []
+        return None
+
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(session, config, items):
         if not _select:

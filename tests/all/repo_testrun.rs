@@ -26,6 +26,16 @@ fn project() -> tempfile::TempDir {
     support::project_with(&FILES)
 }
 
+/// The tests `ids` of the project at `root`, run as they are.
+fn run_ids(runner: &ProjectTests, root: &Path, ids: &[&str]) -> rgd::repo::run::testrun::TestRun {
+    let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let spec = RunSpec {
+        ids: &ids,
+        ..RunSpec::default()
+    };
+    runner.run(root, &spec, TestLimits::default()).unwrap()
+}
+
 #[test]
 fn the_suite_runs_in_a_copy_with_one_file_replaced_and_reports_each_test() {
     let Some(python) = support::pytest_python() else { return };
@@ -81,18 +91,15 @@ fn a_test_that_no_longer_collects_is_not_run_and_the_others_still_run() {
     let Some(python) = support::pytest_python() else { return };
     let runner = ProjectTests::new(&python).unwrap();
     let project = project();
-    let ids: Vec<String> = [
-        "tests/test_core.py::test_two",
-        "tests/test_core.py::test_gone[15:49:14 2026-11-29]",
-        "tests/test_core.py::test_zero",
-    ]
-    .map(String::from)
-    .to_vec();
-    let spec = RunSpec {
-        ids: &ids,
-        ..RunSpec::default()
-    };
-    let run = runner.run(project.path(), &spec, TestLimits::default()).unwrap();
+    let run = run_ids(
+        &runner,
+        project.path(),
+        &[
+            "tests/test_core.py::test_two",
+            "tests/test_core.py::test_gone[15:49:14 2026-11-29]",
+            "tests/test_core.py::test_zero",
+        ],
+    );
     let status: Vec<(&str, &str)> = run.outcomes.iter().map(|o| (o.id.as_str(), o.status.as_str())).collect();
     assert_eq!(
         status,
@@ -104,23 +111,45 @@ fn a_test_that_no_longer_collects_is_not_run_and_the_others_still_run() {
         "{run:?}"
     );
     // Only the ids asked for run, not the rest of their file's module (the slow test is in
-    // another file; a test the file holds and nobody asked for is deselected).
-    let one = ["tests/test_core.py::test_zero".to_string()];
-    let run = runner
-        .run(
-            project.path(),
-            &RunSpec {
-                ids: &one,
-                ..RunSpec::default()
-            },
-            TestLimits::default(),
-        )
-        .unwrap();
+    // another file; a test the file holds and nobody asked for is not collected).
+    let run = run_ids(&runner, project.path(), &["tests/test_core.py::test_zero"]);
     assert_eq!(run.outcomes.len(), 1, "{run:?}");
     assert!(run.outcomes[0].passed(), "{run:?}");
     assert!(
-        run.output_tail.contains("1 deselected"),
-        "test_two was deselected, not run: {}",
+        run.output_tail.contains("1 passed") && !run.output_tail.contains("2 passed"),
+        "test_two was not run: {}",
+        run.output_tail
+    );
+}
+
+/// Asked for some tests of a file, the run collects only what those ids name, as pytest does
+/// for ids on its command line: markdown's test_legacy.py turns warnings into errors when
+/// imported, and another module of the run imports unittest's `TestSuite`, a class pytest warns it
+/// cannot collect; collected, that warning failed the whole collection and no test ran.
+#[test]
+fn what_no_asked_id_names_is_not_collected_so_it_cannot_fail_the_run() {
+    let Some(python) = support::pytest_python() else { return };
+    let runner = ProjectTests::new(&python).unwrap();
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        (
+            "tests/test_legacy.py",
+            "import warnings\nwarnings.simplefilter('error')\n\ndef test_legacy():\n    assert True\n",
+        ),
+        (
+            "tests/test_more.py",
+            "from unittest import TestSuite\n\nclass TestCase:\n    def test_asked(self):\n        assert True\n\n    def test_other(self):\n        assert True\n",
+        ),
+    ]);
+    let run = run_ids(
+        &runner,
+        project.path(),
+        &["tests/test_legacy.py::test_legacy", "tests/test_more.py::TestCase::test_asked"],
+    );
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    assert!(
+        run.output_tail.contains("2 passed") && !run.output_tail.contains("error"),
+        "test_other is not collected either: {}",
         run.output_tail
     );
 }

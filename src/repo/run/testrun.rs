@@ -949,8 +949,11 @@ struct Selection {
 /// the ids themselves to rgd's plugin, which deselects the rest of those files. Given as
 /// arguments, one id that no longer collects (a parameter made from the clock,
 /// `test_invalid[15:49:14 2026-11-29]`) makes pytest refuse the whole run ("not found"); this way
-/// that test is not run, as a vanished test should be, and the others run. An id without `::` (a
-/// file or a folder) is passed as it is, and a file under it is not narrowed.
+/// that test is not run, as a vanished test should be, and the others run. In a narrowed file the
+/// plugin collects only what an asked id names, as pytest does for ids on its command line: a
+/// class it would warn it cannot collect, where a test module made warnings errors, fails the
+/// whole collection when collected (markdown's `TestSuite`). An id without `::` (a file or a
+/// folder) is passed as it is, and a file under it is not narrowed.
 fn pytest_args(spec: &RunSpec<'_>) -> PytestArgs {
     let mut args: Vec<String> = ["-q", "--tb=short", "--no-header", "--color=no"].map(str::to_string).to_vec();
     let (nodes, whole): (Vec<&String>, Vec<&String>) = spec.ids.iter().partition(|id| id.contains("::"));
