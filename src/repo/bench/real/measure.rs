@@ -481,12 +481,12 @@ impl Summary {
         }
         if self.by_project.len() > 1 {
             out.push(format!(
-                "{:<16} {:>6} {:>6} {:>6} {:>10} {:>13}",
+                "{:<22} {:>6} {:>6} {:>6} {:>10} {:>13}",
                 "by project", "top-1", "top-3", "top-5", "mean rank", "Ochiai top-1"
             ));
             for p in &self.by_project {
                 out.push(format!(
-                    "{:<16} {:>6.3} {:>6.3} {:>6.3} {:>10.2} {:>13.3}",
+                    "{:<22} {:>6.3} {:>6.3} {:>6.3} {:>10.2} {:>13.3}",
                     format!("{} ({})", p.project, p.instances),
                     p.rgd[0],
                     p.rgd[1],
