@@ -714,14 +714,13 @@ def _install(
     def pytest_collection_modifyitems(session, config, items):
         if not _select:
             return
-        files = frozenset(_select["files"])
         # In the order asked: callers order tests on purpose (`rgd locate` runs the failing ones
         # last, so what runs once per process is charged to a passing test), as pytest keeps the
         # order of the ids on its command line. Tests of whole files asked for go first, as they are.
         order = {nodeid: i for i, nodeid in enumerate(_select["ids"])}
         keep, drop = [], []
         for item in items:
-            narrowed = item.nodeid.split("::")[0] in files
+            narrowed = item.nodeid.split("::")[0] in _narrowed
             (drop if narrowed and item.nodeid not in order else keep).append(item)
         keep.sort(key=lambda item: order.get(item.nodeid, -1))
         if drop:

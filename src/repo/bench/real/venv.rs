@@ -110,11 +110,17 @@ fn requirements_file(tree: &Path, file: &Path, depth: usize) -> Vec<String> {
             if depth < 3 {
                 out.extend(requirements_file(tree, &dir.join(named), depth + 1));
             }
-        } else if !line.is_empty() && !line.starts_with(['#', '-']) && !line.contains("://") {
+        } else if is_requirement(line) {
             out.push(line.to_string());
         }
     }
     out
+}
+
+/// A line that names a requirement pip can pin here: not empty, no comment, no option (`-r`, `-e`,
+/// `-c`, `--hash`), no URL.
+fn is_requirement(line: &str) -> bool {
+    !line.is_empty() && !line.starts_with(['#', '-']) && !line.contains("://")
 }
 
 /// The file a `-r FILE` (`-rFILE`, `--requirement FILE`) line includes, tox's `{toxinidir}/`
@@ -177,7 +183,7 @@ fn ini_requirements(tree: &Path) -> Vec<String> {
             let wanted_here = wanted.iter().any(|(s, k)| *s == section && *k == key);
             if let Some(named) = included_file(value).filter(|_| wanted_here) {
                 out.extend(requirements_file(tree, &tree.join(named), 1));
-            } else if wanted_here && !value.is_empty() && !value.starts_with(['#', '-', '{']) && !value.contains("://") {
+            } else if wanted_here && is_requirement(value) && !value.starts_with('{') {
                 out.push(value.to_string());
             }
         }
