@@ -43,6 +43,20 @@ pub struct Localisation {
 /// stopped where it is, so a fault that loops forever still leaves spectra.
 pub const TEST_SECONDS: f64 = 10.0;
 
+/// What a traced run of `tests` tests may take, at most: the default run's time, or a fifth of a
+/// second per test where that is longer. The failing tests run last, so a run cut short by its
+/// time says nothing of the fault: a file of 1,400 tests (pyparsing's) ran past 120 s traced on
+/// a busy machine and left its instances unlocated. Each test is still stopped at `per_test`,
+/// so a fault that loops in Python costs that test alone; this bounds the rest (a loop in C).
+fn run_limits(tests: usize, per_test: std::time::Duration) -> TestLimits {
+    let default = TestLimits::default();
+    TestLimits {
+        timeout: default.timeout.max(std::time::Duration::from_secs_f64(tests as f64 * 0.2)),
+        per_test: Some(per_test),
+        ..default
+    }
+}
+
 /// Runs the failing tests (`failing`, pytest node ids) and the selection `tests` (pytest's syntax;
 /// default: the failing tests' files) of the project at `root`, and ranks its functions.
 pub fn localise(
@@ -60,13 +74,9 @@ pub fn localise(
     // passes after the others (pathspec's link tests fail alone, or first, and pass after the
     // rest of their file) is run again first, as it failed.
     let rest: Vec<String> = others.into_iter().filter(|id| !named.contains(id)).collect();
-    let limits = TestLimits {
-        per_test: Some(test_timeout),
-        ..TestLimits::default()
-    };
     let spectra_of = |ids: &[String]| {
         let spec = RunSpec { ids, ..RunSpec::default() };
-        runner.spectra(root, &spec, limits)
+        runner.spectra(root, &spec, run_limits(ids.len(), test_timeout))
     };
     let passes = |run: &crate::repo::run::testrun::TestRun| named.iter().any(|id| run.outcomes.iter().any(|o| &o.id == id && o.passed()));
     let mut ids: Vec<String> = rest.iter().chain(&named).cloned().collect();
@@ -190,7 +200,11 @@ fn ran_to_their_failure<'a>(
             "{} did not run to its failure ({}: {}); if its module cannot be collected, the error is in the test file or a package, not in the project's code",
             o.id,
             o.status,
-            o.message
+            if o.message.is_empty() {
+                "pytest never reported it: it was not collected, or the run stopped before it"
+            } else {
+                &o.message
+            }
         );
     }
     // A test that fails because the interpreter lacks a package says nothing about the project.
@@ -258,4 +272,20 @@ fn with_mismatched_callees<'a>(
             s
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_run_of_many_tests_may_take_longer_than_the_default_and_each_test_keeps_its_own_limit() {
+        let few = run_limits(10, Duration::from_secs(10));
+        assert_eq!(few.timeout, TestLimits::default().timeout);
+        let many = run_limits(1_400, Duration::from_secs(10));
+        assert_eq!(many.timeout, Duration::from_secs(280));
+        assert_eq!(many.per_test, Some(Duration::from_secs(10)));
+        assert_eq!(many.memory_mb, TestLimits::default().memory_mb);
+    }
 }
