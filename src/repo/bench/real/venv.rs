@@ -1,5 +1,6 @@
 //! The interpreter a project's suite runs with when none is given (neither `--python` nor
-//! `$RGD_PYTHON`): a venv rgd keeps per project in `HOME/bench/real/venv/PROJECT`, holding pytest
+//! `$RGD_PYTHON`): a venv rgd keeps per project and set of test requirements in
+//! `HOME/bench/real/venv/PROJECT-HASH`, holding pytest
 //! (pinned) and the test dependencies the release names: its `[project] dependencies`, the
 //! optional dependencies and dependency groups called test, tests or testing in pyproject.toml
 //! (and the project's own extras those name),
@@ -22,7 +23,7 @@ const ASKED: &str = "rgd-requirements.txt";
 const LOCK: &str = "rgd-lock.txt";
 
 /// The first line of a venv's requirements, naming how it is made (pytest installed last, `py`
-/// left to pytest): a venv whose first line differs is made anew.
+/// left to pytest): part of what names its directory, so a venv made another way is never used.
 const VENV_KIND: &str = "# rgd venv 3: pytest installed last, py left to pytest";
 
 /// Requirements files a project's tests commonly name.
@@ -282,11 +283,19 @@ fn extra_of(marker: &str) -> Option<String> {
     Some(after[1..].split(quote).next()?.to_string())
 }
 
+/// Where the venv for `project` with the requirements `asked` lives: one per set of requirements,
+/// so a run never installs into a venv another run is using (two shards, or a harvest beside a
+/// measurement, on releases that ask for different test dependencies reinstalled one venv under
+/// each other when there was one per project).
+fn venv_dir(cache: &Path, project: &str, asked: &str) -> PathBuf {
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(asked.as_bytes()));
+    cache.join("venv").join(format!("{}-{}", name_of(project), &digest[..12]))
+}
+
 /// The venv's interpreter for `project`'s release at `tree`, made or brought up to date when it
 /// does not have what the release asks for (progress and left-out dependencies to `report`).
 pub fn project_python(cache: &Path, project: &str, tree: &Path, report: &dyn Fn(&str)) -> anyhow::Result<PathBuf> {
-    let dir = cache.join("venv").join(name_of(project));
-    let python = dir.join("bin").join("python");
     let wanted = test_requirements(project, tree);
     let asked = std::iter::once(VENV_KIND.to_string())
         .chain(std::iter::once(PYTEST.to_string()))
@@ -294,15 +303,24 @@ pub fn project_python(cache: &Path, project: &str, tree: &Path, report: &dyn Fn(
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    let before = std::fs::read_to_string(dir.join(ASKED)).unwrap_or_default();
-    if python.is_file() && before == asked {
+    let dir = venv_dir(cache, project, &asked);
+    let python = dir.join("bin").join("python");
+    let ready = || python.is_file() && std::fs::read_to_string(dir.join(ASKED)).is_ok_and(|before| before == asked);
+    if ready() {
         return Ok(python);
     }
     std::fs::create_dir_all(dir.parent().unwrap_or(&dir))?;
     let _lock = crate::assets::lock_dir(dir.parent().unwrap_or(&dir))?;
-    if python.is_file() && before.lines().next() != Some(VENV_KIND) {
-        // Made the older way: what it holds may be what this way leaves out (an old `py`).
-        report(&format!("{project}: its venv was made the older way; making it anew"));
+    // Another rgd (a shard on the same machine) may have made it while this one waited.
+    if ready() {
+        return Ok(python);
+    }
+    if python.is_file() {
+        // Its requirements are written last: a venv without them was cut short while being made.
+        report(&format!(
+            "{project}: its venv in {} was not finished; making it anew",
+            dir.display()
+        ));
         std::fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
     }
     if !python.is_file() {
@@ -376,6 +394,20 @@ pub fn suite_runner(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_set_of_test_requirements_has_a_venv_of_its_own() {
+        let cache = Path::new("/cache");
+        let one = venv_dir(cache, "Python_Dateutil", "# kind\npytest\nsix\n");
+        assert_eq!(one, venv_dir(cache, "Python_Dateutil", "# kind\npytest\nsix\n"));
+        assert_ne!(one, venv_dir(cache, "Python_Dateutil", "# kind\npytest\nsix\nhypothesis\n"));
+        assert_ne!(one, venv_dir(cache, "attrs", "# kind\npytest\nsix\n"));
+        let name = one.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            one.starts_with("/cache/venv") && name.starts_with(&format!("{}-", name_of("Python_Dateutil"))),
+            "{name}"
+        );
+    }
 
     #[test]
     fn test_dependencies_come_from_pyproject_and_requirements_files_without_the_project_or_pytest() {
