@@ -207,6 +207,13 @@ fn a_function_put_back_that_turns_few_green_tests_red_is_an_instance_and_harvest
         recorded,
         "--resume measures nothing twice"
     );
+    let anew = bench(&[]);
+    assert_eq!(anew["summary"]["instances"], 1, "{anew}");
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("bench/real/tuning.jsonl.previous")).unwrap(),
+        recorded,
+        "a run without --resume keeps the earlier results aside"
+    );
     let held = rgd(home.path(), "http://127.0.0.1:9")
         .args(["bench", "real", "--held-out", "--instances"])
         .arg(&out)

@@ -3,6 +3,7 @@
 //! each result appended to the results file as it comes, so a bench killed at any point resumes
 //! from it losing at most the instance it was on.
 
+use anyhow::Context;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -85,6 +86,13 @@ pub struct Bench<'a> {
     pub resume: bool,
 }
 
+/// Where a results file goes when a run starts anew: `FILE.previous` (one generation kept).
+pub fn previous(results: &Path) -> PathBuf {
+    let mut name = results.as_os_str().to_owned();
+    name.push(".previous");
+    PathBuf::from(name)
+}
+
 impl Bench<'_> {
     /// Measures `chosen` (repairing with `repairer`, if any): every result, old and new.
     pub async fn run<R: Repairer>(
@@ -99,8 +107,15 @@ impl Bench<'_> {
                 // A line cut by a kill is the one instance measured again.
                 results = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
             }
-        } else {
-            let _ = std::fs::remove_file(&self.results);
+        } else if std::fs::metadata(&self.results).is_ok_and(|m| m.len() > 0) {
+            // Started anew, but what an earlier run measured (hours, perhaps) is kept aside, not
+            // lost to a forgotten `--resume`.
+            let kept = previous(&self.results);
+            std::fs::rename(&self.results, &kept).with_context(|| format!("cannot move {} aside", self.results.display()))?;
+            progress.say(&format!(
+                "started anew (no --resume): the earlier results are in {}",
+                kept.display()
+            ));
         }
         let keys: HashSet<String> = chosen.iter().map(key).collect();
         results.retain(|m| keys.contains(&m.key));
