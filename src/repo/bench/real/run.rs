@@ -87,7 +87,7 @@ pub struct Bench<'a> {
 }
 
 /// Where a results file goes when a run starts anew: `FILE.previous` (one generation kept).
-pub fn previous(results: &Path) -> PathBuf {
+fn previous(results: &Path) -> PathBuf {
     let mut name = results.as_os_str().to_owned();
     name.push(".previous");
     PathBuf::from(name)
