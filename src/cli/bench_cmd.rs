@@ -78,6 +78,14 @@ pub enum BenchCommand {
         /// With --isolation: only these projects (by name)
         #[arg(long = "project", value_name = "NAME", requires = "isolation")]
         projects: Vec<String>,
+        /// With --isolation: the projects of the real-bug list (`rgd bench real`; its tuning set,
+        /// or with --held-out its held-out set) instead, each at its newest release in the list,
+        /// its suite run in the venv `rgd bench real` makes for it (unless --python)
+        #[arg(long, requires = "isolation")]
+        real_bugs: bool,
+        /// With --real-bugs: the instance list whose projects are taken (default: the shipped one)
+        #[arg(long, value_name = "FILE", requires = "real_bugs")]
+        instances: Option<PathBuf>,
         /// The interpreter (with pytest) the projects' tests run with (else $RGD_PYTHON, else python3)
         #[arg(long)]
         python: Option<PathBuf>,
@@ -115,14 +123,59 @@ fn bench_isolation(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let (set, runner, cache) = project_runs(home, held_out, only, python)?;
-    let projects = crate::repo::bench::isolation::run(&cache, set, only, &runner, functions, &stderr_line)?;
+    let chosen = crate::repo::bench::chosen(&cache, set, only, &stderr_line)?;
+    let projects = crate::repo::bench::isolation::run(
+        chosen.into_iter().map(|(name, dir)| (name, Ok((dir, &runner)))),
+        functions,
+        &stderr_line,
+    )?;
+    isolation_report(&projects, runner.confinement().describe(), json)
+}
+
+/// `rgd bench verdicts --isolation --real-bugs`: the same, over the projects of the real-bug
+/// list, each at the newest release its instances come from and in its own venv.
+fn bench_isolation_real(
+    home: &Home,
+    held_out: bool,
+    functions: usize,
+    only: &[String],
+    list: Option<&std::path::Path>,
+    python: Option<PathBuf>,
+) -> anyhow::Result<(Vec<crate::repo::bench::isolation::ProjectParity>, &'static str)> {
+    use crate::repo::bench::real::{measure::newer_release, run, venv::suite_runner};
+    let chosen = run::choose(run::instances(list)?, held_out, only, None);
+    if chosen.is_empty() {
+        anyhow::bail!(
+            "no project of the list is in the {} set",
+            if held_out { "held-out" } else { "tuning" }
+        );
+    }
+    let cache = home.root.join("bench").join("real");
+    std::fs::create_dir_all(&cache)?;
+    // Each venv's interpreter is confined alike on one machine: the last one made is reported.
+    let confinement = std::cell::Cell::new("not measured");
+    let releases = run::newest_releases(&chosen);
+    let projects = releases.into_iter().map(|i| {
+        let made = newer_release(&cache, i).and_then(|tree| {
+            let runner = suite_runner(&cache, python.as_deref(), &i.project, &tree, &stderr_line)?;
+            confinement.set(runner.confinement().describe());
+            Ok((tree, runner))
+        });
+        (format!("{} {}", i.project, i.versions[1]), made)
+    });
+    let measured = crate::repo::bench::isolation::run(projects, functions, &stderr_line)?;
+    Ok((measured, confinement.get()))
+}
+
+/// The isolation bench's table or JSON; failure when an isolated outcome differs.
+fn isolation_report(projects: &[crate::repo::bench::isolation::ProjectParity], confinement: &str, json: bool) -> anyhow::Result<ExitCode> {
     let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
     let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
     let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
     if json {
         println!("{}", serde_json::to_string(&projects)?);
     } else {
-        print_lines(crate::repo::bench::isolation::table(&projects, runner.confinement().describe()));
+        print_lines(crate::repo::bench::isolation::table(projects, confinement));
     }
     Ok(if differ > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
@@ -196,8 +249,22 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             isolation: true,
             functions,
             projects,
+            real_bugs: true,
+            instances,
             python,
             json,
+        } => {
+            let (measured, confinement) = bench_isolation_real(home, held_out, functions, &projects, instances.as_deref(), python)?;
+            return isolation_report(&measured, confinement, json);
+        }
+        BenchCommand::Verdicts {
+            held_out,
+            isolation: true,
+            functions,
+            projects,
+            python,
+            json,
+            ..
         } => return bench_isolation(home, held_out, functions, &projects, python, json),
         BenchCommand::Verdicts {
             held_out, python, json, ..

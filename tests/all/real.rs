@@ -672,3 +672,58 @@ pub(crate) fn two_instance_lists(home: &std::path::Path, python: &std::path::Pat
     std::fs::write(&two, format!("{first}\n{second}\n")).unwrap();
     (one, two)
 }
+
+/// `rgd bench verdicts --isolation --real-bugs`: the projects of a real-bug list, each at the
+/// newest release its instances come from, have their most tested functions judged in-process and
+/// isolated; here a project's history (a list made in the test) with nothing that differs.
+#[test]
+fn the_isolation_bench_runs_the_projects_of_a_real_bug_list_at_their_newest_release() {
+    let Some(python) = support::pytest_python() else { return };
+    let home = temp_home();
+    let (one, _) = two_instance_lists(home.path(), &python);
+    let newer = serde_json::from_str::<serde_json::Value>(std::fs::read_to_string(&one).unwrap().trim()).unwrap()["versions"][1]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bench = |extra: &[&str]| {
+        rgd(home.path(), "http://127.0.0.1:9")
+            .args([
+                "bench",
+                "verdicts",
+                "--isolation",
+                "--real-bugs",
+                "--functions",
+                "2",
+                "--json",
+                "--instances",
+            ])
+            .arg(&one)
+            .arg("--python")
+            .arg(&python)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let run = bench(&[]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let projects: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(projects[0]["name"], format!("calc {newer}"), "{projects}");
+    let functions = projects[0]["functions"].as_array().unwrap();
+    assert_eq!(functions.len(), 2, "{projects}");
+    assert!(
+        functions
+            .iter()
+            .all(|f| f["not_isolated"].is_null() && f["differ"].as_array().unwrap().is_empty() && f["tests"].as_u64() > Some(0)),
+        "{projects}"
+    );
+    assert_eq!(
+        functions[0]["target"], "calc/ops.py::norm",
+        "the function the most tests enter first: {projects}"
+    );
+    let held = bench(&["--held-out"]);
+    assert!(
+        !held.status.success() && String::from_utf8_lossy(&held.stderr).contains("no project of the list is in the held-out set"),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
+}

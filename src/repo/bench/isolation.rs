@@ -1,17 +1,17 @@
 //! `rgd bench verdicts --isolation`: whether isolating a repository target (`isolate.rs`) changes
-//! any verdict. For each project of `rgd bench repo` (pinned sdists, their own test suites), the
-//! functions the most tests enter (by rgd's spectrum collector over the whole suite) are taken as
+//! any verdict. For each project of `rgd bench repo` (pinned sdists, their own test suites), or
+//! with `--real-bugs` of the real-bug list (each at its newest release there, in its own venv),
+//! the functions the most tests enter (by rgd's spectrum collector over the whole suite) are taken as
 //! the target in turn, with their original code: the tests entering one run once with the
 //! function in the tests' process, once isolated. Reported: how many functions could be isolated
 //! (and why the others could not), every test whose outcome differs, and the isolated run's time
 //! against the in-process one.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::repo::bench::{Project, chosen};
 use crate::repo::index::chunks::is_test_file;
 use crate::repo::run::testrun::{ProjectTests, RunSpec, TestLimits, TestRun};
 
@@ -124,27 +124,49 @@ fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[S
     })
 }
 
-/// Runs every project of `set` (fetched into `cache`; only those named in `only`, when it names
-/// any) as described above.
-pub fn run(
-    cache: &Path,
-    set: &'static [Project],
-    only: &[String],
-    runner: &ProjectTests,
+/// Runs every project of `projects` as described above: each named as it is reported ("toolz
+/// 1.2.0"), with its folder and the runner of its suite, or why it has none (reported, not
+/// measured). Taken one at a time, so a runner made on demand (a venv) is made when its turn comes.
+pub fn run<R: std::borrow::Borrow<ProjectTests>>(
+    projects: impl IntoIterator<Item = (String, anyhow::Result<(PathBuf, R)>)>,
     per_project: usize,
     report: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<ProjectParity>> {
     let mut out = Vec::new();
-    for (name, dir) in chosen(cache, set, only, report)? {
-        let ids = match runner.collect(&dir, &[]) {
-            Ok(ids) => ids,
+    for (name, project) in projects {
+        let skip = |e: anyhow::Error| {
+            report(&format!("{name}: {e:#}"));
+            ProjectParity {
+                name: name.clone(),
+                skipped: Some(format!("{e:#}").lines().next().unwrap_or_default().to_string()),
+                functions: Vec::new(),
+            }
+        };
+        let (dir, runner) = match project {
+            Ok(p) => p,
             Err(e) => {
-                report(&format!("{name}: {e:#}"));
-                out.push(ProjectParity {
-                    name,
-                    skipped: Some(format!("{e:#}").lines().next().unwrap_or_default().to_string()),
-                    functions: Vec::new(),
+                out.push(skip(e));
+                continue;
+            }
+        };
+        let runner = runner.borrow();
+        // What collects is measured, as a harvest takes it; each module that does not is named.
+        let ids = match runner.collect_with_errors(&dir, &RunSpec::default()) {
+            Ok(c) if !c.ids.is_empty() => {
+                for (file, message) in &c.errors {
+                    report(&format!("{name}: left out, as pytest cannot collect {file}: {message}"));
+                }
+                c.ids
+            }
+            Ok(c) => {
+                let why = c.errors.first().map_or("pytest collects no test".to_string(), |(file, message)| {
+                    format!("pytest cannot collect {file}: {message}")
                 });
+                out.push(skip(anyhow::anyhow!(why)));
+                continue;
+            }
+            Err(e) => {
+                out.push(skip(e));
                 continue;
             }
         };

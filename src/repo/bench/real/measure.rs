@@ -245,9 +245,9 @@ pub fn locate(
     }
 }
 
-/// A copy of the instance's newer release (its sdist fetched once and hash-checked) with the
-/// faulty function put back, and the released definition of that function (at column 0).
-pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::TempDir, String)> {
+/// The unpacked sdist of the instance's newer release (fetched once into `cache`), checked to be
+/// the one it was harvested from.
+pub fn newer_release(cache: &Path, i: &Instance) -> anyhow::Result<std::path::PathBuf> {
     let (tree, hash) = pypi::sdist(cache, &i.project, &i.versions[1])?;
     if !i.sdists[1].is_empty() && hash != i.sdists[1] {
         bail!(
@@ -257,6 +257,13 @@ pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::Temp
             i.sdists[1]
         );
     }
+    Ok(tree)
+}
+
+/// A copy of the instance's newer release (its sdist fetched once and hash-checked) with the
+/// faulty function put back, and the released definition of that function (at column 0).
+pub fn faulty_copy(cache: &Path, i: &Instance) -> anyhow::Result<(tempfile::TempDir, String)> {
+    let tree = newer_release(cache, i)?;
     let copy = tempfile::tempdir()?;
     crate::checked::copy_tree(&tree, copy.path()).context("copying the release")?;
     let module = std::fs::read_to_string(copy.path().join(&i.file)).with_context(|| i.file.clone())?;

@@ -49,6 +49,31 @@ pub fn choose(all: Vec<Instance>, held_out: bool, projects: &[String], limit: Op
     spread(chosen, limit)
 }
 
+/// One instance of each project of `chosen`, the one from its newest release (the newer of a
+/// pair, by release number): where `rgd bench verdicts --isolation --real-bugs` runs the
+/// project's suite. By project name.
+pub fn newest_releases(chosen: &[Instance]) -> Vec<&Instance> {
+    let mut newest: std::collections::BTreeMap<&str, &Instance> = std::collections::BTreeMap::new();
+    for i in chosen {
+        let kept = newest.entry(&i.project).or_insert(i);
+        if release_number(&i.versions[1]) > release_number(&kept.versions[1]) {
+            *kept = i;
+        }
+    }
+    newest.into_values().collect()
+}
+
+/// A release's parts in order, each its leading number and the rest (`3.10.1` after `3.9`).
+fn release_number(version: &str) -> Vec<(u64, &str)> {
+    version
+        .split(['.', '-', '+'])
+        .map(|part| {
+            let digits = part.len() - part.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            (part[..digits].parse().unwrap_or(0), &part[digits..])
+        })
+        .collect()
+}
+
 /// What repairs a located instance (`rgd fix` on the oracle or a model, from the command).
 #[allow(async_fn_in_trait)]
 pub trait Repairer {
@@ -203,4 +228,41 @@ fn judged(copy: &Path, runner: &ProjectTests, i: &Instance, released: &str, reco
     f.calls = record.tried.iter().map(|t| t.calls).sum();
     f.tokens = record.tried.iter().map(|t| t.tokens).sum();
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(project: &str, older: &str, newer: &str) -> Instance {
+        Instance {
+            project: project.to_string(),
+            versions: [older.to_string(), newer.to_string()],
+            sdists: [String::new(), String::new()],
+            file: "m.py".to_string(),
+            function: "f".to_string(),
+            line: 1,
+            red_tests: Vec::new(),
+            suite: 1,
+            covering: 1,
+            faulty: String::new(),
+            fixed: String::new(),
+        }
+    }
+
+    #[test]
+    fn each_project_is_taken_at_its_newest_release_by_number_not_by_text_or_list_order() {
+        let list = [
+            of("markdown", "3.10", "3.10.1"),
+            of("markdown", "3.8", "3.9"),
+            of("idna", "3.11", "3.12"),
+            of("idna", "3.9", "3.10"),
+            of("click", "8.2.0", "8.2.1"),
+        ];
+        let newest: Vec<(&str, &str)> = newest_releases(&list)
+            .into_iter()
+            .map(|i| (i.project.as_str(), i.versions[1].as_str()))
+            .collect();
+        assert_eq!(newest, [("click", "8.2.1"), ("idna", "3.12"), ("markdown", "3.10.1")]);
+    }
 }
