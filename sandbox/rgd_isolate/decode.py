@@ -286,6 +286,8 @@ class Decoder:
             return peer.local_handle(n[1])
         if k == "glob":
             return peer.policy.global_value(n[1], n[2])
+        if k == "mod":
+            return peer.policy.shared_module(n[1])
         if k == "dflt":
             defaults = peer.target_defaults
             if type(n[1]) is not int or not 0 <= n[1] < len(defaults):

@@ -5,6 +5,7 @@ import builtins
 import collections
 import copyreg
 import itertools
+import sys
 import types
 
 
@@ -198,6 +199,12 @@ class Encoder:
             # A module-level sentinel of the project's (`MISSING = object()`), or a value whose
             # identity is its meaning (a token type): the other side has its own by that name.
             return ["glob", named[0], named[1]]
+        if t is types.ModuleType:
+            name = getattr(v, "__name__", None)
+            if isinstance(name, str) and sys.modules.get(name) is v and peer.policy.module_crosses(name):
+                # A module crosses by its name; the other side has its own from the same
+                # source (itsdangerous' serializer holds the `json` it serializes with).
+                return ["mod", name]
         if isinstance(v, type):
             # A class names code, not state: any class the other side has by the same name (the
             # project's, the standard library's) may be sent; the tests' side only takes back

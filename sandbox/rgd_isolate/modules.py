@@ -34,13 +34,17 @@ def _is_installed_module(name):
     return "site-packages" in parts or "dist-packages" in parts
 
 
+# The test runner's packages, the test case's and rgd's own: nothing of theirs crosses as data,
+# not even a module by its name.
+_RUNNERS = frozenset(("_pytest", "pytest", "pluggy", "py", "unittest", "doctest", "rgd_isolate", "rgd_verdict", "rgd_verdict_impl", "rgd_spectra"))
+
+
 # Packages whose objects never cross as their attributes, whatever their reduction: the test
 # runner's (its objects reach the session, the tests and their outcomes), the test case's, rgd's
-# own, and those whose objects stand for what a process has (threads, processes, sockets, event
+# own (`_RUNNERS`), and those whose objects stand for what a process has (threads, processes, sockets, event
 # loops, queues between threads): a copy of one would be another.
-_NEVER_STATE = frozenset(
-    ("_pytest", "pytest", "pluggy", "py", "unittest", "doctest", "rgd_isolate", "rgd_verdict", "rgd_verdict_impl", "rgd_spectra",
-     "threading", "_thread", "subprocess", "multiprocessing", "concurrent", "asyncio", "selectors", "socket", "socketserver",
+_NEVER_STATE = _RUNNERS | frozenset(
+    ("threading", "_thread", "subprocess", "multiprocessing", "concurrent", "asyncio", "selectors", "socket", "socketserver",
      "ssl", "queue", "signal", "sched", "tempfile", "weakref", "gc", "sys", "os", "io", "_io", "mmap", "sqlite3", "ctypes",
      "tkinter", "atexit", "faulthandler", "tracemalloc", "importlib", "pkgutil", "zipimport", "site", "builtins")
 )

@@ -243,6 +243,25 @@ class Policy:
             raise Refused("%s.%s names nothing that crosses by name here" % (module_name, path))
         return value
 
+    def module_crosses(self, name):
+        """Whether the module `name` crosses by its name: one of the project's, the standard
+        library's or an installed package's, which the other side has from the same source;
+        never the test runner's or rgd's own (`_RUNNERS`), nor a test module."""
+        if not isinstance(name, str) or name.partition(".")[0] in _RUNNERS:
+            return False
+        return self.project_module(name) or _is_stdlib_module(name) or _is_installed_module(name)
+
+    def shared_module(self, name):
+        """The receiver's own module `name` (`module_crosses`): the tests' side only one it has
+        imported already; the program's side imports it if need be, as its code would."""
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        if module is None and not self.strict and isinstance(name, str) and name.partition(".")[0] not in _RUNNERS:
+            if self.project_module(name) or _stdlib_spec(name) or _installed_spec(name):
+                module = importlib.import_module(name)
+        if not isinstance(module, types.ModuleType) or not self.module_crosses(name):
+            raise Refused("a module that does not cross by name (%r)" % (name,))
+        return module
+
     def resolve_class(self, module_name, qualname):
         """The receiver's own class `module.qualname`: the project's (imported if need be),
         builtins', or an allowed standard-library one; else Refused naming it."""
@@ -321,5 +340,5 @@ class Policy:
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
-from .modules import _NEVER_STATE, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _stdlib_spec  # noqa: E402
+from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _stdlib_spec  # noqa: E402
 from .values import _BY_NAME, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

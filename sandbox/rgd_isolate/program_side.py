@@ -39,6 +39,7 @@ class Server(Peer):
         self.state = ModuleState(policy)
         self.state.agree()
         self.outside = {}  # (module, attribute) -> (the original, the tests' function called back)
+        self.shadows = {}  # a builtin's name -> (what the project's modules see, the tests' replacement)
 
     def enter(self, values):
         """The tests' side of things before the call: module state, functions the tests
@@ -104,6 +105,8 @@ class Server(Peer):
             if not (_is_stdlib_module(entry[0]) or _is_installed_module(entry[0])):
                 raise Refused("a patch of %s.%s, which is no module of the standard library's or an installed package's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
+        self.shadow_builtins({k[1]: fn for k, fn in wanted.items() if k[0] == "builtins"})
+        wanted = {k: fn for k, fn in wanted.items() if k[0] != "builtins"}
         for key in [k for k in self.outside if k not in wanted]:
             original, _ = self.outside.pop(key)
             setattr(sys.modules[key[0]], key[1], original)
@@ -117,6 +120,33 @@ class Server(Peer):
             called_back = type(fn) in (RemoteFunction, RemoteMethod, LentMethod) and key != ("sys", "stdin")
             setattr(module, key[1], _calling_back(fn, key[1]) if called_back else fn)
             self.outside[key] = (original, fn)
+
+    def shadow_builtins(self, patches):
+        """A test's patch of a builtin (`mocker.patch("builtins.print")`), made for the project's
+        code: a global of that name in each project module that has none of its own (a module's
+        global is found before the builtin), taken away when the test's patch is undone.
+        `builtins` itself is left as it is: the channel's own code runs on it here."""
+        for name in [n for n in self.shadows if n not in patches]:
+            self._unshadow(name, self.shadows.pop(name)[0])
+        for name, fn in patches.items():
+            was = self.shadows.get(name)
+            if was is None or was[1] is not fn:
+                if was is not None:
+                    self._unshadow(name, was[0])
+                called_back = type(fn) in (RemoteFunction, RemoteMethod, LentMethod)
+                self.shadows[name] = (_calling_back(fn, name) if called_back else fn, fn)
+            value = self.shadows[name][0]
+            # Every call: a project module imported since has it too.
+            for _, module in self.state._project_modules():
+                ns = vars(module)
+                if name not in ns:
+                    ns[name] = value
+
+    def _unshadow(self, name, value):
+        for _, module in self.state._project_modules():
+            ns = vars(module)
+            if ns.get(name, _MISSING) is value:
+                del ns[name]
 
     def serve_other(self, m):
         if m.get("op") != "call":
@@ -220,7 +250,7 @@ def serve():
 from .config import ProgramConfig, read  # noqa: E402
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP  # noqa: E402
+from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .handles import LentMethod, RemoteFunction, RemoteMethod  # noqa: E402
 from .modules import _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
 from .output import _Printed, _capture_logs, _env_diff, _environment  # noqa: E402

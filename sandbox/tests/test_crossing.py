@@ -252,3 +252,27 @@ def test_the_program_cannot_make_a_tests_class_of_what_is_no_exception_class(sid
         # What only the tests' side sends is no node the tests' side reads.
         with pytest.raises(iso.Refused):
             tests.decode({"n": [[kind, 1, "tests.test_fake", "MyError", []]], "base": 0, "r": {"v": 0}})
+
+
+def test_a_module_crosses_by_its_name_but_never_one_of_the_runners(sides):
+    tests, program = sides
+    import json
+
+    assert across(tests, program, {"serializer": json})["serializer"] is json, "the receiver's own module"
+    assert across(program, tests, [json, os.path])[1] is os.path
+    with pytest.raises(iso.Refused):
+        across(tests, program, pytest)
+    assert across(program, tests, iso) is not iso, "the program's rgd_isolate stays a handle of its own"
+
+
+def test_the_tests_side_never_imports_a_module_the_program_names(sides):
+    tests, program = sides
+    import json
+
+    message = program.encode({"v": json})
+    text = __import__("json").dumps(message)
+    assert '["mod", "json"]' in text
+    sys.modules.pop("antigravity", None)
+    with pytest.raises(iso.Refused):
+        tests.decode(__import__("json").loads(text.replace('["mod", "json"]', '["mod", "antigravity"]')))
+    assert "antigravity" not in sys.modules

@@ -142,6 +142,26 @@ fn a_patched_stream_and_a_changed_directory_are_carried_over() {
     support::one_module::passes_isolated_as_in_one_process(module, tests, "shown", 2);
 }
 
+/// A test's patch of a builtin (natsort's tests patch `builtins.print` with a mock) reaches the
+/// project's code in the program's process, and goes when the patch does; a module handed over
+/// (itsdangerous' serializer holds `json`) crosses by its name. A right program passes isolated;
+/// one that prints elsewhere fails isolated.
+#[test]
+fn a_patched_builtin_reaches_the_projects_code_and_a_module_crosses_by_name() {
+    let module = "def shout(text, codec):\n    print(codec.dumps(text.upper()))\n    return len(text)\n";
+    let tests = "import builtins\nimport json\nfrom unittest import mock\n\nfrom pkg.m import shout\n\n\ndef test_mocked():\n    with mock.patch('builtins.print') as p:\n        assert shout('a', json) == 1\n    p.assert_called_once_with('\"A\"')\n\n\ndef test_replaced(monkeypatch):\n    seen = []\n    monkeypatch.setattr(builtins, 'print', seen.append)\n    assert shout('ab', json) == 2\n    assert seen == ['\"AB\"']\n\n\ndef test_printed(capsys):\n    assert shout('b', json) == 1\n    assert capsys.readouterr().out == '\"B\"\\n'\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "shout", 3);
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let around = "import sys\n\n\ndef shout(text, codec):\n    sys.stdout.write(codec.dumps(text.upper()) + '\\n')\n    return len(text)\n";
+    let wrong = project.run(around, "shout");
+    assert_eq!(wrong.isolation, Isolation::Isolated, "{wrong:?}");
+    assert_eq!(
+        wrong.outcomes.iter().filter(|o| o.passed()).count(),
+        1,
+        "only the test that reads the output: {wrong:?}"
+    );
+}
+
 /// What has no reduction at all is lent, as the tests' own objects are: markdown's HTML
 /// extractor is handed a `TreeBuilder`. The program uses it where it lives (the builder the test
 /// then closes holds what the program built, and the element its `start` answers is lent back),
