@@ -419,6 +419,12 @@ class Decoder:
         """Sets an object's attributes from `state` (its `__dict__` and slots), as pickle does."""
         if not isinstance(state, dict):
             raise Refused("an object's attributes that are not a dict")
+        if type(value) in _BY_SET_STATE:
+            try:
+                value.__setstate__(state)
+            except (TypeError, ValueError) as e:
+                raise Refused("a state %s.%s does not take (%s)" % (type(value).__module__, type(value).__qualname__, e))
+            return
         slots = set(_slots_of(type(value)))
         d = _own_dict(value)
         for name, x in state.items():
@@ -597,6 +603,19 @@ class Decoder:
             import re
 
             return re.compile(self.get(n[2]), n[3])
+        if kind == "Match":
+            import re
+
+            pattern, text = self.get(n[2]), self.get(n[3])
+            if len(n) != 7 or not isinstance(pattern, re.Pattern) or n[4] not in ("match", "fullmatch") or type(n[5]) is not int or type(n[6]) is not int:
+                raise Refused("a match that is not one")
+            try:
+                made = getattr(pattern, n[4])(text, n[5], n[6])
+            except TypeError as e:
+                raise Refused("a match that is not one (%s)" % e)
+            if made is None:
+                raise Refused("a match that does not match here")
+            return made
         if kind in ("Parameter", "Signature"):
             import inspect
 
@@ -668,6 +687,8 @@ def _copy_into(target, source):
     elif t.__module__ == "collections" and t.__qualname__ == "deque":
         target.clear()
         target.extend(source)
+    elif t in _BY_SET_STATE:
+        target.__setstate__(_state(source))
     else:
         state = _state(source)
         base = _builtin_base(t)
@@ -692,4 +713,4 @@ def _copy_into(target, source):
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402
 from .modules import _is_stdlib_module, _stdlib_spec  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402

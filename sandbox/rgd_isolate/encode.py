@@ -302,8 +302,9 @@ class Encoder:
                 return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
             return ["o", t.__module__, t.__qualname__, state, content]
         # Only the program's objects cross through their reduction: a copy, not written back, so
-        # a tests' object the program would change in place (markdown's element trees) is not
-        # copied there; the tests' objects cross as their attributes, lent, or not at all.
+        # a tests' object the program would change in place is not copied there; the tests'
+        # objects cross as their attributes (or the state their own `__setstate__` takes, an
+        # element tree's element: written back), lent, or not at all.
         reduced = self.reduced(v, t, depth) if not peer.policy.strict and peer.policy.reducible(t) else None
         if reduced is not None:
             return reduced
@@ -501,6 +502,13 @@ class Encoder:
             return ["std", "slice", [self.ref(v.start, depth), self.ref(v.stop, depth), self.ref(v.step, depth)]]
         if module == "re" and name == "Pattern":
             return ["std", "Pattern", self.ref(v.pattern, depth), v.flags]
+        if module == "re" and name == "Match":
+            # A match crosses as the way to make it again there (its pattern, its string, where
+            # it starts and ends); one that cannot be made again is lent or refused (`_NOT_LENT`).
+            again = _remade_match(v)
+            if again is None:
+                return None
+            return ["std", "Match", self.ref(v.re, depth), self.ref(v.string, depth), *again]
         if module == "inspect" and name in ("Signature", "Parameter"):
             # A signature is a value: its parameters' names, kinds, defaults and annotations
             # (`Parameter.empty`, where there is none, crosses as the absence it means).
@@ -530,4 +538,4 @@ class Encoder:
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _own_reduction, _same, _state, _viewed_dict  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _own_reduction, _remade_match, _same, _state, _viewed_dict  # noqa: E402

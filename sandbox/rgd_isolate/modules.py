@@ -88,6 +88,36 @@ def _plain_reduction(cls):
     return ok
 
 
+_SET_STATE = {}  # class -> whether its instances are a state dict set by its own `__setstate__`
+
+
+def _set_state_reduction(cls):
+    """Whether `cls`'s own reduction makes an instance bare and then hands it a dict of state
+    through the class's own `__setstate__` (an `xml.etree.ElementTree.Element`: its tag, text,
+    attributes and children), with no items and no finalizer. Such an object is that dict: it
+    crosses as it (read by `__getstate__`) and is put back, in place, by `__setstate__`, so what
+    the program changes in it comes back as attributes do. Asked of a bare instance made here."""
+    known = _SET_STATE.get(cls)
+    if known is not None:
+        return known
+    ok = False
+    finalized = any("__del__" in vars(k) for k in cls.__mro__)
+    own = any("__setstate__" in vars(k) for k in cls.__mro__ if k is not object)
+    if not finalized and own:
+        blank = _bare(cls)
+        try:
+            rv = blank.__reduce_ex__(4) if blank is not None else None
+            state = blank.__getstate__() if blank is not None else None
+        except Exception:
+            rv = state = None
+        if isinstance(rv, tuple) and 3 <= len(rv) <= 6 and type(state) is dict:
+            fn, args, rest = rv[0], rv[1], list(rv[3:]) + [None] * (6 - max(len(rv), 3))
+            made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
+            ok = made and type(rv[2]) is dict and all(x is None for x in rest)
+    _SET_STATE[cls] = ok
+    return ok
+
+
 def _bare(cls):
     """A bare instance of `cls`, made without running Python code (`object.__new__`, or a C
     class's own `__new__` with no arguments), or None where that cannot be: the class

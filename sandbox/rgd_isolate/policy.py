@@ -139,7 +139,8 @@ class Policy:
         other side can read (`re.Match`, `TreeBuilder`; an object of a class its module does not
         name): no data, so it is lent as the tests' own objects are, and
         the program uses it where it lives. What has a reduction but may not cross by it is still
-        refused (an element tree, changed in place by the program, would not come back)."""
+        refused (a reduction through a function of its module's, which the receiver never calls,
+        a copy of which the program could change without it coming back)."""
         if not self.library_class(t) or (t.__module__, t.__qualname__) in _NOT_LENT:
             return False
         if not _named_by(t, t.__module__):
@@ -335,10 +336,18 @@ class Policy:
         unchanged source), when its reduction says that is all they are (`_plain_reduction`),
         unless the tests lend them (a stream, a lock, a mock: used where they live) or they are
         the test runner's or rgd's."""
-        return self.reducible(cls) and _plain_reduction(cls) and not _generous(cls)
+        if not self.reducible(cls) or _generous(cls):
+            return False
+        if _plain_reduction(cls):
+            return True
+        if _set_state_reduction(cls):
+            # Its state is what `__getstate__` says, put back by `__setstate__` (`_state`).
+            _BY_SET_STATE.add(cls)
+            return True
+        return False
 
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
-from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _stdlib_spec  # noqa: E402
-from .values import _BY_NAME, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402
+from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _set_state_reduction, _stdlib_spec  # noqa: E402
+from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

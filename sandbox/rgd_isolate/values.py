@@ -171,6 +171,19 @@ def _hidden_state_base(cls):
     return None
 
 
+def _remade_match(m):
+    """How the other side makes the same `re.Match` again, from its pattern and string with its
+    own `re` (the same engine in both processes): (`match` or `fullmatch`, its start, an end
+    position) where that gives back every group's span, else None. Its `pos` is then where it
+    starts (the position its search began at is not kept)."""
+    p, text, start = m.re, m.string, m.start()
+    for how, endpos in (("match", m.endpos), ("fullmatch", m.endpos), ("fullmatch", m.end())):
+        again = getattr(p, how)(text, start, endpos)
+        if again is not None and again.regs == m.regs:
+            return how, start, endpos
+    return None
+
+
 _PATTERN_METHODS = frozenset(("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split"))
 
 
@@ -218,8 +231,16 @@ def _own_dict(obj):
         return None
 
 
+# Classes of the standard library's or an installed package's whose state is the dict their own
+# `__getstate__` gives and `__setstate__` takes (`Policy.plain_state`): an element tree's element.
+_BY_SET_STATE = set()
+
+
 def _state(obj):
-    """An instance's attributes: its `__dict__` and slots, as a dict."""
+    """An instance's attributes: its `__dict__` and slots, as a dict (or, for a class of
+    `_BY_SET_STATE`, the state its own `__getstate__` gives)."""
+    if type(obj) in _BY_SET_STATE:
+        return dict(obj.__getstate__())
     state = {}
     d = _own_dict(obj)
     if isinstance(d, dict):
@@ -482,7 +503,7 @@ def _mutable(value):
     if t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict", "deque"):
         return True
     return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, (type, BaseException)) and (
-        hasattr(value, "__dict__") or bool(_slots_of(t))
+        hasattr(value, "__dict__") or bool(_slots_of(t)) or t in _BY_SET_STATE
     )
 
 

@@ -192,17 +192,17 @@ def test_what_holds_a_process_or_a_finalizer_is_never_copied(tmp_path):
 
 def test_the_tests_answer_lends_a_library_object_but_never_a_frame(sides):
     """What the tests answer to the program's own call and cannot cross is lent where it is an
-    object of the standard library's or an installed package's (an element a lent `TreeBuilder`
-    makes); the interpreter's own objects (a frame, whose `f_locals` would be a test's) stay
-    refused."""
-    import xml.etree.ElementTree as ET
+    object of the standard library's or an installed package's (an `array`, whose reduction
+    names a function of its module's); the interpreter's own objects (a frame, whose `f_locals`
+    would be a test's) stay refused."""
+    import array
 
     tests, program = sides
-    element = ET.Element("p")
-    tests.encode({"v": element}, answer=True)
-    assert tests.handles[1] is element and tests.lent[1] == "lent"
+    numbers = array.array("i", [1, 2])
+    tests.encode({"v": numbers}, answer=True)
+    assert tests.handles[1] is numbers and tests.lent[1] == "lent"
     with pytest.raises(iso.Refused, match="not data"):
-        tests.encode({"v": ET.Element("q")})
+        tests.encode({"v": array.array("i", [3])})
     with pytest.raises(iso.Refused):
         tests.encode({"v": sys._getframe()}, answer=True)
     with pytest.raises(iso.Refused):
@@ -276,3 +276,32 @@ def test_the_tests_side_never_imports_a_module_the_program_names(sides):
     with pytest.raises(iso.Refused):
         tests.decode(__import__("json").loads(text.replace('["mod", "json"]', '["mod", "antigravity"]')))
     assert "antigravity" not in sys.modules
+
+
+def test_an_element_crosses_by_its_state_and_the_programs_changes_come_back_in_place(sides):
+    tests, program = sides
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("div", {"class": "a"})
+    child = ET.SubElement(root, "p")
+    child.text = "x"
+    copy = across(tests, program, root)
+    assert type(copy) is ET.Element and copy is not root and ET.tostring(copy) == ET.tostring(root)
+    ET.SubElement(copy, "span").text = "y"
+    copy.set("id", "1")
+    copy[0].text = "z"
+    back = across(program, tests, copy)
+    assert back is root and root[0] is child, "the tests' own elements, changed in place"
+    assert ET.tostring(root) == b'<div class="a" id="1"><p>z</p><span>y</span></div>'
+
+
+def test_a_match_crosses_as_the_way_to_make_it_again(sides):
+    tests, program = sides
+    m = re.compile(r"(?<=a)(b+)(c)?").search("xabbbd", 1)
+    copy = across(tests, program, m)
+    assert type(copy) is re.Match and copy is not m
+    assert (copy.regs, copy.group(1), copy.lastindex, copy.string) == (m.regs, "bbb", 1, "xabbbd")
+    full = re.compile(r"a|ab").fullmatch("ab")
+    assert across(program, tests, full).span() == (0, 2), "made again by fullmatch where match would stop short"
+    data = re.compile(rb"\d+").match(b"12ab")
+    assert across(tests, program, data).group() == b"12"
