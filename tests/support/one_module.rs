@@ -64,6 +64,14 @@ impl OneModule {
         assert_eq!(run.outcomes.len(), count, "{run:?}");
         assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
     }
+
+    /// With `program` (a wrong one) in `pkg/m.py`'s place and `target` isolated, the run says it
+    /// was isolated and only `passing` tests pass.
+    pub fn fails_isolated(&self, program: &str, target: &str, passing: usize) {
+        let run = self.run(program, target);
+        assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
+        assert_eq!(run.outcomes.iter().filter(|o| o.passed()).count(), passing, "{run:?}");
+    }
 }
 
 /// `tests` pass on `module` (`pkg/m.py`) with `target` judged in-process, for a reason that
