@@ -277,14 +277,15 @@ class Encoder:
                 # ("IGNORECASE|DOTALL" on 3.11, None before): it crosses as its value.
                 return ["e", t.__module__, t.__qualname__, None, v.value]
             return ["e", t.__module__, t.__qualname__, v.name]
+        if kind in ("project", "ntuple") and not peer.policy.strict and ("<" in t.__qualname__ or not _named_by(t, t.__module__)):
+            # An object of a class the program made in a function (boltons' `make_sentinel`,
+            # attrs' `_AndValidatorAttributes` tuple class): the tests' side has no class of
+            # that name to make it from, so it stays here.
+            return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
         if kind == "ntuple":
             return ["nt", t.__module__, t.__qualname__, [self.ref(x, depth) for x in tuple.__iter__(v)], self.ref(_state(v), depth)]
         if kind == "exc":
             return self.exception(v, depth)
-        if kind == "project" and "<" in t.__qualname__ and not peer.policy.strict:
-            # An object of a class the program made in a function (boltons' `make_sentinel`):
-            # the tests' side has no class of that name to make it from, so it stays here.
-            return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
         if kind == "project":
             base = _builtin_base(t)
             content = None
@@ -538,4 +539,4 @@ class Encoder:
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _own_reduction, _remade_match, _same, _state, _viewed_dict  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_reduction, _remade_match, _same, _state, _viewed_dict  # noqa: E402

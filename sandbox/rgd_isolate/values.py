@@ -115,11 +115,20 @@ def _known_base(cls):
 
 
 def _named_by(cls, module):
-    """Whether `module.qualname` names `cls` (`_thread.lock`, a class no name holds, does not)."""
+    """Whether `module.qualname` names `cls` (`_thread.lock`, a class no name holds, does not).
+    Once named, always taken to be (asked of every project object sent)."""
+    if _NAMED.get(cls) == module:
+        return True
     obj = sys.modules.get(module)
     for part in cls.__qualname__.split("."):
         obj = getattr(obj, part, None)
-    return obj is cls
+    if obj is cls:
+        _NAMED[cls] = module
+        return True
+    return False
+
+
+_NAMED = {}  # class -> the module found to name it
 
 
 def _is_mock(value):

@@ -305,3 +305,14 @@ def test_a_match_crosses_as_the_way_to_make_it_again(sides):
     assert across(program, tests, full).span() == (0, 2), "made again by fullmatch where match would stop short"
     data = re.compile(rb"\d+").match(b"12ab")
     assert across(tests, program, data).group() == b"12"
+
+
+def test_an_object_of_a_class_its_module_does_not_name_stays_the_programs(sides):
+    """attrs makes a tuple class per decorated class (`_AndValidatorAttributes`), bound to no
+    module name: the tests' side could not make one, so the program keeps it (a handle)."""
+    import collections
+
+    tests, program = sides
+    made = collections.namedtuple("MadeAttributes", "a b", module="json")
+    back = across(program, tests, made(1, 2))
+    assert not isinstance(back, tuple) and back == back

@@ -175,7 +175,17 @@ pub fn run<R: std::borrow::Borrow<ProjectTests>>(
         let mut functions = Vec::new();
         for (file, function, tests) in &targets {
             report(&format!("  {file}::{function} ({} tests) ...", tests.len()));
-            let p = parity(runner, &dir, file, function, tests)?;
+            // A run that breaks (pytest ends without the plugin's report) is this function's
+            // row, not the end of the bench.
+            let p = parity(runner, &dir, file, function, tests).unwrap_or_else(|e| FunctionParity {
+                target: format!("{file}::{function}"),
+                tests: tests.len(),
+                not_isolated: Some(format!("the run failed: {}", format!("{e:#}").lines().next().unwrap_or_default())),
+                cause: Some("run failed".to_string()),
+                differ: Vec::new(),
+                seconds_in_process: 0.0,
+                seconds_isolated: 0.0,
+            });
             report(&format!(
                 "  {} ({} tests): {}{}, {:.2}s in-process, {:.2}s isolated",
                 p.target,
