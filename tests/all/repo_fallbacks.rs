@@ -155,6 +155,27 @@ fn an_element_the_program_changes_in_place_comes_back() {
     project.fails_isolated(&module.replace("'x'", "'y'"), "mark", 1);
 }
 
+/// A tests' function's `__code__`, read by a decorator to name its arguments (voluptuous'
+/// `validate`), is the code of an empty function with its name and parameters: the right
+/// program passes isolated, and what the test's body holds (its constants, its locals) stays in
+/// the tests' process.
+#[test]
+fn a_tests_functions_code_says_its_parameters_and_nothing_of_its_body() {
+    let check = "def check(a, b, *rest, c=1, **more):\n    secret = 'the expected value'\n    return a, secret\n";
+    let module = "def named(func, args):\n    code = func.__code__\n    return dict(zip(code.co_varnames[:code.co_argcount], args))\n";
+    let tests =
+        format!("from pkg.m import named\n\n\n{check}\n\ndef test_named():\n    assert named(check, (1, 2, 3)) == {{'a': 1, 'b': 2}}\n");
+    support::one_module::passes_isolated_as_in_one_process(module, &tests, "named", 1);
+    // What a program that looks further sees (in one process: the body's constant and local).
+    let module =
+        "def peek(func):\n    code = func.__code__\n    return [code.co_name, code.co_varnames, code.co_consts, code.co_kwonlyargcount]\n";
+    let tests = format!(
+        "from pkg.m import peek\n\n\n{check}\n\ndef test_peek():\n    name, names, consts, kwonly = peek(check)\n    assert (name, names[:4], kwonly) == ('check', ('a', 'b', 'c', 'rest'), 1)\n    assert 'the expected value' not in repr(consts) and 'secret' not in names\n"
+    );
+    let Some(project) = OneModule::new(module, &tests) else { return };
+    project.passes_isolated(module, "peek", 1);
+}
+
 /// A test's patch of a builtin (natsort's tests patch `builtins.print` with a mock) reaches the
 /// project's code in the program's process, and goes when the patch does; a module handed over
 /// (itsdangerous' serializer holds `json`) crosses by its name. A right program passes isolated;
