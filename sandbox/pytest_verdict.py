@@ -161,6 +161,30 @@ PROC_ENTRIES = frozenset(("fd", "fdinfo", "environ", "mem", "map_files", "task",
 WRITTEN_SUFFIXES = (".py", ".pth", ".pyc", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 
 
+class _Guarded:
+    """A target that is a callable object of the program's (an `lru_cache` wrapper), watched in
+    the tests' process: its calls' results checked, every other attribute its own
+    (`cache_clear`)."""
+
+    __slots__ = ("__wrapped__", "_check")
+
+    def __init__(self, fn, check):
+        object.__setattr__(self, "__wrapped__", fn)
+        object.__setattr__(self, "_check", check)
+
+    def __call__(self, *a, **k):
+        __tracebackhide__ = True
+        return self._check(self.__wrapped__(*a, **k))
+
+    def __getattr__(self, name):
+        return getattr(self.__wrapped__, name)
+
+    def __get__(self, obj, objtype=None):
+        import types
+
+        return self if obj is None else types.MethodType(self, obj)
+
+
 def _install(
     DECIDING=DECIDING,
     GUARDED_MODULES=GUARDED_MODULES,
@@ -507,6 +531,10 @@ def _install(
 
             elif inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
                 return fn
+            elif not inspect.isfunction(fn):
+                # A callable object (an `lru_cache` wrapper: soupsieve's tests call its
+                # `cache_clear`): guarded calls, every other attribute its own.
+                return _Guarded(fn, check_result)
             else:
 
                 @functools.wraps(fn)

@@ -199,6 +199,15 @@ class Decoder:
             items = [self.get(r) for r in n[2]]
             obj.clear()
             obj.extend(items)
+        elif k == "x" and isinstance(obj, BaseException) and (t.__module__, t.__qualname__) == (n[1], n[2]) and len(n) == 5:
+            args, state = self.get(n[3], True), self.get(n[4], True)
+            if type(args) is not tuple or not isinstance(state, dict):
+                raise Refused("an exception's new contents that are not its arguments and attributes")
+            obj.args = args
+            d = _own_dict(obj)
+            for name in [a for a in d if not a.startswith("__") and a not in state] if isinstance(d, dict) else ():
+                del d[name]
+            self.fill(obj, state)
         elif k == "o" and (t.__module__, t.__qualname__) == (n[1], n[2]):
             base = _builtin_base(t)
             state = self.get(n[3], True)
@@ -342,7 +351,12 @@ class Decoder:
         if k == "o":
             return self.instance(i, n)
         if k == "x":
-            return self.exception(n)
+            e = self.exception(n)
+            if (type(e).__module__, type(e).__qualname__) == (n[1], n[2]) and _mutable(e):
+                # Shared as the sender's object: it goes back as that object, and what this
+                # side changes in it (an `__init__` given it) is written back.
+                self.made(i, e)
+            return e
         if k == "xk" and not peer.policy.strict:
             return self.tests_exception_class(n)
         if k == "xo" and not peer.policy.strict:
@@ -713,4 +727,4 @@ def _copy_into(target, source):
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402
 from .modules import _is_stdlib_module, _stdlib_spec  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _mutable, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402

@@ -292,6 +292,8 @@ def _children(value):
             parts = tuple(itertools.chain.from_iterable(dict.items(value)))
             return parts + (value.default_factory,) if name == "defaultdict" else parts
     parts = tuple(itertools.chain.from_iterable(_state(value).items()))
+    if isinstance(value, BaseException):
+        return parts + (_SEP, value.args)
     base = _builtin_base(t)
     if base is list or base is set:
         parts += (_SEP,) + tuple(base.__iter__(value))
@@ -403,7 +405,7 @@ def _keywords(pairs):
 
 # The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
 # records the same, so that both agree on which identities last.
-_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o"))
+_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o", "x"))
 
 
 # The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).
@@ -509,6 +511,11 @@ def _mutable(value):
     t = type(value)
     if t in _MUTABLE_BUILTINS:
         return True
+    if isinstance(value, BaseException):
+        # A project's or a library's exception (voluptuous' `Invalid.__init__` sets its path on
+        # the object the tests made): shared, and what changes in it written back. A builtin
+        # one is a value.
+        return t.__module__ != "builtins"
     if t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict", "deque"):
         return True
     return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, (type, BaseException)) and (

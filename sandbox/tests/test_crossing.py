@@ -316,3 +316,17 @@ def test_an_object_of_a_class_its_module_does_not_name_stays_the_programs(sides)
     made = collections.namedtuple("MadeAttributes", "a b", module="json")
     back = across(program, tests, made(1, 2))
     assert not isinstance(back, tuple) and back == back
+
+
+def test_what_the_program_sets_on_an_exception_the_tests_made_comes_back(sides):
+    """voluptuous' tests raise its `Invalid`, whose `__init__` (the target) sets the error's path
+    on the object the tests made: the program's changes come back into that very object."""
+    tests, program = sides
+    error = argparse.ArgumentError(None, "bad")
+    copy = across(tests, program, error)
+    assert type(copy) is argparse.ArgumentError and copy is not error
+    copy.path = ["a"]
+    copy.args = ("worse",)
+    back = across(program, tests, copy)
+    assert back is error and error.path == ["a"] and error.args == ("worse",)
+    assert across(tests, program, KeyError("k")).args == ("k",), "a builtin exception is a value"

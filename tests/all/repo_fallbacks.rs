@@ -176,6 +176,27 @@ fn a_tests_functions_code_says_its_parameters_and_nothing_of_its_body() {
     project.passes_isolated(module, "peek", 1);
 }
 
+/// An exception's `__init__` as the target (voluptuous' `Invalid`): what it sets on the object
+/// the tests made comes back into that object; a wrong `__init__` fails isolated.
+#[test]
+fn an_exceptions_init_sets_the_tests_own_exception() {
+    let module = "class Invalid(Exception):\n    def __init__(self, message, path=None):\n        Exception.__init__(self, message)\n        self._path = path or []\n\n    @property\n    def path(self):\n        return self._path\n";
+    let tests = "import pytest\n\nfrom pkg.m import Invalid\n\n\ndef test_raised():\n    with pytest.raises(Invalid) as caught:\n        raise Invalid('bad', ['k'])\n    assert caught.value.path == ['k'] and str(caught.value) == 'bad'\n\n\ndef test_made():\n    assert Invalid('x').path == []\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "Invalid.__init__", 2);
+    let Some(project) = OneModule::new(module, tests) else { return };
+    project.fails_isolated(&module.replace("path or []", "[]"), "Invalid.__init__", 1);
+}
+
+/// A target under `functools.lru_cache` (soupsieve's `_cached_css_compile`, whose tests clear
+/// its cache): its `cache_clear` and `cache_info` are there in-process, where rgd's plugin
+/// watches it, as isolated.
+#[test]
+fn a_cached_target_keeps_its_cache_functions_in_the_tests_process() {
+    let module = "import functools\n\n\n@functools.lru_cache(maxsize=8)\ndef square(x):\n    return x * x\n";
+    let tests = "from pkg.m import square\n\n\ndef test_cached():\n    square.cache_clear()\n    assert square(3) == 9 and square(3) == 9\n    assert square.cache_info().hits == 1\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "square", 1);
+}
+
 /// A test's patch of a builtin (natsort's tests patch `builtins.print` with a mock) reaches the
 /// project's code in the program's process, and goes when the patch does; a module handed over
 /// (itsdangerous' serializer holds `json`) crosses by its name. A right program passes isolated;

@@ -28,7 +28,8 @@ pub struct FunctionParity {
     /// That reason's cause (`Isolation::cause`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
-    /// Tests whose outcome differs: id, in-process status, isolated status and message.
+    /// Tests whose outcome differs: id, in-process status, isolated status, and the message of
+    /// the run that did not pass.
     pub differ: Vec<(String, String, String, String)>,
     pub seconds_in_process: f64,
     pub seconds_isolated: f64,
@@ -108,9 +109,11 @@ fn parity(runner: &ProjectTests, root: &Path, file: &str, name: &str, tests: &[S
     let (a, b) = (statuses(&in_process), statuses(&isolated));
     let differ = a
         .iter()
-        .filter_map(|(id, (sa, _))| {
+        .filter_map(|(id, (sa, ma))| {
             let (sb, mb) = b.get(id).copied().unwrap_or(("missing", ""));
-            (sa != &sb).then(|| (id.to_string(), sa.to_string(), sb.to_string(), mb.chars().take(200).collect()))
+            // The message of the run that did not pass (the in-process one's where only it failed).
+            let message = if sb == "passed" { ma } else { mb };
+            (sa != &sb).then(|| (id.to_string(), sa.to_string(), sb.to_string(), message.chars().take(200).collect()))
         })
         .collect();
     Ok(FunctionParity {
