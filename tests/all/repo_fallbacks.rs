@@ -150,9 +150,7 @@ fn a_patched_stream_and_a_changed_directory_are_carried_over() {
 fn an_element_the_program_changes_in_place_comes_back() {
     let module = "import xml.etree.ElementTree as ET\n\n\ndef mark(root):\n    for p in root.iter('p'):\n        p.set('class', 'x')\n    ET.SubElement(root, 'hr')\n    return len(root)\n";
     let tests = "import xml.etree.ElementTree as ET\n\nfrom pkg.m import mark\n\n\ndef test_marked():\n    root = ET.fromstring('<div><p>a</p><p>b</p></div>')\n    first = root[0]\n    assert mark(root) == 3\n    assert first.get('class') == 'x' and root[0] is first\n    assert ET.tostring(root) == b'<div><p class=\"x\">a</p><p class=\"x\">b</p><hr /></div>'\n\n\ndef test_empty():\n    root = ET.Element('div')\n    assert mark(root) == 1 and root[0].tag == 'hr'\n";
-    support::one_module::passes_isolated_as_in_one_process(module, tests, "mark", 2);
-    let Some(project) = OneModule::new(module, tests) else { return };
-    project.fails_isolated(&module.replace("'x'", "'y'"), "mark", 1);
+    support::one_module::right_passes_and_wrong_fails(module, tests, "mark", 2, &module.replace("'x'", "'y'"), 1);
 }
 
 /// A tests' function's `__code__`, read by a decorator to name its arguments (voluptuous'
@@ -182,9 +180,7 @@ fn a_tests_functions_code_says_its_parameters_and_nothing_of_its_body() {
 fn an_exceptions_init_sets_the_tests_own_exception() {
     let module = "class Invalid(Exception):\n    def __init__(self, message, path=None):\n        Exception.__init__(self, message)\n        self._path = path or []\n\n    @property\n    def path(self):\n        return self._path\n";
     let tests = "import pytest\n\nfrom pkg.m import Invalid\n\n\ndef test_raised():\n    with pytest.raises(Invalid) as caught:\n        raise Invalid('bad', ['k'])\n    assert caught.value.path == ['k'] and str(caught.value) == 'bad'\n\n\ndef test_made():\n    assert Invalid('x').path == []\n";
-    support::one_module::passes_isolated_as_in_one_process(module, tests, "Invalid.__init__", 2);
-    let Some(project) = OneModule::new(module, tests) else { return };
-    project.fails_isolated(&module.replace("path or []", "[]"), "Invalid.__init__", 1);
+    support::one_module::right_passes_and_wrong_fails(module, tests, "Invalid.__init__", 2, &module.replace("path or []", "[]"), 1);
 }
 
 /// A target under `functools.lru_cache` (soupsieve's `_cached_css_compile`, whose tests clear
@@ -222,11 +218,16 @@ fn a_patched_builtin_reaches_the_projects_code_and_a_module_crosses_by_name() {
 fn an_object_without_a_reduction_is_lent() {
     let module = "def backticks(m):\n    return m.group(2).strip(), m.start(0), m.end(0)\n\n\ndef build(builder, tag):\n    builder.start(tag, {})\n    builder.data('x')\n    builder.end(tag)\n    return tag\n";
     let tests = "import re\nimport xml.etree.ElementTree as ET\n\nfrom pkg.m import backticks, build\n\n\ndef test_match():\n    m = re.search(r'(`+)(.+?)\\1', 'a `code` b')\n    assert backticks(m) == ('code', 2, 8)\n\n\ndef test_builder():\n    b = ET.TreeBuilder()\n    assert build(b, 'p') == 'p'\n    root = b.close()\n    assert (root.tag, root.text) == ('p', 'x')\n";
-    support::one_module::passes_isolated_as_in_one_process(module, tests, "build", 2);
-    let Some(project) = OneModule::new(module, tests) else { return };
-    project.fails_isolated(&module.replace("builder.data('x')", "builder.data('y')"), "build", 1);
-    project.passes_isolated(module, "backticks", 2);
-    project.fails_isolated(&module.replace("m.start(0)", "m.start(0) + 1"), "backticks", 1);
+    support::one_module::right_passes_and_wrong_fails(
+        module,
+        tests,
+        "build",
+        2,
+        &module.replace("builder.data('x')", "builder.data('y')"),
+        1,
+    );
+    let shifted = module.replace("m.start(0)", "m.start(0) + 1");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "backticks", 2, &shifted, 1);
 }
 
 /// An object of the standard library's that the program makes and keeps (boltons' spooled file

@@ -94,3 +94,12 @@ pub fn passes_isolated_as_in_one_process(module: &str, tests: &str, target: &str
     assert!(in_process.outcomes.iter().all(|o| o.passed()), "{in_process:?}");
     project.passes_isolated(module, target, count);
 }
+
+/// `passes_isolated_as_in_one_process`, then `wrong` in `module`'s place fails isolated with
+/// only `passing` tests passing.
+pub fn right_passes_and_wrong_fails(module: &str, tests: &str, target: &str, count: usize, wrong: &str, passing: usize) {
+    passes_isolated_as_in_one_process(module, tests, target, count);
+    if let Some(project) = OneModule::new(module, tests) {
+        project.fails_isolated(wrong, target, passing);
+    }
+}
