@@ -49,8 +49,8 @@ from .policy import Policy, _LENT_STD, _STATE_CLASSES  # noqa: F401
 from .output import _Bytes, _Capture, _OWN_VARIABLES, _OWN_VARIABLES_BYTES, _Printed, _capture_logs, _carried, _carry_directory, _carry_environment, _carry_over, _carry_streams, _env_diff, _environment, _log_keeper, _replay_logs, _replay_output, _replay_warnings, _streams_back, _write_printed  # noqa: F401
 from .handles import LentCallable, LentClass, LentMethod, LentObject, RemoteFunction, RemoteIterator, RemoteMethod, RemoteObject, RemoteValue, _ASKED_NAMES, _AskedModule, _CallableSaidOf, _FUNCTION_INSIDES, _FunctionAttributes, _FunctionHandleType, _HANDLE_TYPES, _LENT_CLASSES, _LENT_MAKERS, _LENT_OPERATORS, _LENT_PROTOCOL, _LENT_TYPES, _LentAttributes, _LentMeta, _MAKERS, _NOT_A_SIGNATURE, _NotASignature, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _PYTHON_NAMES, _Remote, _SOME_DEFAULT, _STAND_INS, _SaidOf, _asked_along, _asking, _call_other_side, _cannot, _encode_for, _holds_project_objects, _lent_type, _no_program_code, _signature_of, _stand_in  # noqa: F401
 from .encode import Encoder  # noqa: F401
-from .decode import Decoder, _copy_into  # noqa: F401
-from .state import ModuleState, _KeptDict, _behaviour, _calling_back, _key_name, _stateless  # noqa: F401
+from .decode import Decoder  # noqa: F401
+from .state import ModuleState, _KeptDict, _behaviour, _calling_back, _copy_into, _key_name, _stateless  # noqa: F401
 from .peer import Peer, _stack_for  # noqa: F401
 from .program_side import Server, _resolve_target, _serving, serve  # noqa: F401
 from .tests_side import _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _STREAMS, _call, _client, _connect, _current_test, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _stub_defaults, _test_path, baseline, call, watch_patches  # noqa: F401

@@ -682,47 +682,6 @@ class Decoder:
         raise Refused("an unknown standard value (%r)" % (kind,))
 
 
-def _copy_into(target, source):
-    """Makes `target` hold what `source`, an object of its type, holds, in place (module state
-    the other side changed, put into the object this side's code already holds)."""
-    if target is source:
-        return
-    t = type(target)
-    if t is list or t is bytearray:
-        target[:] = source
-    elif t is dict or t is set:
-        target.clear()
-        target.update(source)
-    elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
-        items = list(t.items(source))
-        t.clear(target)
-        for k, v in items:
-            t.__setitem__(target, k, v)
-    elif t.__module__ == "collections" and t.__qualname__ == "deque":
-        target.clear()
-        target.extend(source)
-    elif t in _BY_SET_STATE:
-        target.__setstate__(_state(source))
-    else:
-        state = _state(source)
-        base = _builtin_base(t)
-        if base is list:
-            list.__setitem__(target, slice(None), list(source))
-        elif base is dict:
-            inner = dict(dict.items(source))
-            dict.clear(target)
-            dict.update(target, inner)
-        elif base is set:
-            inner = set(source)
-            set.clear(target)
-            set.update(target, inner)
-        d = _own_dict(target)
-        if isinstance(d, dict):
-            for name in [n for n in d if n not in state]:
-                del d[name]
-        Decoder.fill(target, state)
-
-
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402

@@ -376,52 +376,13 @@ class RemoteMethod(RemoteFunction):
 
     @property
     def __code__(self):
-        # What a decorator reads to name a function's arguments (voluptuous' `validate`:
-        # `co_varnames[:co_argcount]`): the code of an empty function with this one's name and
-        # parameters, never its own body, constants or locals (a test's expected values).
+        # What a decorator reads to name the arguments (voluptuous' `validate`): an empty
+        # function's code with this one's name and parameters, never its body, constants or locals.
         return _parameters_code(self)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
 
-
-def _parameters_code(fn):
-    """The code of `def NAME(PARAMETERS): pass`, with the parameters `fn`'s signature says (from
-    the other side: `_signature_of`), defaults standing as None; AttributeError where the names
-    are not identifiers."""
-    import inspect
-    import keyword
-
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        raise AttributeError("__code__") from None
-    kind = inspect.Parameter
-    parts, starred, slash = [], False, False
-    for p in sig.parameters.values():
-        if not p.name.isidentifier() or keyword.iskeyword(p.name):
-            raise AttributeError("__code__")
-        if p.kind is not kind.POSITIONAL_ONLY and not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
-            parts.append("/")
-            slash = True
-        if p.kind is kind.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-            starred = True
-            continue
-        if p.kind is kind.VAR_KEYWORD:
-            parts.append("**" + p.name)
-            continue
-        if p.kind is kind.KEYWORD_ONLY and not starred:
-            parts.append("*")
-            starred = True
-        parts.append(p.name + ("=None" if p.default is not p.empty else ""))
-    if not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
-        parts.append("/")
-    name = getattr(fn, "__name__", None)
-    name = name if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) else "function"
-    made = {}
-    exec(compile("def %s(%s):\n    pass\n" % (name, ", ".join(parts)), "<a function kept in the other process>", "exec"), made)
-    return made[name].__code__
 
 
 class RemoteIterator(RemoteObject):
@@ -736,3 +697,4 @@ del _handle_class
 from .common import Refused  # noqa: E402
 from .output import _replay_output  # noqa: E402
 from .refusals import _refuse  # noqa: E402
+from .values import _parameters_code  # noqa: E402

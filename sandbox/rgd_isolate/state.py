@@ -233,6 +233,47 @@ def _calling_back(fn, name):
     return value
 
 
+def _copy_into(target, source):
+    """Makes `target` hold what `source`, an object of its type, holds, in place (module state
+    the other side changed, put into the object this side's code already holds)."""
+    if target is source:
+        return
+    t = type(target)
+    if t is list or t is bytearray:
+        target[:] = source
+    elif t is dict or t is set:
+        target.clear()
+        target.update(source)
+    elif t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict"):
+        items = list(t.items(source))
+        t.clear(target)
+        for k, v in items:
+            t.__setitem__(target, k, v)
+    elif t.__module__ == "collections" and t.__qualname__ == "deque":
+        target.clear()
+        target.extend(source)
+    elif t in _BY_SET_STATE:
+        target.__setstate__(_state(source))
+    else:
+        state = _state(source)
+        base = _builtin_base(t)
+        if base is list:
+            list.__setitem__(target, slice(None), list(source))
+        elif base is dict:
+            inner = dict(dict.items(source))
+            dict.clear(target)
+            dict.update(target, inner)
+        elif base is set:
+            inner = set(source)
+            set.clear(target)
+            set.update(target, inner)
+        d = _own_dict(target)
+        if isinstance(d, dict):
+            for name in [n for n in d if n not in state]:
+                del d[name]
+        Decoder.fill(target, state)
+
+
 def _key_name(key):
     module, holder, attr = key
     return ".".join(p for p in (module, holder, attr) if p)
@@ -240,6 +281,6 @@ def _key_name(key):
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
-from .decode import _copy_into  # noqa: E402
+from .decode import Decoder  # noqa: E402
 from .handles import RemoteMethod  # noqa: E402
-from .values import _BY_NAME, _UNCHANGING, _UNCHANGING_TYPES, _children, _mutable, _own_dict, _same, _slots_of  # noqa: E402
+from .values import _BY_NAME, _BY_SET_STATE, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

@@ -180,6 +180,45 @@ def _hidden_state_base(cls):
     return None
 
 
+def _parameters_code(fn):
+    """The code of `def NAME(PARAMETERS): pass`, with the parameters `fn`'s signature says (from
+    the other side: `_signature_of`), defaults standing as None; AttributeError where the names
+    are not identifiers."""
+    import inspect
+    import keyword
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        raise AttributeError("__code__") from None
+    kind = inspect.Parameter
+    parts, starred, slash = [], False, False
+    for p in sig.parameters.values():
+        if not p.name.isidentifier() or keyword.iskeyword(p.name):
+            raise AttributeError("__code__")
+        if p.kind is not kind.POSITIONAL_ONLY and not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
+            parts.append("/")
+            slash = True
+        if p.kind is kind.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            starred = True
+            continue
+        if p.kind is kind.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        if p.kind is kind.KEYWORD_ONLY and not starred:
+            parts.append("*")
+            starred = True
+        parts.append(p.name + ("=None" if p.default is not p.empty else ""))
+    if not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
+        parts.append("/")
+    name = getattr(fn, "__name__", None)
+    name = name if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) else "function"
+    made = {}
+    exec(compile("def %s(%s):\n    pass\n" % (name, ", ".join(parts)), "<a function kept in the other process>", "exec"), made)
+    return made[name].__code__
+
+
 def _remade_match(m):
     """How the other side makes the same `re.Match` again, from its pattern and string with its
     own `re` (the same engine in both processes): (`match` or `fullmatch`, its start, an end

@@ -112,74 +112,6 @@ fn bench_verdicts(home: &Home, held_out: bool, python: Option<PathBuf>, json: bo
     Ok(if alarms { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-/// `rgd bench verdicts --isolation`: a row per project (functions isolated, outcomes that differ,
-/// the median time ratio), then every function not isolated and every outcome that differs.
-fn bench_isolation(
-    home: &Home,
-    held_out: bool,
-    functions: usize,
-    only: &[String],
-    python: Option<PathBuf>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let (set, runner, cache) = project_runs(home, held_out, only, python)?;
-    let chosen = crate::repo::bench::chosen(&cache, set, only, &stderr_line)?;
-    let projects = crate::repo::bench::isolation::run(
-        chosen.into_iter().map(|(name, dir)| (name, Ok((dir, &runner)))),
-        functions,
-        &stderr_line,
-    )?;
-    isolation_report(&projects, runner.confinement().describe(), json)
-}
-
-/// `rgd bench verdicts --isolation --real-bugs`: the same, over the projects of the real-bug
-/// list, each at the newest release its instances come from and in its own venv.
-fn bench_isolation_real(
-    home: &Home,
-    held_out: bool,
-    functions: usize,
-    only: &[String],
-    list: Option<&std::path::Path>,
-    python: Option<PathBuf>,
-) -> anyhow::Result<(Vec<crate::repo::bench::isolation::ProjectParity>, &'static str)> {
-    use crate::repo::bench::real::{measure::newer_release, run, venv::suite_runner};
-    let chosen = run::choose(run::instances(list)?, held_out, only, None);
-    if chosen.is_empty() {
-        anyhow::bail!(
-            "no project of the list is in the {} set",
-            if held_out { "held-out" } else { "tuning" }
-        );
-    }
-    let cache = home.root.join("bench").join("real");
-    std::fs::create_dir_all(&cache)?;
-    // Each venv's interpreter is confined alike on one machine: the last one made is reported.
-    let confinement = std::cell::Cell::new("not measured");
-    let releases = run::newest_releases(&chosen);
-    let projects = releases.into_iter().map(|i| {
-        let made = newer_release(&cache, i).and_then(|tree| {
-            let runner = suite_runner(&cache, python.as_deref(), &i.project, &tree, &stderr_line)?;
-            confinement.set(runner.confinement().describe());
-            Ok((tree, runner))
-        });
-        (format!("{} {}", i.project, i.versions[1]), made)
-    });
-    let measured = crate::repo::bench::isolation::run(projects, functions, &stderr_line)?;
-    Ok((measured, confinement.get()))
-}
-
-/// The isolation bench's table or JSON; failure when an isolated outcome differs.
-fn isolation_report(projects: &[crate::repo::bench::isolation::ProjectParity], confinement: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let all: Vec<_> = projects.iter().flat_map(|p| &p.functions).collect();
-    let isolated: Vec<_> = all.iter().filter(|f| f.not_isolated.is_none()).collect();
-    let differ: usize = isolated.iter().map(|f| f.differ.len()).sum();
-    if json {
-        println!("{}", serde_json::to_string(&projects)?);
-    } else {
-        print_lines(crate::repo::bench::isolation::table(projects, confinement));
-    }
-    Ok(if differ > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
 /// `rgd bench locate`: per project and overall, top-1/3/5 of the mutated function.
 fn bench_locate(
     home: &Home,
@@ -206,7 +138,7 @@ fn bench_cache(home: &Home) -> PathBuf {
 
 /// What a bench that runs the projects' suites needs: the projects chosen, the test runner with
 /// the interpreter asked for, and where their sources are kept.
-fn project_runs(
+pub(super) fn project_runs(
     home: &Home,
     held_out: bool,
     only: &[String],
@@ -254,8 +186,8 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             python,
             json,
         } => {
-            let (measured, confinement) = bench_isolation_real(home, held_out, functions, &projects, instances.as_deref(), python)?;
-            return isolation_report(&measured, confinement, json);
+            let (measured, confinement) = super::bench_isolation::real(home, held_out, functions, &projects, instances.as_deref(), python)?;
+            return super::bench_isolation::report(&measured, confinement, json);
         }
         BenchCommand::Verdicts {
             held_out,
@@ -265,7 +197,7 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             python,
             json,
             ..
-        } => return bench_isolation(home, held_out, functions, &projects, python, json),
+        } => return super::bench_isolation::pinned(home, held_out, functions, &projects, python, json),
         BenchCommand::Verdicts {
             held_out, python, json, ..
         } => return bench_verdicts(home, held_out, python, json),

@@ -3,6 +3,7 @@
 
 mod args;
 mod bench_cmd;
+mod bench_isolation;
 mod bench_real;
 mod bench_real_lists;
 mod compare;
