@@ -138,7 +138,7 @@ fn bench_cache(home: &Home) -> PathBuf {
 
 /// What a bench that runs the projects' suites needs: the projects chosen, the test runner with
 /// the interpreter asked for, and where their sources are kept.
-pub(super) fn project_runs(
+fn project_runs(
     home: &Home,
     held_out: bool,
     only: &[String],
@@ -197,7 +197,7 @@ pub async fn bench(home: &Home, cmd: BenchCommand, config: Option<&std::path::Pa
             python,
             json,
             ..
-        } => return super::bench_isolation::pinned(home, held_out, functions, &projects, python, json),
+        } => return super::bench_isolation::pinned(project_runs(home, held_out, &projects, python)?, &projects, functions, json),
         BenchCommand::Verdicts {
             held_out, python, json, ..
         } => return bench_verdicts(home, held_out, python, json),

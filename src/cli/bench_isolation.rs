@@ -4,21 +4,22 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::bench_cmd::project_runs;
 use super::{print_lines, stderr_line};
 use crate::store::Home;
 
 /// `rgd bench verdicts --isolation`: a row per project (functions isolated, outcomes that differ,
-/// the median time ratio), then every function not isolated and every outcome that differs.
+/// the median time ratio), then every function not isolated and every outcome that differs; the
+/// projects `only` names of `set` (fetched into `cache`), their suites run by `runner`.
 pub fn pinned(
-    home: &Home,
-    held_out: bool,
-    functions: usize,
+    (set, runner, cache): (
+        &'static [crate::repo::bench::Project],
+        crate::repo::run::testrun::ProjectTests,
+        PathBuf,
+    ),
     only: &[String],
-    python: Option<PathBuf>,
+    functions: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (set, runner, cache) = project_runs(home, held_out, only, python)?;
     let chosen = crate::repo::bench::chosen(&cache, set, only, &stderr_line)?;
     let projects = crate::repo::bench::isolation::run(
         chosen.into_iter().map(|(name, dir)| (name, Ok((dir, &runner)))),
