@@ -384,7 +384,6 @@ class RemoteMethod(RemoteFunction):
         return self if obj is None else types.MethodType(self, obj)
 
 
-
 class RemoteIterator(RemoteObject):
     """An iterator or generator that stays in the other process; each item is one request."""
 

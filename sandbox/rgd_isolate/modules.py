@@ -65,27 +65,38 @@ def _plain_reduction(cls):
     if known is not None:
         return known
     ok = False
-    # (A class with a finalizer holds something besides its attributes, and a bare one would
-    # run it when collected.)
-    finalized = any("__del__" in vars(k) for k in cls.__mro__)
-    if not finalized and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
-        blank = _bare(cls)
-        if blank is not None:
-            try:
-                rv = blank.__reduce_ex__(4)
-            except Exception:
-                rv = None
-            if isinstance(rv, tuple) and 2 <= len(rv) <= 6:
-                fn, args, rest = rv[0], rv[1], list(rv[2:]) + [None] * (6 - len(rv))
-                made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
-                state = rest[0]
-                ok = (
-                    made
-                    and all(x is None for x in rest[1:])
-                    and (state is None or type(state) is dict or (type(state) is tuple and len(state) == 2 and all(x is None or type(x) is dict for x in state)))
-                )
+    if getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None) and not hasattr(cls, "__setstate__"):
+        made = _made_bare(cls)
+        state = made[1] if made is not None else None
+        ok = made is not None and (
+            state is None or type(state) is dict or (type(state) is tuple and len(state) == 2 and all(x is None or type(x) is dict for x in state))
+        )
     _PLAIN[cls] = ok
     return ok
+
+
+def _made_bare(cls):
+    """(a bare instance, the state its reduction gives) where `cls`'s own reduction makes an
+    instance bare (`copyreg.__newobj__(cls)` or `cls()` with no arguments) and hands it that state
+    only, with no items; None otherwise, or where the class has a finalizer (it holds something
+    besides its state, and a bare one would run it when collected). What `_plain_reduction` and
+    `_set_state_reduction` ask of a bare instance made here, never of what the other side sends."""
+    if any("__del__" in vars(k) for k in cls.__mro__):
+        return None
+    blank = _bare(cls)
+    if blank is None:
+        return None
+    try:
+        rv = blank.__reduce_ex__(4)
+    except Exception:
+        return None
+    if not (isinstance(rv, tuple) and 2 <= len(rv) <= 6):
+        return None
+    fn, args, rest = rv[0], rv[1], list(rv[2:]) + [None] * (6 - len(rv))
+    made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
+    if not made or any(x is not None for x in rest[1:]):
+        return None
+    return blank, rest[0]
 
 
 _SET_STATE = {}  # class -> whether its instances are a state dict set by its own `__setstate__`
@@ -101,19 +112,13 @@ def _set_state_reduction(cls):
     if known is not None:
         return known
     ok = False
-    finalized = any("__del__" in vars(k) for k in cls.__mro__)
-    own = any("__setstate__" in vars(k) for k in cls.__mro__ if k is not object)
-    if not finalized and own:
-        blank = _bare(cls)
-        try:
-            rv = blank.__reduce_ex__(4) if blank is not None else None
-            state = blank.__getstate__() if blank is not None else None
-        except Exception:
-            rv = state = None
-        if isinstance(rv, tuple) and 3 <= len(rv) <= 6 and type(state) is dict:
-            fn, args, rest = rv[0], rv[1], list(rv[3:]) + [None] * (6 - max(len(rv), 3))
-            made = (fn is cls and args == ()) or (fn is copyreg.__newobj__ and args == (cls,))
-            ok = made and type(rv[2]) is dict and all(x is None for x in rest)
+    if any("__setstate__" in vars(k) for k in cls.__mro__ if k is not object):
+        made = _made_bare(cls)
+        if made is not None and type(made[1]) is dict:
+            try:
+                ok = type(made[0].__getstate__()) is dict
+            except Exception:
+                ok = False
     _SET_STATE[cls] = ok
     return ok
 

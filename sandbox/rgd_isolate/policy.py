@@ -255,10 +255,11 @@ class Policy:
     def shared_module(self, name):
         """The receiver's own module `name` (`module_crosses`): the tests' side only one it has
         imported already; the program's side imports it if need be, as its code would."""
-        module = sys.modules.get(name) if isinstance(name, str) else None
-        if module is None and not self.strict and isinstance(name, str) and name.partition(".")[0] not in _RUNNERS:
-            if self.project_module(name) or _stdlib_spec(name) or _installed_spec(name):
-                module = importlib.import_module(name)
+        if not isinstance(name, str) or name.partition(".")[0] in _RUNNERS:
+            raise Refused("a module that does not cross by name (%r)" % (name,))
+        module = sys.modules.get(name)
+        if module is None and not self.strict and (self.project_module(name) or _stdlib_spec(name) or _installed_spec(name)):
+            module = importlib.import_module(name)
         if not isinstance(module, types.ModuleType) or not self.module_crosses(name):
             raise Refused("a module that does not cross by name (%r)" % (name,))
         return module

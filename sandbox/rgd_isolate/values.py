@@ -191,31 +191,15 @@ def _parameters_code(fn):
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         raise AttributeError("__code__") from None
-    kind = inspect.Parameter
-    parts, starred, slash = [], False, False
-    for p in sig.parameters.values():
-        if not p.name.isidentifier() or keyword.iskeyword(p.name):
-            raise AttributeError("__code__")
-        if p.kind is not kind.POSITIONAL_ONLY and not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
-            parts.append("/")
-            slash = True
-        if p.kind is kind.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-            starred = True
-            continue
-        if p.kind is kind.VAR_KEYWORD:
-            parts.append("**" + p.name)
-            continue
-        if p.kind is kind.KEYWORD_ONLY and not starred:
-            parts.append("*")
-            starred = True
-        parts.append(p.name + ("=None" if p.default is not p.empty else ""))
-    if not slash and any(q.kind is kind.POSITIONAL_ONLY for q in sig.parameters.values()):
-        parts.append("/")
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in sig.parameters):
+        raise AttributeError("__code__")
+    params = [p.replace(default=p.empty if p.default is p.empty else None, annotation=p.empty) for p in sig.parameters.values()]
+    # (`inspect` prints them as a `def` writes them: `/` and `*` where they go.)
+    parameters = str(sig.replace(parameters=params, return_annotation=sig.empty))
     name = getattr(fn, "__name__", None)
     name = name if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) else "function"
     made = {}
-    exec(compile("def %s(%s):\n    pass\n" % (name, ", ".join(parts)), "<a function kept in the other process>", "exec"), made)
+    exec(compile("def %s%s:\n    pass\n" % (name, parameters), "<a function kept in the other process>", "exec"), made)
     return made[name].__code__
 
 
@@ -557,7 +541,7 @@ def _mutable(value):
         return t.__module__ != "builtins"
     if t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict", "deque"):
         return True
-    return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, (type, BaseException)) and (
+    return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, type) and (
         hasattr(value, "__dict__") or bool(_slots_of(t)) or t in _BY_SET_STATE
     )
 
