@@ -47,7 +47,7 @@ pub fn real(
             if held_out { "held-out" } else { "tuning" }
         );
     }
-    let cache = home.root.join("bench").join("real");
+    let cache = super::bench_real::real_cache(&home.root);
     std::fs::create_dir_all(&cache)?;
     // Each venv's interpreter is confined alike on one machine: the last one made is reported.
     let confinement = std::cell::Cell::new("not measured");

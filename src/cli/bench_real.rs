@@ -156,12 +156,18 @@ pub async fn run(home: &crate::store::Home, config: Option<&Path>, args: RealArg
                 (None, None) => Source::PyPi,
             };
             let range = commits.or(releases).unwrap_or_default();
-            super::bench_real_lists::harvest(&home.root, &project, range, source, to_list)
+            super::bench_real_lists::harvest(&real_cache(&home.root), &project, range, source, to_list)
         }
         Some(RealAction::Merge { files, out, json }) => super::bench_real_lists::merge(&files, out.as_deref(), json),
         None if args.list => super::bench_real_lists::list(&instances(args.instances.as_deref())?, &args.projects, args.json),
         None => measure(home, config, &args).await,
     }
+}
+
+/// Where `rgd bench real` keeps its releases' sources, venvs and results, under rgd's home
+/// `root` (the harvest, the measurement, its Slurm jobs and the isolation bench share it).
+pub fn real_cache(root: &Path) -> PathBuf {
+    root.join("bench").join("real")
 }
 
 /// The instances `args` choose (the set, `--project`, `--limit`), before any `--shard`, and the
@@ -203,7 +209,7 @@ async fn measure(home: &crate::store::Home, config: Option<&Path>, args: &RealAr
         Some(shard) => shard.part(&chosen).to_vec(),
         None => chosen,
     };
-    let dir = home.root.join("bench").join("real");
+    let dir = real_cache(&home.root);
     std::fs::create_dir_all(&dir)?;
     if let Some(rankings) = &args.rankings {
         std::fs::create_dir_all(rankings).with_context(|| format!("--rankings {}", rankings.display()))?;

@@ -49,9 +49,10 @@ pub struct ToList {
     pub json: bool,
 }
 
-/// `rgd bench real harvest`: each pair's line as it ends, kept in `--out` as it ends (resumable).
+/// `rgd bench real harvest`: each pair's line as it ends, kept in `--out` as it ends (resumable);
+/// releases and venvs in `cache` (`bench_real::real_cache`).
 pub fn harvest(
-    home: &Path,
+    cache: &Path,
     project: &str,
     releases: (Option<String>, Option<String>),
     source: Source,
@@ -59,7 +60,6 @@ pub fn harvest(
 ) -> anyhow::Result<ExitCode> {
     let ToList { out, resume, python, json } = to_list;
     let say = |line: &str| eprintln!("{line}");
-    let cache = home.join("bench").join("real");
     let journal = out.as_deref().map(|o| Journal::open(o, project, resume)).transpose()?;
     let earlier = journal.as_ref().map(Journal::earlier).unwrap_or_default();
     if !json {
@@ -74,7 +74,7 @@ pub fn harvest(
         journal.as_ref().map_or(Ok(()), |j| j.record(h))
     };
     let done = harvest_releases(
-        &cache,
+        cache,
         project,
         releases,
         source,

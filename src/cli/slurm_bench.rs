@@ -44,7 +44,7 @@ pub fn submit(home: &Home, args: BenchRealArgs) -> anyhow::Result<ExitCode> {
     let id = args.job.name.clone().unwrap_or_else(|| ulid::Ulid::generate().to_string());
     let state_dir = args.job.state_dir.clone().unwrap_or_else(|| home.root.join("slurm").join(&id));
     let state_dir = std::path::absolute(&state_dir).with_context(|| state_dir.display().to_string())?;
-    let results_dir = std::path::absolute(home.root.join("bench").join("real"))?;
+    let results_dir = std::path::absolute(super::bench_real::real_cache(&home.root))?;
     let shards = args.job.shards as u32;
     let results: Vec<PathBuf> = (0..shards)
         .map(|index| results_file(&results_dir, &kind, &list, Shard { index, count: shards }))

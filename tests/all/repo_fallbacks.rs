@@ -201,11 +201,9 @@ fn a_cached_target_keeps_its_cache_functions_in_the_tests_process() {
 fn a_patched_builtin_reaches_the_projects_code_and_a_module_crosses_by_name() {
     let module = "def shout(text, codec):\n    print(codec.dumps(text.upper()))\n    return len(text)\n";
     let tests = "import builtins\nimport json\nfrom unittest import mock\n\nfrom pkg.m import shout\n\n\ndef test_mocked():\n    with mock.patch('builtins.print') as p:\n        assert shout('a', json) == 1\n    p.assert_called_once_with('\"A\"')\n\n\ndef test_replaced(monkeypatch):\n    seen = []\n    monkeypatch.setattr(builtins, 'print', seen.append)\n    assert shout('ab', json) == 2\n    assert seen == ['\"AB\"']\n\n\ndef test_printed(capsys):\n    assert shout('b', json) == 1\n    assert capsys.readouterr().out == '\"B\"\\n'\n";
-    support::one_module::passes_isolated_as_in_one_process(module, tests, "shout", 3);
-    let Some(project) = OneModule::new(module, tests) else { return };
     let around = "import sys\n\n\ndef shout(text, codec):\n    sys.stdout.write(codec.dumps(text.upper()) + '\\n')\n    return len(text)\n";
     // Only the test that reads the output passes.
-    project.fails_isolated(around, "shout", 1);
+    support::one_module::right_passes_and_wrong_fails(module, tests, "shout", 3, around, 1);
 }
 
 /// What has no reduction at all is lent, as the tests' own objects are: markdown's HTML

@@ -141,7 +141,7 @@ pub fn run<R: std::borrow::Borrow<ProjectTests>>(
             report(&format!("{name}: {e:#}"));
             ProjectParity {
                 name: name.clone(),
-                skipped: Some(format!("{e:#}").lines().next().unwrap_or_default().to_string()),
+                skipped: Some(first_line(&e)),
                 functions: Vec::new(),
             }
         };
@@ -183,7 +183,7 @@ pub fn run<R: std::borrow::Borrow<ProjectTests>>(
             let p = parity(runner, &dir, file, function, tests).unwrap_or_else(|e| FunctionParity {
                 target: format!("{file}::{function}"),
                 tests: tests.len(),
-                not_isolated: Some(format!("the run failed: {}", format!("{e:#}").lines().next().unwrap_or_default())),
+                not_isolated: Some(format!("the run failed: {}", first_line(&e))),
                 cause: Some("run failed".to_string()),
                 differ: Vec::new(),
                 seconds_in_process: 0.0,
@@ -212,6 +212,11 @@ pub fn run<R: std::borrow::Borrow<ProjectTests>>(
         });
     }
     Ok(out)
+}
+
+/// An error's first line, with its causes (a row of the report says it in one line).
+fn first_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").lines().next().unwrap_or_default().to_string()
 }
 
 /// The median of `values` (0 when empty).
