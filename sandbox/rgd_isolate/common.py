@@ -9,7 +9,7 @@ MAX_MESSAGE = 64 << 20
 MAX_NODES = 1_000_000
 
 
-# Strings, tuples and frozensets whose identity the tests' side keeps for the run (`Peer.sent_values`).
+# Strings, numbers, tuples and frozensets whose identity the tests' side keeps for the run (`Peer.sent_values`).
 MAX_SENT_VALUES = 100_000
 
 

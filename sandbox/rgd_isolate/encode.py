@@ -43,12 +43,16 @@ class Encoder:
             return value
         if t is int:
             self.values += 1
+            if not -6 < value < 257:
+                # (One of the interpreter's small integers is always the same object.)
+                _keep_sent(self.values_sent, value)
             return [value] if -_SAFE_INT < value < _SAFE_INT else ["i", str(value)]
         if value is None or t is bool:
             self.values += 1
             return value
         if t is float:
             self.values += 1
+            _keep_sent(self.values_sent, value)
             return ["f", value.hex()]
         key = id(value)
         at = self.memo.get(key)
@@ -248,6 +252,14 @@ class Encoder:
             name = next((a for a, x in vars(builtins).items() if x is v), None)
             if name is not None:
                 return ["bi", "builtins", name]
+        if t is types.FunctionType:
+            named = peer.policy.function_name(v) if peer.policy.strict else peer.by_name.get(id(v))
+            if named is not None and (peer.policy.strict or named[2] is v):
+                # A project's function by its name: the program's own (`Policy.function_name`);
+                # the program names back only those the tests named (`Peer.by_name`).
+                if peer.policy.strict:
+                    peer.names_sent.add(named)
+                return ["pf", named[0], named[1]]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
@@ -259,7 +271,7 @@ class Encoder:
         if isinstance(v, (types.GeneratorType, types.CoroutineType)) or (
             hasattr(t, "__next__") and t.__module__ in ("builtins", "itertools")
         ):
-            return ["h", peer.kept(v), "it"]
+            return ["h", peer.kept(v), "gen" if t is types.GeneratorType else "it"]
         if isinstance(v, BaseException) and peer.policy.strict and peer.policy.tests_exception(t):
             hid = peer.handle(v)
             peer.sent_exceptions[hid] = "exc"
@@ -290,7 +302,7 @@ class Encoder:
             base = _builtin_base(t)
             content = None
             if base is not None:
-                content = self.ref(base(v) if base is not dict else dict(dict.items(v)), depth)
+                content = self.ref(_base_value(v, base), depth)
             mark = len(self.nodes)
             try:
                 state = self.ref(_state(v), depth)
@@ -502,7 +514,8 @@ class Encoder:
         if t is slice:
             return ["std", "slice", [self.ref(v.start, depth), self.ref(v.stop, depth), self.ref(v.step, depth)]]
         if module == "re" and name == "Pattern":
-            return ["std", "Pattern", self.ref(v.pattern, depth), v.flags]
+            # Its source and flags; one with no source (`_remade_pattern`) is lent or kept.
+            return ["std", "Pattern", self.ref(v.pattern, depth), v.flags] if _remade_pattern(v) else None
         if module == "re" and name == "Match":
             # A match crosses as the way to make it again there (its pattern, its string, where
             # it starts and ends); one that cannot be made again is lent or refused (`_NOT_LENT`).
@@ -539,4 +552,4 @@ class Encoder:
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_reduction, _remade_match, _same, _state, _viewed_dict  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402

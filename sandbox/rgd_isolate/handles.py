@@ -5,7 +5,6 @@ import collections.abc
 import contextlib
 import io
 import itertools
-import operator
 import types
 
 
@@ -374,11 +373,12 @@ class RemoteMethod(RemoteFunction):
     def __class__(self):
         return types.FunctionType
 
-    @property
-    def __code__(self):
-        # What a decorator reads to name the arguments (voluptuous' `validate`): an empty
-        # function's code with this one's name and parameters, never its body, constants or locals.
-        return _parameters_code(self)
+    # What a decorator reads to name the arguments (voluptuous' `validate`) or count those it
+    # must have (funcy's `autocurry`): an empty function's code with this one's name and
+    # parameters, never its body, constants or locals, and its defaults, each standing as None.
+    __code__ = property(lambda self: _parameters_function(self).__code__)
+    __defaults__ = property(lambda self: _parameters_function(self).__defaults__)
+    __kwdefaults__ = property(lambda self: _parameters_function(self).__kwdefaults__)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -406,6 +406,16 @@ class RemoteIterator(RemoteObject):
 
     def __repr__(self):
         return "<iterator kept in the other process #%d>" % object.__getattribute__(self, "_hid")
+
+
+class RemoteGenerator(RemoteIterator):
+    """A generator that stays in the other process, sent values and closed there: `isinstance`
+    says it is one (xmltodict's `parse` tells chunks from a document by `inspect.isgenerator`)."""
+
+    __slots__ = ()
+    __class__ = property(lambda self: types.GeneratorType)
+    send = property(lambda self: _Remote._ask(self, "get", "send"))
+    close = property(lambda self: _Remote._ask(self, "get", "close"))
 
 
 def _asking(name):
@@ -449,8 +459,10 @@ class LentObject(_Remote):
 
     def __getattr__(self, name):
         if name == "__dict__":
-            # `vars(obj)`, `new.__dict__.update(self.__dict__)`: the tests' object's attributes,
-            # read and written there by their names, as the program could by hand.
+            # `vars(obj)`: the tests' object's attributes, read and written there by name, as the
+            # program could by hand; asked at once if it has any (a named tuple has not: `vars()`
+            # raises here, not at the first read, as voluptuous' `_iterate_object` expects).
+            LentObject._op(self, "vars")
             return _LentAttributes(self)
         if name in _LENT_PROTOCOL:
             # Named by the program's code, not probed by Python (`self.__missing__(key)` in a
@@ -475,7 +487,7 @@ class LentObject(_Remote):
         body.update(op="op", h=object.__getattribute__(self, "_hid"), name=name)
         return peer.result(peer.request(body))
 
-    # Comparisons, hash and membership: answered by the tests' process (`_LENT_OPERATORS`).
+    # Comparisons, hash and membership: answered by the tests' process (`peer._LENT_OPERATORS`).
     __eq__ = _asking("eq")
     __ne__ = _asking("ne")
     __lt__ = _asking("lt")
@@ -560,6 +572,7 @@ def _lent_type(base, maker, name):
     made = _LENT_CLASSES.get(key)
     if made is None:
         made = _LentMeta(name, (base,), {"__slots__": (), "_maker": maker, "__module__": __name__})
+        made.__slots__ = _LENT_SLOTS
         _LENT_CLASSES[key] = made
         _LENT_TYPES.add(made)
         _HANDLE_TYPES.add(made)
@@ -648,47 +661,33 @@ def _cannot(what):
 _LENT_TYPES = {LentObject, LentCallable, LentClass}
 
 
-_HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteObject, RemoteValue, _SaidOf, _CallableSaidOf, LentMethod} | _LENT_TYPES
+_HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, RemoteObject, RemoteValue, _SaidOf, _CallableSaidOf, LentMethod} | _LENT_TYPES
 
 
 # A handle's kind as the sender names it, and the proxy the receiver makes of it: the tests'
 # side makes no `Lent...` of what the program sends (it trusts none of its comparisons).
-_PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "obj": RemoteValue, "objc": RemoteObject, "lm": RemoteFunction}
+_PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "gen": RemoteGenerator, "obj": RemoteValue, "objc": RemoteObject, "lm": RemoteFunction}
 
 
 _PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, lentk=LentClass, opaque=LentObject, lm=LentMethod)
 
 
-# What the program may ask of a lent object beyond its plain names: the protocols it uses.
+# What the program may ask of a lent object beyond its plain names: the protocols it uses, and
+# its class's `__slots__` (`_LENT_SLOTS`).
 _LENT_PROTOCOL = frozenset(
     ("__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__",
-     "__call__", "__repr__", "__str__", "__missing__", "__length_hint__", "__reversed__", "__index__", "__int__", "__float__")
+     "__call__", "__repr__", "__str__", "__missing__", "__length_hint__", "__reversed__", "__index__", "__int__", "__float__",
+     "__slots__")
 )
 
 
-_LENT_OPERATORS = {
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-    "contains": operator.contains, "hash": hash,
-    "isinstance": lambda cls, obj: isinstance(obj, cls), "issubclass": lambda cls, sub: issubclass(sub, cls),
-}
-
-
-# What the program may have done to a lent object where it lives, as it would in one process:
-# copied, listed (its instance attributes' names), or, of a class, a bare object made
-# (`cls.__new__(cls, *args)`). Only of objects lent whole, never of opaque ones.
-_LENT_MAKERS = {
-    "copy": lambda obj: __import__("copy").copy(obj),
-    "deepcopy": lambda obj: __import__("copy").deepcopy(obj),
-    "vars": lambda obj: [name for name in vars(obj) if isinstance(name, str)],
-    "new": lambda cls, args=(): cls.__new__(cls, *args) if isinstance(cls, type) and isinstance(args, tuple) else None,
-}
-
-
-# A handle's `__doc__` is the other side's (the property above), not its class's docstring.
-for _handle_class in (RemoteValue, RemoteObject, _SaidOf, _CallableSaidOf, RemoteFunction, RemoteMethod, RemoteIterator, LentObject, LentCallable, LentClass, LentMethod):
+# A handle's `__doc__` is the other side's (the property above), not its class's docstring; a
+# lent object's `__slots__` its class's, asked there (voluptuous reads a slotted object by them).
+_LENT_SLOTS = property(lambda self: _Remote._ask(self, "get", "__slots__"))
+for _handle_class in (RemoteValue, RemoteObject, _SaidOf, _CallableSaidOf, RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, LentObject, LentCallable, LentClass, LentMethod):
     _handle_class.__doc__ = _Remote.__dict__["__doc__"]
-
-
+    if issubclass(_handle_class, LentObject):
+        _handle_class.__slots__ = _LENT_SLOTS
 del _handle_class
 
 
@@ -696,4 +695,4 @@ del _handle_class
 from .common import Refused  # noqa: E402
 from .output import _replay_output  # noqa: E402
 from .refusals import _refuse  # noqa: E402
-from .values import _parameters_code  # noqa: E402
+from .values import _parameters_function  # noqa: E402

@@ -11,7 +11,7 @@ _STDLIB = os.path.normpath(os.path.dirname(os.__file__)) + os.sep
 
 
 def _is_stdlib_module(name):
-    module = sys.modules.get(name)
+    module = sys.modules.get(name) if name != "__main__" else None
     if module is None:
         return False
     if name in sys.builtin_module_names:
@@ -25,8 +25,10 @@ def _is_stdlib_module(name):
 
 def _is_installed_module(name):
     """Whether `name` is an imported module of an installed package (site-packages): the same
-    unchanged source in both processes, which use one interpreter."""
-    module = sys.modules.get(name) if isinstance(name, str) else None
+    unchanged source in both processes, which use one interpreter. Never `__main__`: each
+    process's own (the test runner in the tests', where a text file's doctest makes its classes
+    in a `__main__` namespace of its own: `Policy.tests_module`)."""
+    module = sys.modules.get(name) if isinstance(name, str) and name != "__main__" else None
     f = getattr(module, "__file__", None)
     if not isinstance(f, str):
         return False

@@ -3,6 +3,7 @@
 import contextlib
 import itertools
 import json
+import operator
 import os
 import socket
 import struct
@@ -78,6 +79,10 @@ class Peer:
         # numbers each it sends (id -> (number, object)); the program's side keeps what it made
         # of each number (number -> object).
         self.pins = {}
+        # Project functions that crossed by name (`Policy.function_name`): the names the tests'
+        # side sent, and on the program's side id -> (module, name, function) of what it found.
+        self.names_sent = set()
+        self.by_name = {}
         self.pinned = {}
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy
@@ -602,7 +607,11 @@ class Peer:
                 self.lent_methods.add(self.handle(value))
             return value
 
-        self.touch(m, read, _no_program_code(name))
+        # A library object with no `__dict__` takes only the attributes its class defines: the
+        # program's function set on one (an expat parser's handler) is its class's code's to
+        # call, as in one process; any other lent object never takes one (`_no_program_code`).
+        library = _own_dict(obj) is None and not self.policy.tests_module(type(obj).__module__) and not _is_mock(obj)
+        self.touch(m, read, None if library else _no_program_code(name))
 
     def fail_unread(self, m, failure):
         """Answers `failure` to a request whose values this side does not need, read all the
@@ -656,11 +665,31 @@ class Peer:
         raise e if isinstance(e, BaseException) else RuntimeError("the other side raised %r" % (e,))
 
 
+# What the tests' process does for the program to an object it lent: compares, hashes, asks
+# membership of it (`LentObject`'s operators).
+_LENT_OPERATORS = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "contains": operator.contains, "hash": hash,
+    "isinstance": lambda cls, obj: isinstance(obj, cls), "issubclass": lambda cls, sub: issubclass(sub, cls),
+}
+
+
+# What the program may have done to a lent object where it lives, as it would in one process:
+# copied, listed (its instance attributes' names), or, of a class, a bare object made
+# (`cls.__new__(cls, *args)`). Only of objects lent whole, never of opaque ones.
+_LENT_MAKERS = {
+    "copy": lambda obj: __import__("copy").copy(obj),
+    "deepcopy": lambda obj: __import__("copy").deepcopy(obj),
+    "vars": lambda obj: [name for name in obj.__dict__ if isinstance(name, str)],
+    "new": lambda cls, args=(): cls.__new__(cls, *args) if isinstance(cls, type) and isinstance(args, tuple) else None,
+}
+
+
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
-from .handles import LentCallable, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_MAKERS, _LENT_OPERATORS, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
+from .handles import LentCallable, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
 from .output import _Printed, _carried, _carry_over, _streams_back, _write_printed  # noqa: E402
 from .refusals import _refuse  # noqa: E402
-from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _SHARED_KINDS, _SHARED_STD, _children, _envelope, _is_mock, _keywords, _mutable, _stored_on_type  # noqa: E402
+from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _SHARED_KINDS, _SHARED_STD, _children, _envelope, _is_mock, _keywords, _mutable, _own_dict, _stored_on_type  # noqa: E402

@@ -70,9 +70,41 @@ class Policy:
             return True
         return t.__module__ is not None and self.project_module(t.__module__) and not isinstance(value, (type, BaseException))
 
+    def function_name(self, fn):
+        """(module, qualified name) of a plain function a project module defines and still holds
+        under that name (through classes, by their own dicts), or None: such a function crosses
+        from the tests by its name, as the program's own function of that name (voluptuous'
+        schemas hold its `Self` function, which its compiler finds by `is`)."""
+        module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+        if not isinstance(qualname, str) or "<" in qualname or not self.project_module(module):
+            return None
+        return (module, qualname) if self.project_function(module, qualname) is fn else None
+
+    def named_function(self, n, sent):
+        """The function a node `["pf", module, qualname]` names: on the program's side its own of
+        that name; on the tests' side only one of the names they `sent`, their own function."""
+        named = (n[1], n[2]) if len(n) == 3 and isinstance(n[1], str) and isinstance(n[2], str) else None
+        fn = self.project_function(*named) if named is not None and (not self.strict or named in sent) else None
+        if fn is None:
+            raise Refused("a function of the project's that is not one (%r)" % (n[1:],))
+        return fn
+
+    def project_function(self, module, qualname):
+        """What a project module holds as `qualname` (read through class dicts: no descriptor
+        runs), if it is a plain function; else None."""
+        obj = sys.modules.get(module) if self.project_module(module) else None
+        for part in qualname.split(".") if obj is not None else ():
+            d = _own_dict(obj)
+            obj = d.get(part) if isinstance(d, (dict, types.MappingProxyType)) else None
+        return obj if type(obj) is types.FunctionType else None
+
     def tests_module(self, name):
         """A module of the tests': a file of the project's folder that is not the project's (a
-        test module, a conftest, a helper beside them)."""
+        test module, a conftest, a helper beside them); and, in the tests' process, `__main__`,
+        which there is the test runner: a class that says it is of it was made by a text file's
+        doctest, whose namespace is a `__main__` of its own (voluptuous' `tests.md`)."""
+        if name == "__main__" and self.strict:
+            return True
         module = sys.modules.get(name) if isinstance(name, str) else None
         origin = getattr(module, "__file__", None)
         if not isinstance(origin, str) or self.project_module(name):
@@ -141,8 +173,14 @@ class Policy:
         the program uses it where it lives. What has a reduction but may not cross by it is still
         refused (a reduction through a function of its module's, which the receiver never calls,
         a copy of which the program could change without it coming back)."""
-        if not self.library_class(t) or (t.__module__, t.__qualname__) in _NOT_LENT:
+        if not self.library_class(t):
             return False
+        if (t.__module__, t.__qualname__) in _NOT_LENT:
+            # (An `re.Match` of a pattern without a source is lent: `_NOT_LENT`.)
+            return t.__module__ == "re" and not _remade_pattern(value.re)
+        if t.__module__ == "re" and t.__qualname__ == "Pattern":
+            # Its reduction is its source, which one made from a parsed pattern does not have.
+            return not _remade_pattern(value)
         if not _named_by(t, t.__module__):
             # Its reduction would name a class the receiver cannot find (`whatever`'s).
             return True
@@ -351,4 +389,4 @@ class Policy:
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
 from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _set_state_reduction, _stdlib_spec  # noqa: E402
-from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402
+from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _remade_pattern, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

@@ -29,10 +29,11 @@ def _exact(value, depth=0):
 
 
 def _keep_sent(sent, value):
-    """The tests' side keeps a string, tuple or frozenset it sent (`Peer.sent_values`): of equal
-    ones, the one sent last, which is what a program that passes a value through hands back
-    (click's `Option.get_default` returning the `flag_value` of the option it was just handed, a
-    test's literal that `is` compares, where the run had sent an equal string before)."""
+    """The tests' side keeps a string, number, tuple or frozenset it sent (`Peer.sent_values`):
+    of equal ones, the one sent last, which is what a program that passes a value through hands
+    back (click's `Option.get_default` returning the `flag_value` of the option it was just
+    handed, a test's literal that `is` compares, where the run had sent an equal string before;
+    natsort's `chain_functions([])(2345) is 2345`)."""
     if sent is not None:
         key = _exact(value)
         if key is not None and (key in sent or len(sent) < MAX_SENT_VALUES):
@@ -97,10 +98,20 @@ def _viewed_dict(view):
     return under[0] if len(under) == 1 else None
 
 
-# Objects without a reduction that are still not lent, each for a measured reason: lent, an
-# `re.Match` failed markdown's released `BacktickInlineProcessor.handleMatch` isolated where it
-# passes in one process (not yet understood), so a run handed one stays in-process (`not_data`).
+# Objects without a reduction that are still not lent, each for a measured reason: an `re.Match`
+# that cannot be made again from a pattern that can (`_remade_match`: a search's match whose
+# spans depend on where the search began). Lent, such matches failed markdown's released
+# `BacktickInlineProcessor.handleMatch` isolated where it passes in one process (not yet
+# understood), so a run handed one stays in-process (`not_data`). A match of a pattern that has
+# no source to be made from (`_remade_pattern`) is lent: there is no value to send.
 _NOT_LENT = frozenset((("re", "Match"),))
+
+
+def _remade_pattern(p):
+    """Whether a compiled pattern can be made again from its source and flags (what `copy` and
+    `pickle` do): not one `re` compiled from an already parsed pattern (`re.Scanner`'s, which
+    markdown's `attr_list` keeps as a module global), whose source is None."""
+    return type(p.pattern) in (str, bytes)
 
 
 def _known_base(cls):
@@ -180,10 +191,10 @@ def _hidden_state_base(cls):
     return None
 
 
-def _parameters_code(fn):
-    """The code of `def NAME(PARAMETERS): pass`, with the parameters `fn`'s signature says (from
-    the other side: `_signature_of`), defaults standing as None; AttributeError where the names
-    are not identifiers."""
+def _parameters_function(fn):
+    """`def NAME(PARAMETERS): pass`, with the parameters `fn`'s signature says (from the other
+    side: `_signature_of`), defaults standing as None; AttributeError where the names are not
+    identifiers."""
     import inspect
     import keyword
 
@@ -200,7 +211,7 @@ def _parameters_code(fn):
     name = name if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) else "function"
     made = {}
     exec(compile("def %s%s:\n    pass\n" % (name, parameters), "<a function kept in the other process>", "exec"), made)
-    return made[name].__code__
+    return made[name]
 
 
 def _remade_match(m):
@@ -209,6 +220,8 @@ def _remade_match(m):
     position) where that gives back every group's span, else None. Its `pos` is then where it
     starts (the position its search began at is not kept)."""
     p, text, start = m.re, m.string, m.start()
+    if not _remade_pattern(p):
+        return None
     for how, endpos in (("match", m.endpos), ("fullmatch", m.endpos), ("fullmatch", m.end())):
         again = getattr(p, how)(text, start, endpos)
         if again is not None and again.regs == m.regs:
@@ -293,6 +306,17 @@ _SAFE_INT = 1 << 53
 _SEP = object()
 
 
+def _base_value(value, base):
+    """The builtin value under an object of a project class over `base`, read by the builtin's
+    own methods: never the class's `__str__` or `__iter__` (voluptuous' `VirtualPathComponent`,
+    a `str` whose `__str__` adds brackets, crossed bracketed twice)."""
+    if base is dict:
+        return dict(dict.items(value))
+    if base in (str, int, float, bytes):
+        return getattr(base, "__%s__" % ("bytes" if base is bytes else base.__name__))(value)
+    return base(base.__iter__(value))
+
+
 def _children(value):
     """A shared mutable object's contents one level down, the parts themselves: what both sides
     last agreed on is kept as this, which also keeps the parts alive (so their identities, by
@@ -314,6 +338,8 @@ def _children(value):
         if name in ("Counter", "defaultdict"):
             parts = tuple(itertools.chain.from_iterable(dict.items(value)))
             return parts + (value.default_factory,) if name == "defaultdict" else parts
+    if t in _BY_SET_STATE:
+        return _built_state_parts(value.__getstate__())
     parts = tuple(itertools.chain.from_iterable(_state(value).items()))
     if isinstance(value, BaseException):
         return parts + (_SEP, value.args)
@@ -323,6 +349,26 @@ def _children(value):
     elif base is dict:
         parts += (_SEP,) + tuple(itertools.chain.from_iterable(dict.items(value)))
     return parts
+
+
+def _built_state_parts(state):
+    """`_children` of a state a class's own `__getstate__` builds at each call: a list or dict
+    in it is made anew each time (an `ElementTree.Element`'s children and, when empty, its
+    attributes), so it is compared by what it holds, one level down, never by its identity,
+    which would make every such object look changed at every call (and the program's stale
+    copy be written over what the tests changed since)."""
+    parts = []
+    for name, x in dict(state).items():
+        # Its names too are made anew (in C): compared as the one interned string of each.
+        parts.append(sys.intern(name) if type(name) is str else name)
+        t = type(x)
+        if t is list:
+            parts += (_SEP, *x, _SEP)
+        elif t is dict:
+            parts += (_SEP, *itertools.chain.from_iterable(x.items()), _SEP)
+        else:
+            parts.append(x)
+    return tuple(parts)
 
 
 def _same(was, now):

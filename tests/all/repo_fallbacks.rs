@@ -306,3 +306,61 @@ fn a_function_the_target_returned_sees_what_the_tests_changed_in_what_they_hande
     let tests = "from pkg.m import memo\n\n\ndef test_cleared():\n    memory, calls = {}, []\n    inc = memo(memory)(lambda x: calls.append(x) or x + 1)\n    assert inc(0) == 1 and memory == {0: 1}\n    memory.clear()\n    assert inc(0) == 1\n    assert calls == [0, 0]\n    memory[5] = 'kept'\n    assert inc(5) == 'kept' and calls == [0, 0]\n    box = ['new']\n    memory[7] = box\n    assert inc(7, box) is box\n";
     support::one_module::passes_isolated_as_in_one_process(module, tests, "memo", 1);
 }
+
+/// voluptuous' schemas hold its `Self` function, which its compiler finds by `is`, and its error
+/// paths hold a `str` subclass whose `__str__` brackets it: the function crosses as the program's
+/// own of that name, the string as what it holds (not its `__str__`, which bracketed it twice).
+/// A right program passes isolated; one that no longer finds `Self` calls it and fails.
+#[test]
+fn a_project_function_crosses_by_name_and_a_string_subclass_as_what_it_holds() {
+    let module = "def Self():\n    raise AssertionError('Self is never called')\n\n\nclass Bracketed(str):\n    def __str__(self):\n        return '<' + self + '>'\n\n    def __repr__(self):\n        return self.__str__()\n\n\ndef check(schema, value):\n    if schema is Self:\n        return [Bracketed(value)]\n    return schema(value)\n";
+    let tests = "from pkg.m import Bracketed, Self, check\n\n\ndef test_self():\n    path = check(Self, 'stuff')\n    assert repr(path[0]) == '<stuff>' and type(path[0]) is Bracketed\n\n\ndef test_bracketed_handed_over():\n    assert check(str.upper, Bracketed('a')) == 'A'\n\n\ndef test_callable():\n    assert check(len, 'ab') == 2\n";
+    let wrong = module.replace("if schema is Self:", "if schema == 'Self':");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "check", 3, &wrong, 2);
+}
+
+/// A doctest in a text file makes its classes in a `__main__` namespace of its own (voluptuous'
+/// `tests.md`): they are the tests' classes, lent with their objects, so that `type(obj)(**out)`
+/// makes one in the tests' process; `vars()` of a lent named tuple raises at once, as in one
+/// process, and a slotted object's `__slots__` are its class's.
+#[test]
+fn the_objects_of_a_doctests_classes_are_lent_and_read_as_in_one_process() {
+    let module = "def _attributes(obj):\n    d = {}\n    try:\n        d = vars(obj)\n    except TypeError:\n        if hasattr(obj, '_asdict'):\n            d = obj._asdict()\n    out = dict(d)\n    for key in getattr(obj, '__slots__', ()):\n        if key != '__dict__':\n            out[key] = getattr(obj, key)\n    return out\n\n\ndef rebuild(obj):\n    out = {k: v.upper() for k, v in _attributes(obj).items()}\n    return type(obj)(**out)\n";
+    let tests = "from pkg.m import rebuild\n\nns = {'__name__': '__main__'}\nexec('import collections\\nclass Structure:\\n    def __init__(self, q=None):\\n        self.q = q\\nclass Slotted(Structure):\\n    __slots__ = [\"q\"]\\nPair = collections.namedtuple(\"Pair\", (\"q\",))\\n', ns)\n\n\ndef test_plain():\n    made = rebuild(ns['Structure'](q='one'))\n    assert type(made) is ns['Structure'] and made.q == 'ONE'\n\n\ndef test_slotted():\n    made = rebuild(ns['Slotted'](q='one'))\n    assert type(made) is ns['Slotted'] and made.q == 'ONE'\n\n\ndef test_named():\n    assert rebuild(ns['Pair'](q='one')) == ns['Pair'](q='ONE')\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "rebuild", 3, &module.replace("v.upper()", "v.lower()"), 0);
+}
+
+/// A generator the tests hand over says it is one (`inspect.isgenerator`, by which xmltodict's
+/// `parse` tells a stream of chunks from a document), and a tests' function says how many of its
+/// parameters have defaults (funcy's `autocurry` counts those it must have), each default
+/// standing as None: its values stay in the tests' process.
+#[test]
+fn a_generator_says_it_is_one_and_a_function_how_many_defaults_it_has() {
+    let module = "import inspect\n\n\ndef joined(chunks):\n    if inspect.isgenerator(chunks):\n        return ''.join(chunks)\n    return chunks\n\n\ndef required(fn):\n    return fn.__code__.co_argcount - len(fn.__defaults__ or ())\n";
+    let tests = "from pkg.m import joined, required\n\n\ndef test_generator():\n    assert joined(c for c in 'ab') == 'ab'\n    assert joined('cd') == 'cd'\n\n\ndef test_required():\n    assert required(lambda a, b, c=9: 0) == 2\n";
+    let wrong = module.replace("inspect.isgenerator(chunks)", "isinstance(chunks, list)");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "joined", 2, &wrong, 1);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "required", 2);
+    let module = "def defaults(fn):\n    return fn.__defaults__, fn.__kwdefaults__\n";
+    let tests = "from pkg.m import defaults\n\n\ndef test_values_stay():\n    assert defaults(lambda a, b='expected', *, c='secret': 0) == ((None,), {'c': None})\n";
+    let Some(project) = support::one_module::OneModule::new(module, tests) else {
+        return;
+    };
+    project.passes_isolated(module, "defaults", 1);
+}
+
+/// A library object the tests lend with no `__dict__` (an expat parser their factory made) takes
+/// the program's function as its handler, which its own code calls, as in one process
+/// (xmltodict's `parse` with a test's `expat`); a tests' own object never takes one.
+#[test]
+fn a_library_object_takes_the_programs_handler_but_a_tests_object_never_does() {
+    let module = "def names(expat, text):\n    parser = expat.ParserCreate()\n    seen = []\n    parser.StartElementHandler = lambda name, attrs: seen.append(name)\n    parser.Parse(text, True)\n    return seen\n";
+    let tests = "from xml.parsers import expat as real\n\nfrom pkg.m import names\n\n\nclass Custom:\n    def ParserCreate(self):\n        return real.ParserCreate()\n\n\ndef test_names():\n    assert names(Custom(), '<a><b/></a>') == ['a', 'b']\n";
+    let wrong = module.replace("seen.append(name)", "seen.append(name.upper())");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "names", 1, &wrong, 0);
+    // A program that puts its function into the tests' object fails, isolated.
+    let forging = "def names(expat, text):\n    expat.ParserCreate = lambda: None\n    return ['a', 'b']\n";
+    if let Some(project) = support::one_module::OneModule::new(module, tests) {
+        project.fails_isolated(forging, "names", 0);
+    }
+}
