@@ -232,7 +232,8 @@ def _call(peer, qualname, args, kwargs):
     outermost = peer.depth == 0
     if outermost:
         peer.qualname = qualname
-        peer.target_defaults = _stub_defaults(qualname, sys._getframe(1))
+        # (The stub's frame: `call`'s caller.)
+        peer.target_defaults = _stub_defaults(qualname, sys._getframe(2))
         peer.defaults = {id(d): i for i, d in enumerate(peer.target_defaults) if type(d) not in _SCALARS}
     try:
         policy = peer.policy

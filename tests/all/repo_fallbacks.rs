@@ -364,3 +364,13 @@ fn a_library_object_takes_the_programs_handler_but_a_tests_object_never_does() {
         project.fails_isolated(forging, "names", 0);
     }
 }
+
+/// A default value of the target that is no data (a sentinel `object()` in the signature) is the
+/// program's own function's default, made by the same line, when the tests leave it out.
+#[test]
+fn a_targets_own_default_sentinel_is_the_programs_own() {
+    let module = "import inspect\n\n\ndef describe(value=object()):\n    own = inspect.signature(describe).parameters['value'].default\n    return 'missing' if value is own else repr(value)\n";
+    let tests = "from pkg.m import describe\n\n\ndef test_missing():\n    assert describe() == 'missing'\n\n\ndef test_given():\n    assert describe(3) == '3'\n";
+    let wrong = module.replace("'missing' if", "'absent' if");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "describe", 2, &wrong, 1);
+}
