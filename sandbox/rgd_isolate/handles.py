@@ -594,6 +594,9 @@ class LentClass(LentObject):
 
     __slots__ = ()
 
+    # Its own `__init__`, asked there (funcy's `autocurry`); `Peer.proxy` makes one without it.
+    __init__ = property(lambda self: _Remote._ask(self, "get", "__init__"))
+
     def __call__(self, /, *args, **kwargs):
         return LentMethod.__call__(self, *args, **kwargs)
 
@@ -659,8 +662,6 @@ def _cannot(what):
 
 # (Sets: `_lent_type` adds the types it makes for lent objects of a tests' class.)
 _LENT_TYPES = {LentObject, LentCallable, LentClass}
-
-
 _HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, RemoteObject, RemoteValue, _SaidOf, _CallableSaidOf, LentMethod} | _LENT_TYPES
 
 
@@ -677,7 +678,7 @@ _PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=Len
 _LENT_PROTOCOL = frozenset(
     ("__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__",
      "__call__", "__repr__", "__str__", "__missing__", "__length_hint__", "__reversed__", "__index__", "__int__", "__float__",
-     "__slots__")
+     "__slots__", "__init__")
 )
 
 

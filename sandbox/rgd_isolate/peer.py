@@ -180,6 +180,9 @@ class Peer:
                 p = object.__new__(_SaidOf if made is RemoteValue else _CallableSaidOf)
                 _Remote.__init__(p, self, hid)
                 object.__setattr__(p, "_cls", cls)
+            elif made is LentClass:
+                p = object.__new__(LentClass)
+                _Remote.__init__(p, self, hid)
             else:
                 p = made(self, hid)
             if isinstance(p, LentObject):
@@ -587,7 +590,8 @@ class Peer:
             return
 
         def read(obj, name):
-            if special:
+            # (`__init__` and `__slots__`: attributes the program's code reads, not protocols.)
+            if special and name not in ("__init__", "__slots__"):
                 # A protocol's method is Python's to look up on the type (`str(Class1)` is
                 # `type.__str__` bound to it; `Class1.__str__` would be `object`'s, unbound),
                 # as it is stored there (a `staticmethod` `__call__`, `whatever`'s `_ < 3`, is
@@ -680,7 +684,8 @@ _LENT_OPERATORS = {
 _LENT_MAKERS = {
     "copy": lambda obj: __import__("copy").copy(obj),
     "deepcopy": lambda obj: __import__("copy").deepcopy(obj),
-    "vars": lambda obj: [name for name in obj.__dict__ if isinstance(name, str)],
+    # (Only the names the program may read: a class's `__dict__` names its `__weakref__` too.)
+    "vars": lambda obj: [n for n in obj.__dict__ if isinstance(n, str) and (n[:2] != "__" or n[-2:] != "__" or n in _LENT_PROTOCOL)],
     "new": lambda cls, args=(): cls.__new__(cls, *args) if isinstance(cls, type) and isinstance(args, tuple) else None,
 }
 
@@ -689,7 +694,7 @@ _LENT_MAKERS = {
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
-from .handles import LentCallable, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
+from .handles import LentCallable, LentClass, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
 from .output import _Printed, _carried, _carry_over, _streams_back, _write_printed  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _SHARED_KINDS, _SHARED_STD, _children, _envelope, _is_mock, _keywords, _mutable, _own_dict, _stored_on_type  # noqa: E402

@@ -374,3 +374,14 @@ fn a_targets_own_default_sentinel_is_the_programs_own() {
     let wrong = module.replace("'missing' if", "'absent' if");
     support::one_module::right_passes_and_wrong_fails(module, tests, "describe", 2, &wrong, 1);
 }
+
+/// A tests' class lent to the program says its own `__init__` (never its metaclass's), whose
+/// parameters and defaults the program counts, and `functools.wraps` of it copies what the
+/// program may read (funcy's `autocurry` of a test's class).
+#[test]
+fn a_lent_class_says_its_own_init() {
+    let module = "import functools\n\n\ndef required(cls):\n    init = cls.__init__\n\n    @functools.wraps(cls)\n    def make(*args):\n        return cls(*args)\n\n    return init.__code__.co_argcount - 1 - len(init.__defaults__ or ()), make\n";
+    let tests = "from pkg.m import required\n\n\ndef test_required():\n    class A:\n        def __init__(self, x, y=0):\n            self.x, self.y = x, y\n\n    n, make = required(A)\n    assert n == 1 and make(5).__dict__ == {'x': 5, 'y': 0}\n";
+    let wrong = module.replace("co_argcount - 1 -", "co_argcount -");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "required", 1, &wrong, 0);
+}
