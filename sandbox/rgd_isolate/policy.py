@@ -91,8 +91,12 @@ class Policy:
 
     def project_function(self, module, qualname):
         """What a project module holds as `qualname` (read through class dicts: no descriptor
-        runs), if it is a plain function; else None."""
-        obj = sys.modules.get(module) if self.project_module(module) else None
+        runs), if it is a plain function; else None. The module is imported where it was not
+        yet (the program's process imports what its calls need: markdown's extensions)."""
+        try:
+            obj = (sys.modules.get(module) or importlib.import_module(module)) if self.project_module(module) else None
+        except Exception:
+            obj = None
         for part in qualname.split(".") if obj is not None else ():
             d = _own_dict(obj)
             obj = d.get(part) if isinstance(d, (dict, types.MappingProxyType)) else None

@@ -428,3 +428,26 @@ def test_a_project_function_crosses_by_its_name_and_only_back_by_one_the_tests_s
     with pytest.raises(iso.Refused, match="not one"):
         tests.decode(forged)
 
+
+
+def test_a_project_function_of_a_module_the_program_has_not_imported_yet_is_found(tmp_path, monkeypatch):
+    """markdown's `attr_list._scanner` holds its module's functions; the program's process had
+    not imported that extension when the tests' module state named them: it imports it."""
+    root = tmp_path / "project"
+    (root / "late_pkg").mkdir(parents=True)
+    (root / "late_pkg" / "__init__.py").write_text("")
+    (root / "late_pkg" / "late.py").write_text("def handler(s, token):\n    return token\n")
+    monkeypatch.syspath_prepend(str(root))
+    files = ["late_pkg/__init__.py", "late_pkg/late.py"]
+    a, b = socket.socketpair()
+    tests = iso.Peer(a, iso.Policy(str(root), files, True), "the program's process")
+    program = iso.Peer(b, iso.Policy(str(root), files, False), "the tests' process")
+    import late_pkg.late
+
+    sent = late_pkg.late.handler
+    body = tests.encode({"v": sent})
+    monkeypatch.delitem(sys.modules, "late_pkg.late")  # as the program's process has it
+    got = program.decode(body)["v"]
+    assert got is sys.modules["late_pkg.late"].handler and got is not sent
+    a.close()
+    b.close()
