@@ -13,7 +13,7 @@ pub use extract::{ExtractProblem, Extracted, extract_code};
 pub use forward::{forwarding_stub, forwarding_stub_for, program_names};
 pub use hierarchy::{TopFunction, bottom_up, top_functions};
 pub use highlight::{Class, highlight};
-pub use splice::{Site, find_definition, find_function, splice, stubbed};
+pub use splice::{Site, definition_ranges, find_function, splice, stubbed};
 
 use tree_sitter::{Parser, Tree};
 

@@ -155,9 +155,29 @@ pub fn find_function(source: &str, qualname: &str) -> Result<Site, String> {
     })
 }
 
-/// The definition `qualname` in `source`, if there is one (no reasons: for callers that only skip).
-pub fn find_definition(source: &str, qualname: &str) -> Option<Site> {
-    find_function(source, qualname).ok()
+/// Where each of `qualnames` is defined in `source` (a function's whole definition, decorators
+/// included; None where there is no such function), the file parsed once: a test file holding
+/// thousands of hidden tests (idna's) was parsed again for each of them, minutes per run.
+pub fn definition_ranges(source: &str, qualnames: &[String]) -> Vec<Option<std::ops::Range<usize>>> {
+    let tree = parse_python(source);
+    let root = tree.root_node();
+    // The module's definitions by name, read once (the first of a name, as `locate` takes).
+    let mut top = std::collections::HashMap::new();
+    for (name, node, def) in definitions(root, source) {
+        top.entry(name).or_insert((node, def));
+    }
+    qualnames
+        .iter()
+        .map(|q| {
+            let mut parts = q.split('.');
+            let (mut node, mut def) = *top.get(parts.next()?).filter(|_| !root.has_error())?;
+            for part in parts {
+                let body = def.child_by_field_name("body").filter(|_| def.kind() == "class_definition")?;
+                (_, node, def) = definitions(body, source).into_iter().find(|(n, _, _)| n == part)?;
+            }
+            (def.kind() == "function_definition").then(|| node.start_byte()..node.end_byte())
+        })
+        .collect()
 }
 
 fn first_error_line(node: Node) -> Option<usize> {
@@ -337,6 +357,26 @@ mod tests {
             assert!(find_function(&src, "f").unwrap().is_stub, "{body}");
         }
         assert!(!find_function("def f(x):\n    return 1\n", "f").unwrap().is_stub);
+    }
+
+    #[test]
+    fn definition_ranges_find_functions_and_methods_and_nothing_else() {
+        let src = "import x\n\n\n@deco\ndef a():\n    pass\n\n\nclass T:\n    def m(self):\n        pass\n\n    class In:\n        def n(self):\n            pass\n";
+        let names = ["a", "T.m", "T.In.n", "T", "missing", "a.inner", "T.nope"].map(String::from);
+        let found: Vec<Option<&str>> = definition_ranges(src, &names).into_iter().map(|r| r.map(|r| &src[r])).collect();
+        assert_eq!(found[0], Some("@deco\ndef a():\n    pass"));
+        assert_eq!(found[1], Some("def m(self):\n        pass"));
+        assert_eq!(found[2], Some("def n(self):\n            pass"));
+        assert_eq!(
+            &found[3..],
+            &[None, None, None, None],
+            "a class, a missing name, a function's inside, a missing method"
+        );
+        assert_eq!(
+            definition_ranges("def a(:\n", &names[..1]),
+            vec![None],
+            "a file that does not parse"
+        );
     }
 
     #[test]

@@ -106,10 +106,10 @@ impl Withheld {
 /// lines.
 pub fn blank_functions(source: &str, functions: &[String]) -> String {
     let mut ranges = Vec::new();
-    for f in functions {
-        if let Some(site) = crate::code::find_definition(source, f) {
+    for (f, range) in functions.iter().zip(crate::code::definition_ranges(source, functions)) {
+        if let Some(range) = range {
             let name = f.rsplit('.').next().unwrap_or(f);
-            ranges.push((site.start, site.end, name));
+            ranges.push((range.start, range.end, name));
         }
     }
     ranges.sort();
