@@ -203,8 +203,8 @@ class Decoder:
             items = [self.get(r) for r in n[2]]
             obj.clear()
             obj.extend(items)
-        elif k == "x" and isinstance(obj, BaseException) and (t.__module__, t.__qualname__) == (n[1], n[2]) and len(n) == 5:
-            args, state = self.get(n[3], True), self.get(n[4], True)
+        elif isinstance(obj, BaseException) and ((k == "x" and (t.__module__, t.__qualname__, len(n)) == (n[1], n[2], 5)) or (k == "xs" and len(n) == 3)):
+            args, state = self.get(n[-2], True), self.get(n[-1], True)
             if type(args) is not tuple or not isinstance(state, dict):
                 raise Refused("an exception's new contents that are not its arguments and attributes")
             obj.args = args
@@ -370,7 +370,8 @@ class Decoder:
         if k == "xk" and not peer.policy.strict:
             return self.tests_exception_class(n)
         if k == "xo" and not peer.policy.strict:
-            return self.tests_exception(n)
+            # Shared: what the program sets in it is written back (voluptuous' `Invalid.__init__`).
+            return self.made(i, self.tests_exception(n))
         if k == "xn" and peer.policy.strict:
             if len(n) != 4 or type(n[1]) is not int or peer.sent_exceptions.get(n[1]) != "exck":
                 raise Refused("an exception of a class the tests never sent")

@@ -128,6 +128,10 @@ class Encoder:
         t = type(v)
         delta = _dict_delta(was, now) if t in _DELTA_DICTS else _list_delta(was, now) if t in _DELTA_LISTS else None
         if delta is None:
+            peer = self.peer
+            if isinstance(v, BaseException) and (peer.policy.tests_exception(t) if peer.policy.strict else peer.tests_exception_hid(v) is not None):
+                # A tests' exception one side changed: its arguments and attributes.
+                return [tag, gid, ["xs", *self.exception_parts(v, depth)]]
             # Its contents, never its name: an object made by a call may be a project global
             # by the time it changes (`toolz.curried`'s curries, named as they are imported).
             self.unnamed.add(id(v))

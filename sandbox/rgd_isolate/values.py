@@ -474,7 +474,7 @@ def _keywords(pairs):
 
 # The nodes whose objects the receiver notes as shared (`Decoder.made`, `instance`): the sender
 # records the same, so that both agree on which identities last.
-_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o", "x"))
+_SHARED_KINDS = frozenset(("l", "d", "S", "ba", "o", "x", "xo"))
 
 
 # The nodes made empty first and filled after (so deep down, from the top level: `Decoder.shell`).

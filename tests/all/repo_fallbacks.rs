@@ -385,3 +385,13 @@ fn a_lent_class_says_its_own_init() {
     let wrong = module.replace("co_argcount - 1 -", "co_argcount -");
     support::one_module::right_passes_and_wrong_fails(module, tests, "required", 1, &wrong, 0);
 }
+
+/// The same `__init__` as the target, given an exception of a tests' own subclass (voluptuous'
+/// doctest raises its `SpecialInvalid`): what the program sets in it comes back to the tests'
+/// object too; a wrong `__init__` fails isolated.
+#[test]
+fn an_exceptions_init_sets_an_exception_of_a_tests_subclass() {
+    let module = "class Invalid(Exception):\n    def __init__(self, message, path=None):\n        Exception.__init__(self, message)\n        self._path = path or []\n\n    @property\n    def path(self):\n        return self._path\n";
+    let tests = "from pkg.m import Invalid\n\n\nclass Special(Invalid):\n    pass\n\n\ndef test_special():\n    e = Special('boom', ['k'])\n    assert e.path == ['k'] and str(e) == 'boom' and type(e) is Special\n\n\ndef test_raised():\n    try:\n        raise Special('x')\n    except Invalid as e:\n        assert e.path == []\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "Invalid.__init__", 2, &module.replace("path or []", "['other']"), 0);
+}
