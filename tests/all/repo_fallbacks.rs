@@ -395,3 +395,14 @@ fn an_exceptions_init_sets_an_exception_of_a_tests_subclass() {
     let tests = "from pkg.m import Invalid\n\n\nclass Special(Invalid):\n    pass\n\n\ndef test_special():\n    e = Special('boom', ['k'])\n    assert e.path == ['k'] and str(e) == 'boom' and type(e) is Special\n\n\ndef test_raised():\n    try:\n        raise Special('x')\n    except Invalid as e:\n        assert e.path == []\n";
     support::one_module::right_passes_and_wrong_fails(module, tests, "Invalid.__init__", 2, &module.replace("path or []", "['other']"), 0);
 }
+
+/// A default of the target that is a project's function crosses by its name, so that what the
+/// program keeps of it comes back as the tests' own (cachetools' `cached(cache)` keeps its
+/// default `key=hashkey`, which the tests check by `is`).
+#[test]
+fn a_targets_default_function_comes_back_as_the_tests_own() {
+    let module = "def hashkey(*args):\n    return args\n\n\ndef cached(key=hashkey):\n    def wrapper(*args):\n        return key(*args)\n\n    wrapper.cache_key = key\n    return wrapper\n";
+    let tests = "from pkg.m import cached, hashkey\n\n\ndef test_default_key():\n    w = cached()\n    assert w.cache_key is hashkey and w(1, 2) == (1, 2)\n";
+    let wrong = module.replace("wrapper.cache_key = key", "wrapper.cache_key = lambda *a: a");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "cached", 1, &wrong, 0);
+}
