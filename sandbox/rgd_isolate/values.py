@@ -599,7 +599,11 @@ def _stored(namespace, qualname):
     holder = namespace
     for part in parts[:-1]:
         holder = holder[part].__dict__
-    stored = holder[parts[-1]] if parts[-1] in holder else _kept_unnamed(holder, qualname)
+    name = parts[-1]
+    if len(parts) > 1 and name.startswith("__") and not name.endswith("__") and name not in holder:
+        # A private method is stored under its mangled name (cerberus' `__validate_required_fields`).
+        name = "_%s%s" % (parts[-2].lstrip("_"), name)
+    stored = holder[name] if name in holder else _kept_unnamed(holder, qualname)
     if isinstance(stored, (classmethod, staticmethod)):
         return stored.__func__
     if isinstance(stored, property):

@@ -451,3 +451,15 @@ def test_a_project_function_of_a_module_the_program_has_not_imported_yet_is_foun
     assert got is sys.modules["late_pkg.late"].handler and got is not sent
     a.close()
     b.close()
+
+
+def test_a_private_method_target_is_found_under_its_mangled_name():
+    """cerberus' targets include `BareValidator.__validate_required_fields`, which the class
+    stores as `_BareValidator__validate_required_fields`."""
+
+    class _Validator:
+        def __check(self):
+            return "checked"
+
+    ns = {"_Validator": _Validator}
+    assert iso._stored(ns, "_Validator.__check")(None) == "checked"

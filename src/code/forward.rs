@@ -89,7 +89,7 @@ pub fn forwarding_stub(source: &str, qualname: &str) -> Result<String, String> {
     let statements: Vec<Node> = body.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
     let keep_doc = statements.first().filter(|s| is_docstring(**s)).map(|d| d.end_byte());
     let (from, text) = match keep_doc {
-        Some(end) => (end, format!("\n{}{stub}", " ".repeat(body.start_position().column))),
+        Some(end) => (end, format!("\n{}{stub}", body_indent(source, body))),
         None => (body.start_byte(), stub),
     };
     let to = body.end_byte().max(from);
@@ -97,6 +97,19 @@ pub fn forwarding_stub(source: &str, qualname: &str) -> Result<String, String> {
     let added_lines = text.matches('\n').count();
     let pad = "\n".repeat(removed_lines.saturating_sub(added_lines));
     Ok(format!("{}{text}{pad}{}", &source[..from], &source[to..]))
+}
+
+/// The indentation of the line a body starts on, as written (tabs stay tabs: pathspec indents
+/// with tabs, and spaces there made every stub an IndentationError); spaces to the body's column
+/// where the body starts on the `def` line.
+fn body_indent(source: &str, body: Node) -> String {
+    let line_start = source[..body.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+    let before = &source[line_start..body.start_byte()];
+    if before.chars().all(|c| c == ' ' || c == '\t') {
+        before.to_string()
+    } else {
+        " ".repeat(body.start_position().column)
+    }
 }
 
 /// Whether a function body yields (itself, not a function or lambda nested in it).
@@ -186,6 +199,14 @@ pub fn program_names(original: &str, new: &str, qualname: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tab_indented_body_keeps_its_tabs() {
+        let src = "class P:\n\tdef f(self, a):\n\t\t\"\"\"Doc.\"\"\"\n\t\treturn a\n";
+        let out = forwarding_stub(src, "P.f").unwrap();
+        assert!(out.contains("\"\"\"Doc.\"\"\"\n\t\treturn __import__"), "{out}");
+        assert!(!parse_python(&out).root_node().has_error(), "{out}");
+    }
 
     #[test]
     fn every_kind_of_parameter_is_forwarded_as_bound() {
