@@ -211,7 +211,14 @@ class Encoder:
             name = getattr(v, "__name__", None)
             if isinstance(name, str) and sys.modules.get(name) is v and peer.policy.module_crosses(name):
                 # A module crosses by its name; the other side has its own from the same
-                # source (itsdangerous' serializer holds the `json` it serializes with).
+                # source (itsdangerous' serializer holds the `json` it serializes with). Not one
+                # a test changed by assignment (xmltodict's `expat.ParserCreate = handler`): the
+                # program's own would not have the change.
+                # (What `monkeypatch` or `mock` patched is carried over as such: `_forwarded`.)
+                kept = getattr(peer, "pristine", {}).get(name, ()) if peer.policy.strict else ()
+                ns, carried = vars(v), getattr(peer, "patched_now", ())
+                if any(ns.get(a, _MISSING) is not x and (name, a) not in carried for a, x in kept):
+                    _refuse(peer.qualname, "patched", "%s (changed by assignment)" % name)
                 return ["mod", name]
         if isinstance(v, type):
             # A class names code, not state: any class the other side has by the same name (the
@@ -553,7 +560,8 @@ class Encoder:
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY  # noqa: E402
+from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY, _MISSING  # noqa: E402
+from .refusals import _refuse  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
 from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402

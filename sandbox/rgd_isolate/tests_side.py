@@ -52,6 +52,13 @@ def baseline():
             # import): what both sides hold is what they hold now, every module imported.
             with peer.lock:
                 peer.state.agree()
+        # The code every imported module holds before any test ran: a module that crosses by
+        # name must still hold it (`Encoder.fresh`), else a test changed it by assignment.
+        peer.pristine = {}
+        for n, m in list(sys.modules.items()):
+            ns = getattr(m, "__dict__", None)
+            if isinstance(ns, dict):
+                peer.pristine[n] = [(a, x) for a, x in list(ns.items()) if _behaviour(x)]
 
 
 def watch_patches():
@@ -242,6 +249,7 @@ def _call(peer, qualname, args, kwargs):
     try:
         policy = peer.policy
         active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
+        peer.patched_now = {(w[1], w[2]) for w in active}
         own_streams = (("stdout", sys.stdout), ("stderr", sys.stderr))
         stream_patches, outside = [], []
         for entry in active:

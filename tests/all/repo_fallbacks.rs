@@ -406,3 +406,13 @@ fn a_targets_default_function_comes_back_as_the_tests_own() {
     let wrong = module.replace("wrapper.cache_key = key", "wrapper.cache_key = lambda *a: a");
     support::one_module::right_passes_and_wrong_fails(module, tests, "cached", 1, &wrong, 0);
 }
+
+/// A standard module a test changed by assignment (xmltodict's `expat.ParserCreate = handler`)
+/// no longer crosses by its name to the program's unchanged module: the run is judged
+/// in-process, labelled, where it passes as in one process (it was a released body judged wrong).
+#[test]
+fn a_module_a_test_changed_by_assignment_does_not_cross_by_name() {
+    let module = "def make(expat):\n    return expat.ParserCreate()\n";
+    let tests = "from xml.parsers import expat\n\nfrom pkg.m import make\n\n\ndef test_changed():\n    real = expat.ParserCreate\n    expat.ParserCreate = lambda: 'made by the test'\n    try:\n        assert make(expat) == 'made by the test'\n    finally:\n        expat.ParserCreate = real\n";
+    support::one_module::passes_in_process_because(module, tests, "make", "changed by assignment");
+}
