@@ -51,21 +51,26 @@ fn top_level<'t>(root: Node<'t>, source: &str) -> Vec<(String, Node<'t>)> {
 /// The definition `qualname` (`name`, `Class.name`, `Outer.Inner.name`) walking class bodies
 /// only: (outer node, definition, top-level node).
 pub(super) fn locate<'t>(root: Node<'t>, source: &str, qualname: &str) -> Option<(Node<'t>, Node<'t>, Node<'t>)> {
-    let mut block = root;
-    let mut top = None;
-    let parts: Vec<&str> = qualname.split('.').collect();
-    for (i, part) in parts.iter().enumerate() {
-        let (_, node, def) = definitions(block, source).into_iter().find(|(n, _, _)| n == part)?;
-        top.get_or_insert(node);
-        if i + 1 == parts.len() {
-            return Some((node, def, top?));
-        }
-        if def.kind() != "class_definition" {
-            return None;
-        }
-        block = def.child_by_field_name("body")?;
+    let mut parts = qualname.split('.');
+    let first = parts.next()?;
+    let (_, top, def) = definitions(root, source).into_iter().find(|(n, _, _)| n == first)?;
+    let (node, def) = descend(top, def, parts, source)?;
+    Some((node, def, top))
+}
+
+/// From the definition `def` (its outer node `node`) down through class bodies by `parts`:
+/// (outer node, definition) of the last.
+fn descend<'t, 'q>(
+    mut node: Node<'t>,
+    mut def: Node<'t>,
+    parts: impl Iterator<Item = &'q str>,
+    source: &str,
+) -> Option<(Node<'t>, Node<'t>)> {
+    for part in parts {
+        let body = def.child_by_field_name("body").filter(|_| def.kind() == "class_definition")?;
+        (_, node, def) = definitions(body, source).into_iter().find(|(n, _, _)| n == part)?;
     }
-    None
+    Some((node, def))
 }
 
 /// Where a function named `name` is defined inside another function (the enclosing one's name).
@@ -170,11 +175,8 @@ pub fn definition_ranges(source: &str, qualnames: &[String]) -> Vec<Option<std::
         .iter()
         .map(|q| {
             let mut parts = q.split('.');
-            let (mut node, mut def) = *top.get(parts.next()?).filter(|_| !root.has_error())?;
-            for part in parts {
-                let body = def.child_by_field_name("body").filter(|_| def.kind() == "class_definition")?;
-                (_, node, def) = definitions(body, source).into_iter().find(|(n, _, _)| n == part)?;
-            }
+            let &(node, def) = top.get(parts.next()?).filter(|_| !root.has_error())?;
+            let (node, def) = descend(node, def, parts, source)?;
             (def.kind() == "function_definition").then(|| node.start_byte()..node.end_byte())
         })
         .collect()
