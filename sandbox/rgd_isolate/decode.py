@@ -37,7 +37,7 @@ class Decoder:
             return _as_sent(self.values_sent, i)
         if t is not int:
             value = self.scalar(i, t)
-            if t is list and self.values_sent is not None and (type(value) is float or not -6 < value < 257):
+            if t is list and self.values_sent is not None and _own_identity(value):
                 # A number the tests sent, handed back equal: that object (`_keep_sent`).
                 return _as_sent(self.values_sent, value)
             return value
@@ -697,4 +697,4 @@ class Decoder:
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402
 from .modules import _is_stdlib_module, _stdlib_spec  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _mutable, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _mutable, _own_identity, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402

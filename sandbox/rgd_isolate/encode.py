@@ -43,8 +43,7 @@ class Encoder:
             return value
         if t is int:
             self.values += 1
-            if not -6 < value < 257:
-                # (One of the interpreter's small integers is always the same object.)
+            if _own_identity(value):
                 _keep_sent(self.values_sent, value)
             return [value] if -_SAFE_INT < value < _SAFE_INT else ["i", str(value)]
         if value is None or t is bool:
@@ -215,9 +214,9 @@ class Encoder:
                 # a test changed by assignment (xmltodict's `expat.ParserCreate = handler`): the
                 # program's own would not have the change.
                 # (What `monkeypatch` or `mock` patched is carried over as such: `_forwarded`.)
-                kept = getattr(peer, "pristine", {}).get(name, ()) if peer.policy.strict else ()
-                ns, carried = vars(v), getattr(peer, "patched_now", ())
-                if any(ns.get(a, _MISSING) is not x and (name, a) not in carried for a, x in kept):
+                kept = peer.pristine.get(name, ()) if peer.policy.strict else ()
+                ns = vars(v)
+                if any(ns.get(a, _MISSING) is not x and (name, a) not in peer.patched_now for a, x in kept):
                     _refuse(peer.qualname, "patched", "%s (changed by assignment)" % name)
                 return ["mod", name]
         if isinstance(v, type):
@@ -564,4 +563,4 @@ from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused,
 from .refusals import _refuse  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402
+from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_identity, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402

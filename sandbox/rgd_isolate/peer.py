@@ -79,10 +79,10 @@ class Peer:
         # numbers each it sends (id -> (number, object)); the program's side keeps what it made
         # of each number (number -> object).
         self.pins = {}
-        # Project functions that crossed by name (`Policy.function_name`): the names the tests'
-        # side sent, and on the program's side id -> (module, name, function) of what it found.
-        self.names_sent = set()
-        self.by_name = {}
+        # Project functions that crossed by name (`Policy.function_name`), both ways; the tests'
+        # side's code of each module at collection and the patches in force (`Encoder.fresh`).
+        self.names_sent, self.by_name = set(), {}
+        self.pristine, self.patched_now = {}, frozenset()
         self.pinned = {}
         self.decoding = 0  # messages being read (nested: a request made while one is read)
         self.proxies = {}  # peer's hid -> proxy

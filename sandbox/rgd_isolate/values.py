@@ -28,6 +28,12 @@ def _exact(value, depth=0):
     return None
 
 
+def _own_identity(number):
+    """Whether a number crossing is an object of its own, whose identity `_keep_sent` keeps: a
+    float, or an integer outside the interpreter's small ones (each always the same object)."""
+    return type(number) is float or not -6 < number < 257
+
+
 def _keep_sent(sent, value):
     """The tests' side keeps a string, number, tuple or frozenset it sent (`Peer.sent_values`):
     of equal ones, the one sent last, which is what a program that passes a value through hands
