@@ -299,10 +299,13 @@ class Encoder:
                 # ("IGNORECASE|DOTALL" on 3.11, None before): it crosses as its value.
                 return ["e", t.__module__, t.__qualname__, None, v.value]
             return ["e", t.__module__, t.__qualname__, v.name]
-        if kind in ("project", "ntuple") and not peer.policy.strict and ("<" in t.__qualname__ or not _named_by(t, t.__module__)):
-            # An object of a class the program made in a function (boltons' `make_sentinel`,
-            # attrs' `_AndValidatorAttributes` tuple class): the tests' side has no class of
-            # that name to make it from, so it stays here.
+        if kind in ("project", "ntuple") and ("<" in t.__qualname__ or not _named_by(t, t.__module__)):
+            # An object of a class made by running code, not named by its module (boltons'
+            # `make_sentinel`, attrs' `_AndValidatorAttributes` tuple class, cerberus'
+            # `SchemaValidator`, which a factory makes on first use): the other side may have no
+            # such class to make it from, so it stays here, the program's kept, the tests' lent.
+            if peer.policy.strict:
+                return self.lend(v, "lent", t, depth)
             return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
         if kind == "ntuple":
             return ["nt", t.__module__, t.__qualname__, [self.ref(x, depth) for x in tuple.__iter__(v)], self.ref(_state(v), depth)]

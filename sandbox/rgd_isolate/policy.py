@@ -23,6 +23,15 @@ _LENT_STD = frozenset(
      ("collections.abc", "KeysView"), ("collections.abc", "ItemsView"), ("collections.abc", "ValuesView")}
 
 
+# The standard library's modules whose objects hold a resource of the process (a file, a child
+# process, a socket, a queue): never copied, lent where the tests hand one over. (Not `sys`,
+# `importlib`, `gc` and the like, which `_NEVER_STATE` also keeps from copies: lent, they would
+# reach the interpreter of the tests' process, a loader the test files.)
+_RESOURCE_MODULES = frozenset(
+    ("tempfile", "subprocess", "socket", "ssl", "selectors", "queue", "sqlite3", "mmap", "concurrent", "multiprocessing", "asyncio", "threading", "_thread", "io", "_io")
+)
+
+
 class Policy:
     """Which modules are the project's: files of `project` (relative to `root`), never a test file."""
 
@@ -177,6 +186,10 @@ class Policy:
         the program uses it where it lives. What has a reduction but may not cross by it is still
         refused (a reduction through a function of its module's, which the receiver never calls,
         a copy of which the program could change without it coming back)."""
+        if t.__module__.partition(".")[0] in _RESOURCE_MODULES and _is_stdlib_module(t.__module__) and "<" not in t.__qualname__:
+            # What holds a file, a process, a socket or a queue is never copied (`reducible`):
+            # the tests' own is lent (cerberus' tests hand over a temporary file).
+            return True
         if not self.library_class(t):
             return False
         if (t.__module__, t.__qualname__) in _NOT_LENT:
@@ -218,7 +231,7 @@ class Policy:
         enum member before it says it is its mixed-in type (`class E(str, Enum)`: click's
         `Choice` asks `isinstance(c, enum.Enum)` to show `c.name`)."""
         for klass in cls.__mro__:
-            if self.project_module(klass.__module__) and "<" not in klass.__qualname__:
+            if self.project_module(klass.__module__) and "<" not in klass.__qualname__ and _named_by(klass, klass.__module__):
                 return klass
         enum = sys.modules.get("enum")
         members = enum is not None and issubclass(cls, enum.Enum)
@@ -326,6 +339,8 @@ class Policy:
             obj = type.__dict__["__dict__"].__get__(obj).get(part) if isinstance(obj, type) else vars(obj).get(part)
             if obj is None:
                 break
+        if obj is None and module_name != "builtins":
+            obj = _held_class(module_name, qualname)
         if obj is None and module_name == "builtins":
             # A builtin class no builtin name holds (`NoneType`, click's type guessed from a
             # default of None): `types` names it.
@@ -393,4 +408,4 @@ class Policy:
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
 from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _set_state_reduction, _stdlib_spec  # noqa: E402
-from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _remade_pattern, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402
+from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _remade_pattern, _held_class, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

@@ -4,6 +4,7 @@ import collections
 import itertools
 import operator
 import re
+import struct
 import sys
 import threading
 import types
@@ -148,6 +149,25 @@ def _named_by(cls, module):
 _NAMED = {}  # class -> the module found to name it
 
 
+def _held_class(module, qualname):
+    """The one class saying it is `module.qualname` that a module of the same package holds as a
+    global, though `module` does not name it: a class a factory made (cerberus' `SchemaValidator`,
+    made by `utils.validator_factory` and bound in `schema`). Both processes import the package
+    from the same source and run the same code to make it; where one has not made it yet, or holds
+    two such classes, None."""
+    top = module.partition(".")[0] if isinstance(module, str) else None
+    found = None
+    for name, mod in list(sys.modules.items()) if top else ():
+        if mod is None or not (name == top or name.startswith(top + ".")):
+            continue
+        for v in list(getattr(mod, "__dict__", {}).values()):
+            if isinstance(v, type) and v is not found and v.__module__ == module and v.__qualname__ == qualname:
+                if found is not None:
+                    return None
+                found = v
+    return found
+
+
 def _is_mock(value):
     """A mock of `unittest.mock`'s (`Mock`, `MagicMock`, a spec'd one): the tests' stand-in,
     which they lend as any object of theirs; what the program does with it is recorded in
@@ -191,10 +211,17 @@ def _hidden_state_base(cls):
             continue
         if base is object or base in _BUILTIN_BASES:
             continue
-        if base.__module__ in ("_io", "io") and base.__name__.startswith("_") and base.__name__.endswith("IOBase"):
+        # A C class whose instances are no bigger than an object's, but for a `__dict__` and a
+        # weak reference slot, holds nothing of its own (`datetime.tzinfo`, under dateutil's
+        # `tzfile`; io's abstract bases).
+        own = base.__basicsize__ - _POINTER * (bool(base.__dictoffset__) + bool(base.__weakrefoffset__))
+        if own <= object.__basicsize__ and not base.__itemsize__:
             continue
         return base
     return None
+
+
+_POINTER = struct.calcsize("P")
 
 
 def _parameters_function(fn):

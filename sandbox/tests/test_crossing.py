@@ -463,3 +463,77 @@ def test_a_private_method_target_is_found_under_its_mangled_name():
 
     ns = {"_Validator": _Validator}
     assert iso._stored(ns, "_Validator.__check")(None) == "checked"
+
+
+def test_an_object_of_a_class_a_factory_made_stays_where_it_is(tmp_path, monkeypatch):
+    """cerberus makes `SchemaValidator` with `utils.validator_factory` on first use (so it says it
+    is `cerberus.validator.SchemaValidator`, a name that module never binds) and holds it in
+    `cerberus.schema`: the tests' validators held one, copied to a program that had not made that
+    class yet, and 1,836 of cerberus' outcomes differed. Such an object stays where it is, lent by
+    the tests (the program's kept, as before); the class itself crosses as the one a module of
+    its package holds, where the receiver has made it, else not at all."""
+    root = tmp_path / "project"
+    (root / "fact_pkg").mkdir(parents=True)
+    (root / "fact_pkg" / "__init__.py").write_text("")
+    (root / "fact_pkg" / "utils.py").write_text(
+        "class Base:\n    pass\n\ndef factory(name):\n    return type(name, (Base,), {})\n"
+    )
+    (root / "fact_pkg" / "schema.py").write_text("from .utils import factory\nMade = factory('Made')\n")
+    monkeypatch.syspath_prepend(str(root))
+    files = ["fact_pkg/__init__.py", "fact_pkg/utils.py", "fact_pkg/schema.py"]
+    a, b = socket.socketpair()
+    tests = iso.Peer(a, iso.Policy(str(root), files, True), "the program's process")
+    program = iso.Peer(b, iso.Policy(str(root), files, False), "the tests' process")
+    from fact_pkg import schema, utils
+
+    lent = tests.encode({"v": schema.Made()})["n"]
+    assert lent[0][0] == "h" and lent[0][2] == "lent", "lent, not copied"
+    assert program.encode({"v": schema.Made()})["n"][0][0] == "h", "the program's: kept"
+    assert across(program, tests, schema.Made) is schema.Made, "the class, by the name its package holds"
+    schema.Other = utils.factory("Made")  # a second class of that name: which one is unknown
+    with pytest.raises(iso.Refused, match="does not define"):
+        across(program, tests, schema.Made)
+    a.close()
+    b.close()
+
+
+def test_a_temporary_file_the_tests_hand_over_is_lent_but_never_a_loader(sides):
+    """What holds a file, a process or a socket is never copied; the tests' own is lent, as a
+    stream is (cerberus' tests normalise a document holding a `NamedTemporaryFile`: refused, 3
+    of its functions were judged in-process). An object of the interpreter's machinery (a loader,
+    which would read files where it lives) is never lent: a copy reads the program's own."""
+    import importlib.machinery
+    import tempfile
+
+    tests, _ = sides
+    with tempfile.NamedTemporaryFile(mode="w+") as f:
+        node = tests.encode({"v": f})["n"][0]
+        assert node[0] == "h" and node[2].startswith("lent")
+    loader = importlib.machinery.SourceFileLoader("x", "/nonexistent/x.py")
+    assert tests.encode({"v": loader})["n"][0][0] == "o"
+
+
+def test_a_c_base_with_nothing_of_its_own_hides_no_state():
+    """dateutil's `tzfile` is a project class over `datetime.tzinfo`, a C class whose instances
+    hold nothing beyond an object's: its attributes are the whole value (its 20 functions were all
+    judged in-process as `not_data`). A C base that holds a function (`functools.partial`) or a
+    buffer (`io.StringIO`) still hides state."""
+    import datetime
+    import functools
+    import io
+
+    class Zone(datetime.tzinfo):
+        pass
+
+    class Curried(functools.partial):
+        pass
+
+    class Buffer(io.StringIO):
+        pass
+
+    class Raw(io.RawIOBase):
+        pass
+
+    assert iso._hidden_state_base(Zone) is None and iso._hidden_state_base(Raw) is None
+    assert iso._hidden_state_base(Curried) is functools.partial
+    assert iso._hidden_state_base(Buffer) is io.StringIO

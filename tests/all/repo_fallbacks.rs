@@ -416,3 +416,15 @@ fn a_module_a_test_changed_by_assignment_does_not_cross_by_name() {
     let tests = "from xml.parsers import expat\n\nfrom pkg.m import make\n\n\ndef test_changed():\n    real = expat.ParserCreate\n    expat.ParserCreate = lambda: 'made by the test'\n    try:\n        assert make(expat) == 'made by the test'\n    finally:\n        expat.ParserCreate = real\n";
     support::one_module::passes_in_process_because(module, tests, "make", "changed by assignment");
 }
+
+/// An object of a class the project makes on first use with a factory, under a name its module
+/// never binds (cerberus' `SchemaValidator`), made by the tests' process only, and a
+/// temporary file the tests hand over: both are lent, not refused, so the target is judged
+/// isolated, and a wrong target fails there.
+#[test]
+fn an_object_of_a_class_made_on_first_use_and_a_temporary_file_are_lent() {
+    let module = "class Base:\n    pass\n\n\ndef factory(name):\n    return type(name, (Base,), {})\n\n\ndef made():\n    global Made\n    if 'Made' not in globals():\n        Made = factory('Kind')\n    return Made()\n\n\ndef fill(obj, n):\n    obj.n = n\n    return obj\n";
+    let tests = "import tempfile\n\nfrom pkg.m import fill, made\n\n\ndef test_made():\n    o = made()\n    assert fill(o, 3) is o and o.n == 3\n\n\ndef test_file():\n    with tempfile.NamedTemporaryFile(mode='w+') as f:\n        f.write('x')\n        f.seek(0)\n        assert fill(f, 2) is f and f.n == 2 and f.read() == 'x'\n";
+    let wrong = module.replace("obj.n = n", "obj.n = n + 1");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "fill", 2, &wrong, 0);
+}

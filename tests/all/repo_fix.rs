@@ -39,18 +39,18 @@ const CALC: [(&str, &str); 4] = [
     ),
 ];
 
-/// A report whose tests hand the function a `tempfile.SpooledTemporaryFile` (no data, and nothing
-/// the tests lend): its repair can only be judged in the tests' process, so it is unverified.
-const SPOOL: [(&str, &str); 4] = [
+/// A report whose tests hand the function a `zipfile.ZipFile` (no data, and nothing the tests
+/// lend: it holds a finalizer): its repair can only be judged in the tests' process, so it is unverified.
+const ARCHIVE: [(&str, &str); 4] = [
     ("pkg/__init__.py", ""),
     (
         "pkg/report.py",
-        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.write(\"%.2f\" % (sum(prices) + 1))\n",
+        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.writestr(\"total\", \"%.2f\" % (sum(prices) + 1))\n",
     ),
     ("tests/__init__.py", ""),
     (
         "tests/test_report.py",
-        "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_total():\n    with tempfile.SpooledTemporaryFile(mode='w+') as out:\n        write_total(out, [1.0, 2.0])\n        out.seek(0)\n        assert out.read() == '3.00'\n",
+        "import io\nimport zipfile\n\nfrom pkg.report import write_total\n\n\ndef test_total():\n    buf = io.BytesIO()\n    with zipfile.ZipFile(buf, 'w') as out:\n        write_total(out, [1.0, 2.0])\n    assert zipfile.ZipFile(buf).read('total') == b'3.00'\n",
     ),
 ];
 
@@ -69,7 +69,7 @@ const RIGHT: [(&str, &str); 6] = [
     ),
     (
         "write_total",
-        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.write(\"%.2f\" % sum(prices))\n",
+        "def write_total(out, prices):\n    \"\"\"Writes the total of prices, to cents.\"\"\"\n    out.writestr(\"total\", \"%.2f\" % sum(prices))\n",
     ),
 ];
 
@@ -190,14 +190,14 @@ async fn the_first_suspect_fails_the_second_fixes_it_and_only_write_changes_the_
 async fn a_repair_judged_in_the_tests_process_is_unverified_never_fixed() {
     let Some(python) = support::pytest_python() else { return };
     let home = temp_home();
-    let project = support::project_with(&SPOOL);
+    let project = support::project_with(&ARCHIVE);
     let before = support::snapshot(project.path());
     let args = ["--failing", "tests/test_report.py::test_total", "--write"];
     let run = fix(home.path(), project.path(), &python, &args).await;
     let all = format!("{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "{all}");
     assert!(run.stderr.contains("0/1 fixed, 1 unverified"), "{all}");
-    assert!(run.stderr.contains("tempfile.SpooledTemporaryFile"), "the reason is said: {all}");
+    assert!(run.stderr.contains("zipfile.ZipFile"), "the reason is said: {all}");
     assert!(!run.stderr.contains("fixed by repairing"), "{all}");
     assert_eq!(support::snapshot(project.path()), before, "an unverified repair was written");
 

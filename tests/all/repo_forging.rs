@@ -53,23 +53,23 @@ const CART: Case = Case {
     file: "pkg/cart.py",
 };
 
-/// A report whose tests hand the target a `tempfile.SpooledTemporaryFile`, which is no data and
-/// nothing the tests lend (a mock or an in-memory stream would be lent): these runs are
-/// in-process, labelled so; its module builds a `namedtuple` with defaults as it loads.
+/// A report whose tests hand the target a `zipfile.ZipFile`, which is no data and nothing the
+/// tests lend (it holds a finalizer; a mock, a stream or a temporary file would be lent): these
+/// runs are in-process, labelled so; its module builds a `namedtuple` with defaults as it loads.
 const REPORT: Case = Case {
     files: &[
         ("pkg/__init__.py", ""),
         (
             "pkg/report.py",
-            "\"\"\"Reports.\"\"\"\nimport collections\n\nLine = collections.namedtuple(\"Line\", \"name price qty\", defaults=(1,))\n\n\ndef write_total(out, prices):\n    \"\"\"Writes the total of `prices` to the stream `out` with two decimals and a newline.\"\"\"\n    ...\n",
+            "\"\"\"Reports.\"\"\"\nimport collections\n\nLine = collections.namedtuple(\"Line\", \"name price qty\", defaults=(1,))\n\n\ndef write_total(out, prices):\n    \"\"\"Writes the total of `prices` into the archive `out` as `total`, with two decimals and a newline.\"\"\"\n    ...\n",
         ),
         (
             "tests/test_report.py",
-            "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_the_total():\n    buf = tempfile.SpooledTemporaryFile(mode=\"w+\")\n    write_total(buf, [1.0, 2.0])\n    buf.seek(0)\n    assert buf.read() == \"3.00\\n\"\n",
+            "import io\nimport zipfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_the_total():\n    buf = io.BytesIO()\n    with zipfile.ZipFile(buf, \"w\") as archive:\n        write_total(archive, [1.0, 2.0])\n    assert zipfile.ZipFile(buf).read(\"total\") == b\"3.00\\n\"\n",
         ),
         (
             "tests/test_report_hidden.py",
-            "import tempfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_a_secret_total():\n    buf = tempfile.SpooledTemporaryFile(mode=\"w+\")\n    write_total(buf, [2.5, 0.25])\n    buf.seek(0)\n    assert buf.read() == \"2.75\\n\"\n",
+            "import io\nimport zipfile\n\nfrom pkg.report import write_total\n\n\ndef test_writes_a_secret_total():\n    buf = io.BytesIO()\n    with zipfile.ZipFile(buf, \"w\") as archive:\n        write_total(archive, [2.5, 0.25])\n    assert zipfile.ZipFile(buf).read(\"total\") == b\"2.75\\n\"\n",
         ),
         ("tests/__init__.py", ""),
     ],
@@ -471,7 +471,7 @@ async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_writ
     if support::pytest_python().is_none() {
         return;
     }
-    let honest = "def write_total(out, prices):\n    out.write(\"%.2f\\n\" % sum(prices))\n";
+    let honest = "def write_total(out, prices):\n    out.writestr(\"total\", \"%.2f\\n\" % sum(prices))\n";
     let o = solve_case(&REPORT, honest, "1", &[]).await;
     let all = format!("{}\n{}", o.stdout, o.stderr);
     assert!(!o.stdout.contains("solved at"), "{all}");
@@ -482,10 +482,7 @@ async fn an_argument_that_is_not_data_is_judged_in_process_labelled_and_not_writ
     assert!(o.stderr.contains("0/1 solved (pass@1 0.0%), 1 unverified (in-process: "), "{all}");
     assert!(o.stdout.contains("in-process, unverified"), "{all}");
     assert_eq!(o.code, Some(3), "{all}");
-    assert!(
-        o.stdout.contains("tempfile.SpooledTemporaryFile"),
-        "the reason names the type: {all}"
-    );
+    assert!(o.stdout.contains("zipfile.ZipFile"), "the reason names the type: {all}");
     assert!(!all.contains("tampered"), "{all}");
     assert!(o.stderr.contains("pass --allow-in-process"), "{all}");
     assert!(!o.ok, "a solved task that is not written is no success: {all}");
@@ -501,7 +498,7 @@ async fn allow_in_process_writes_and_remembers_the_labelled_verdict() {
     if support::pytest_python().is_none() {
         return;
     }
-    let honest = "def write_total(out, prices):\n    out.write(\"%.2f\\n\" % sum(prices))\n";
+    let honest = "def write_total(out, prices):\n    out.writestr(\"total\", \"%.2f\\n\" % sum(prices))\n";
     let o = solve_case(&REPORT, honest, "1", &["--allow-in-process"]).await;
     let all = format!("{}\n{}", o.stdout, o.stderr);
     assert!(!o.stdout.contains("solved at") && o.stdout.contains("unverified"), "{all}");
@@ -518,7 +515,7 @@ async fn in_process_the_program_walking_frames_is_still_tampering() {
     if support::pytest_python().is_none() {
         return;
     }
-    let walks = "import sys\n\n\ndef write_total(out, prices):\n    f = sys._getframe(1)\n    while f is not None:\n        if 'item' in f.f_locals:\n            f.f_locals['item'].runtest = lambda: None\n        f = f.f_back\n    out.write('nope')\n";
+    let walks = "import sys\n\n\ndef write_total(out, prices):\n    f = sys._getframe(1)\n    while f is not None:\n        if 'item' in f.f_locals:\n            f.f_locals['item'].runtest = lambda: None\n        f = f.f_back\n    out.writestr('total', 'nope')\n";
     let o = attack_case(&REPORT, walks).await;
     judged_wrong(&o, true);
     assert!(o.stdout.contains("frames"), "{}", o.stdout);
