@@ -13,9 +13,9 @@ Only data crosses, both ways: builtins and containers, instances of the project'
 made: a class the project does not define is refused by name), a fixed list of the standard
 library's value types, enum members, named tuples and exceptions. Shared references and cycles
 survive (a message is a table of nodes); an object that came from the other side goes back as
-itself (`result is arg`). A mutable object keeps its identity for the whole run on both sides:
-sent again, it crosses as that identity with its contents only where they changed since the sides
-last agreed (a parser handed over at every call sends its position, not its tokens again). After a
+itself (`result is arg`). A mutable object keeps its identity on both sides for as long as either
+holds it (`lifetimes`: what only the channel holds dies, as in one process): sent again, it crosses
+as that identity with its contents only where they changed since the sides last agreed (a parser handed over at every call sends its position, not its tokens again). After a
 call, every mutable object the call named is written back the same way into the tests' objects (a
 list it sorted, `self`'s attributes). Callables and iterators stay where they were made and are
 called or pulled through the socket. One thread's call at a time: tests that call from threads
@@ -47,10 +47,11 @@ from .refusals import FALLBACK_CAUSES, NotIsolated, _refuse  # noqa: F401
 from .values import _BUILTIN_BASES, _BUILTIN_DESCRIPTORS, _BY_NAME, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _ENVELOPES, _GENEROUS, _HEAPTYPE, _IMMUTABLE_BASES, _MOCK_MUTATORS, _MOCK_RECORDS, _MUTABLE_BUILTINS, _NOT_LENT, _PATTERN_METHODS, _PLAIN_DICTS, _Probe, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _SHARED_KINDS, _SHARED_STD, _SLOTS, _STD_VALUE_CLASSES, _UNCHANGING, _UNCHANGING_TYPES, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _children, _defaults, _dict_delta, _envelope, _equals_anything, _exact, _find_slots, _flag_type, _generous, _hidden_state_base, _is_mock, _keep_sent, _kept_unnamed, _keywords, _known_base, _list_delta, _mutable, _named_by, _own_dict, _own_reduction, _replace_slice, _same, _slots_of, _state, _stored, _stored_on_type, _viewed_dict  # noqa: F401
 from .policy import Policy, _LENT_STD, _STATE_CLASSES  # noqa: F401
 from .output import _Bytes, _Capture, _OWN_VARIABLES, _OWN_VARIABLES_BYTES, _Printed, _capture_logs, _carried, _carry_directory, _carry_environment, _carry_over, _carry_streams, _env_diff, _environment, _log_keeper, _replay_logs, _replay_output, _replay_warnings, _streams_back, _write_printed  # noqa: F401
-from .handles import LentCallable, LentClass, LentMethod, LentObject, RemoteFunction, RemoteGenerator, RemoteIterator, RemoteMethod, RemoteObject, RemoteValue, _ASKED_NAMES, _AskedModule, _CallableSaidOf, _FUNCTION_INSIDES, _FunctionAttributes, _FunctionHandleType, _HANDLE_TYPES, _LENT_CLASSES, _LENT_PROTOCOL, _LENT_TYPES, _LentAttributes, _LentMeta, _MAKERS, _NOT_A_SIGNATURE, _NotASignature, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _PYTHON_NAMES, _Remote, _SOME_DEFAULT, _STAND_INS, _SaidOf, _asked_along, _asking, _call_other_side, _cannot, _encode_for, _holds_project_objects, _lent_type, _no_program_code, _signature_of, _stand_in  # noqa: F401
+from .handles import LentCallable, LentClass, LentMethod, LentObject, RemoteFunction, RemoteGenerator, RemoteIterator, RemoteMethod, RemoteObject, RemoteValue, _ASKED_NAMES, _AskedModule, _CallableSaidOf, _FUNCTION_INSIDES, _FunctionAttributes, _FunctionHandleType, _HANDLE_TYPES, _LENT_CLASSES, _LENT_PROTOCOL, _LENT_TYPES, _LentAttributes, _LentMeta, _MAKERS, _NOT_A_SIGNATURE, _NotASignature, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _PYTHON_NAMES, _Remote, _SOME_DEFAULT, _STAND_INS, _SaidOf, _asked_along, _asking, _call_other_side, _cannot, _encode_for, _holds_project_objects, _lent_type, _no_program_code, _stand_in  # noqa: F401
 from .encode import Encoder  # noqa: F401
 from .decode import Decoder  # noqa: F401
 from .state import ModuleState, _KeptDict, _behaviour, _calling_back, _copy_into, _key_name, _stateless  # noqa: F401
-from .peer import Peer, _LENT_MAKERS, _LENT_OPERATORS, _stack_for  # noqa: F401
+from .peer import Peer, _stack_for  # noqa: F401
+from .served import _LENT_MAKERS, _LENT_OPERATORS, _read, _signature_of  # noqa: F401
 from .program_side import Server, _resolve_target, _serving, serve  # noqa: F401
 from .tests_side import _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _STREAMS, _call, _client, _connect, _current_test, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _stub_defaults, _test_path, baseline, call, watch_patches  # noqa: F401

@@ -17,7 +17,7 @@ class Encoder:
     since the two sides last agreed on them (`snaps`): a parser handed over at every call sends
     its position, not its tokens. `peer.handle()` keeps callables and iterators on this side."""
 
-    def __init__(self, peer, answer=False):
+    def __init__(self, peer, answer=False, values=None):
         self.peer = peer
         self.values_sent = peer.sent_values if peer.policy.strict else None
         self.nodes = []
@@ -31,6 +31,14 @@ class Encoder:
         # of that name is what it updates).
         self.unnamed = set()
         self.later = []  # (index, object) of mutable objects deep down, written by `finish`
+        # The message's own tuples (a call's arguments, its keyword pairs): no code holds them,
+        # and pinned they would keep what they hold alive for the run (`lifetimes`).
+        self.envelopes = set()
+        for name, v in (values or {}).items():
+            if type(v) is tuple and name in ("a", "k"):
+                self.envelopes.add(id(v))
+                if name == "k":
+                    self.envelopes.update(map(id, v))
         # Whether this is the tests' answer to the program's call, which lends what the
         # standard library's or an installed package's objects cannot cross as (`fresh`).
         self.answer = answer
@@ -83,7 +91,7 @@ class Encoder:
         object on the program's side too, as in one process (boltons' `remap` caches by `id`:
         two keys holding one tuple are one entry there, two apart). Kept, its `id` is not reused,
         so that `id` names it for the run."""
-        if self.values_sent is None:
+        if self.values_sent is None or id(v) in self.envelopes:
             return node
         _keep_sent(self.values_sent, v)
         pins = self.peer.pins
@@ -105,10 +113,10 @@ class Encoder:
         peer = self.peer
         key = id(v)
         back = peer.came_from.get(key)
-        if back is not None and back[1] is v:
+        if back is not None and (back[1] is v or (back[1] is None and recalled(peer, "copy", back[0], v) is v)):
             return self.shared(v, "back", back[0], depth)
         gid = peer.sent_ids.get(key)
-        if gid is not None and peer.sent.get(gid) is v:
+        if gid is not None and recalled(peer, "sent", gid, v) is v:
             return self.shared(v, "m", gid, depth)
         return self.fresh(v, type(v), depth)
 
@@ -162,7 +170,7 @@ class Encoder:
     def fresh(self, v, t, depth):
         peer = self.peer
         lent = peer.handle_ids.get(id(v))
-        if lent is not None and lent in peer.lent and peer.handles[lent] is v:
+        if lent is not None and lent in peer.lent and recalled(peer, "handle", lent, v) is v:
             # Lent before (`lendable`): the same handle again.
             return self.lent(lent, t, depth)
         if t is bytes:
@@ -225,7 +233,7 @@ class Encoder:
             # those whose instances may cross (`Decoder`, strict).
             module = v.__module__
             known = module == "builtins" or peer.policy.project_module(module) or _is_stdlib_module(module)
-            if not peer.policy.strict and (not known or (module != "builtins" and not _by_class_name(peer.policy, v))):
+            if not peer.policy.strict and (not known or (module != "builtins" and not _by_class_name(peer.policy, v)) or id(v) in _late(peer)):
                 # A class the tests' side would not take back (`operator.methodcaller`, a class
                 # the program made): it stays here; calling it through the handle makes its
                 # instances here too.
@@ -299,11 +307,12 @@ class Encoder:
                 # ("IGNORECASE|DOTALL" on 3.11, None before): it crosses as its value.
                 return ["e", t.__module__, t.__qualname__, None, v.value]
             return ["e", t.__module__, t.__qualname__, v.name]
-        if kind in ("project", "ntuple") and ("<" in t.__qualname__ or not _named_by(t, t.__module__)):
+        if kind in ("project", "ntuple") and ("<" in t.__qualname__ or not _named_by(t, t.__module__) or id(t) in _late(peer)):
             # An object of a class made by running code, not named by its module (boltons'
             # `make_sentinel`, attrs' `_AndValidatorAttributes` tuple class, cerberus'
-            # `SchemaValidator`, which a factory makes on first use): the other side may have no
-            # such class to make it from, so it stays here, the program's kept, the tests' lent.
+            # `SchemaValidator`, which a factory makes on first use) or named only by the
+            # program's call (`ModuleState.late`): the other side may have no such class to make
+            # it from, so it stays here, the program's kept, the tests' lent.
             if peer.policy.strict:
                 return self.lend(v, "lent", t, depth)
             return ["h", peer.handle(v), "objc" if callable(v) else "obj"]
@@ -561,9 +570,15 @@ class Encoder:
         return None
 
 
+def _late(peer):
+    """The ids of the classes the program's call bound under new names (`ModuleState.late`)."""
+    return getattr(getattr(peer, "state", None), "late", ())
+
+
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_NODES, MAX_SENT_VALUES, Refused, SCALARS_PER_COPY, _MISSING  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
+from .lifetimes import recalled  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
 from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_identity, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402

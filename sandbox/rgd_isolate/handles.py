@@ -101,21 +101,6 @@ class _NotASignature:
         return "<%s kept in the tests' process>" % self.kind
 
 
-def _signature_of(fn):
-    """The signature of a callable kept on this side, as the other side may see it: parameter
-    names and kinds, and whether each has a default (`inspect.signature` of a callback, which a
-    function that introspects what it is handed asks for: toolz's `has_keywords`), never the
-    default values or annotations themselves (a test's lambda keeps its defaults)."""
-    import inspect
-
-    sig = inspect.signature(fn)
-    params = [
-        p.replace(default=p.empty if p.default is p.empty else _SOME_DEFAULT, annotation=p.empty)
-        for p in sig.parameters.values()
-    ]
-    return sig.replace(parameters=params, return_annotation=sig.empty)
-
-
 class _Remote:
     """An object that is no data, kept in the process that made it: attributes, methods,
     iteration, indexing, length, truth and `with` go through the socket and come back as data (or
@@ -352,6 +337,9 @@ def _asked_along(peer, body):
         return peer.result(peer.request(body))
     outermost = peer.depth == 0
     body["along"] = peer.decoding == 0
+    if outermost and body["along"]:
+        ask(peer, body)
+    reply = None
     try:
         reply = peer.request(body)
         _replay_output(reply)
@@ -359,6 +347,8 @@ def _asked_along(peer, body):
     finally:
         if outermost:
             peer.reset()
+            if reply is not None:
+                weaken(peer, reply)
 
 
 class RemoteMethod(RemoteFunction):
@@ -487,7 +477,7 @@ class LentObject(_Remote):
         body.update(op="op", h=object.__getattribute__(self, "_hid"), name=name)
         return peer.result(peer.request(body))
 
-    # Comparisons, hash and membership: answered by the tests' process (`peer._LENT_OPERATORS`).
+    # Comparisons, hash and membership: answered by the tests' process (`served._LENT_OPERATORS`).
     __eq__ = _asking("eq")
     __ne__ = _asking("ne")
     __lt__ = _asking("lt")
@@ -694,6 +684,7 @@ del _handle_class
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused  # noqa: E402
+from .lifetimes import ask, weaken  # noqa: E402
 from .output import _replay_output  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .values import _parameters_function  # noqa: E402

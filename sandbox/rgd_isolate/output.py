@@ -198,7 +198,7 @@ def _carry_over(peer, values):
     _carry_directory(peer, values.get("moved"))
     _carry_environment(peer, values.get("env"))
     if values.get("state"):
-        peer.state.apply(values["state"])
+        peer.state.apply(values["state"], data_only=True)
 
 
 def _carry_streams(values):

@@ -3,7 +3,6 @@
 import contextlib
 import itertools
 import json
-import operator
 import os
 import socket
 import struct
@@ -11,7 +10,6 @@ import sys
 import threading
 import time
 import types
-import weakref
 
 
 class _stack_for:
@@ -60,7 +58,7 @@ class Peer:
         self.lock = threading.RLock()  # one conversation at a time (tests that call from threads)
         self.serving = 0  # requests of the other side this side is running (a callback of the tests')
         self.handles = {}  # hid -> callable or iterator kept here
-        self.handle_ids = {}  # id(object) -> hid
+        self.handle_ids, self.hids = {}, 0  # id(object) -> hid; the last hid given
         # The tests' side: what it lends the program (hid -> "lent" or "opaque", `serve_lent`),
         # the methods the program took from those (their calls carry what changed), and those
         # bound methods kept by (hid, name) so that reading one again is the same handle.
@@ -97,11 +95,14 @@ class Peer:
         self.depth = 0
         # The target's default values (`_defaults`), and those of them that are no data by
         # identity: they cross as their place in that list.
-        self.target_defaults = []
-        self.defaults = {}
-        # The tests' side: the objects of theirs the channel keeps alive for the run (sent,
-        # lent, copies of the program's) that can be weakly referenced (checked by `request`).
-        self.kept_alive = []
+        self.target_defaults, self.defaults = [], {}
+        # How long shared objects live (`lifetimes`). The tests' side: those the channel holds
+        # that can be weakly referenced (id -> object); those it holds weakly (gid -> (weak
+        # reference, id)): its own, copies of the program's, lent; which of those died since the
+        # last call. The program's side: the tests' handles this outermost call named, and the
+        # objects a collection found held (`lifetimes.report`).
+        self.kept_alive, self.loose, self.loose_copies, self.loose_handles, self.died = {}, {}, {}, {}, [[], [], []]
+        self.proxied_now, self.collected = set(), set()
         # The target of the outermost call (`_call`), which a refusal names.
         self.qualname = "the target"
 
@@ -114,26 +115,27 @@ class Peer:
 
     def keeps_alive(self, value):
         if self.policy.strict and type(value).__weakrefoffset__ and not isinstance(value, type):
-            self.kept_alive.append(value)
+            self.kept_alive[id(value)] = value
 
     def sent_object(self, gid):
-        try:
-            return self.sent[gid]
-        except (KeyError, TypeError):
-            raise Refused("a reference to an object this side never sent")
+        obj = recalled(self, "sent", gid)
+        if obj is None:
+            raise Refused("a reference to an object this side never sent, or let go of")
+        return obj
 
     def copy_of(self, gid):
-        try:
-            return self.copies[gid]
-        except (KeyError, TypeError):
-            raise Refused("a reference to an object the other side never sent")
+        obj = recalled(self, "copy", gid)
+        if obj is None:
+            raise Refused("a reference to an object the other side never sent, or let go of")
+        return obj
 
     def handle(self, obj):
         hid = self.handle_ids.get(id(obj))
-        if hid is None:
+        if hid is None or recalled(self, "handle", hid, obj) is None:
             if len(self.handles) >= 100_000:
                 raise Refused("more than 100000 callables kept for the other side")
-            hid = len(self.handles) + 1
+            self.hids += 1
+            hid = self.hids
             self.handles[hid] = obj
             self.handle_ids[id(obj)] = hid
         return hid
@@ -155,10 +157,10 @@ class Peer:
         return own[1] if own is not None and own[0] is obj else None
 
     def local_handle(self, hid):
-        try:
-            return self.handles[hid]
-        except (KeyError, TypeError):
-            raise Refused("a reference to a callable this side never sent")
+        obj = recalled(self, "handle", hid)
+        if obj is None:
+            raise Refused("a reference to a callable this side never sent, or let go of")
+        return obj
 
     def remote_id(self, value):
         if type(value) in _HANDLE_TYPES and object.__getattribute__(value, "_peer") is self:
@@ -190,6 +192,8 @@ class Peer:
                     raise Refused("a lent object said to be of something that is no class")
                 object.__setattr__(p, "_cls", cls)
             self.proxies[key] = p
+        if not self.policy.strict:
+            self.proxied_now.add(key)
         return p
 
     def named(self):
@@ -205,11 +209,8 @@ class Peer:
 
     def reset(self):
         """After an outermost call: what is written back next time is what the next call brings.
-        Identities last the whole run (a generator returned by one call and pulled in another
-        still yields the tests' own objects), and every copy is kept alive with them: a copy
-        dropped would run its class's `__del__` (closing a stream a handle still uses)."""
-        self.received = []
-        self.sent_now = []
+        Identities last as long as either side holds the object (`lifetimes`)."""
+        self.received, self.sent_now, self.proxied_now = [], [], set()
 
     # messages
     def encode(self, values, answer=False):
@@ -219,7 +220,7 @@ class Peer:
         keep alive and write back at every later call. `answer`: the tests' answer to the
         program's own call (`Encoder.answer`)."""
         values = {name: _envelope(name, v) for name, v in values.items()}
-        enc = Encoder(self, answer)
+        enc = Encoder(self, answer, values)
         state = values.get("state")
         if isinstance(state, tuple):
             enc.unnamed = {id(v) for _, v in state}
@@ -362,10 +363,7 @@ class Peer:
         with self.turn():
             if self.dead:
                 raise Gone(self.dead)
-            if self.depth == 0 and self.kept_alive and any(map(weakref.getweakrefcount, self.kept_alive)):
-                # In one process such an object dies with its last strong reference, and a weak
-                # mapping holding it (cachetools' tests cache in a `WeakValueDictionary`) lets
-                # it go; here the channel keeps it for the run, which a test could tell.
+            if self.depth == 0 and not (message.get("op") == "call" or message.get("along") is True) and weakly_held(self):
                 _refuse(self.qualname, "weak_reference")
             if not self.policy.strict:
                 _Printed.so_far(message)
@@ -424,6 +422,10 @@ class Peer:
                 self.carried(values)
             body = self.encode(capture.streams(values) if capture else values, answer=True)
             body["op"] = "ok"
+            if printed:
+                # (What the pull or call named that no program code holds: `lifetimes`.)
+                value = values = None
+                body.update(report(self, named_ids(self), None))
         except Gone:
             raise
         except Refused as why:
@@ -469,6 +471,7 @@ class Peer:
         kept = ()
         if printed:
             self.reset()
+            bury(self, m.get("dead"))
             hid = m.get("h")
             kept = self.kept_with.get(hid, ()) if type(hid) is int else ()
             self.received.extend(kept)
@@ -514,7 +517,7 @@ class Peer:
             # Only the program's objects are open to attribute access: the tests' side lets the
             # program call what the tests handed it (a key function), never look inside it (a
             # function's `__globals__` is the test module's, expected values and all).
-            self.touch(m, getattr)
+            self.touch(m, _read)
         else:
             self.serve_other(m)
 
@@ -669,32 +672,13 @@ class Peer:
         raise e if isinstance(e, BaseException) else RuntimeError("the other side raised %r" % (e,))
 
 
-# What the tests' process does for the program to an object it lent: compares, hashes, asks
-# membership of it (`LentObject`'s operators).
-_LENT_OPERATORS = {
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-    "contains": operator.contains, "hash": hash,
-    "isinstance": lambda cls, obj: isinstance(obj, cls), "issubclass": lambda cls, sub: issubclass(sub, cls),
-}
-
-
-# What the program may have done to a lent object where it lives, as it would in one process:
-# copied, listed (its instance attributes' names), or, of a class, a bare object made
-# (`cls.__new__(cls, *args)`). Only of objects lent whole, never of opaque ones.
-_LENT_MAKERS = {
-    "copy": lambda obj: __import__("copy").copy(obj),
-    "deepcopy": lambda obj: __import__("copy").deepcopy(obj),
-    # (Only the names the program may read: a class's `__dict__` names its `__weakref__` too.)
-    "vars": lambda obj: [n for n in obj.__dict__ if isinstance(n, str) and (n[:2] != "__" or n[-2:] != "__" or n in _LENT_PROTOCOL)],
-    "new": lambda cls, args=(): cls.__new__(cls, *args) if isinstance(cls, type) and isinstance(args, tuple) else None,
-}
-
-
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
-from .handles import LentCallable, LentClass, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code, _signature_of  # noqa: E402
+from .lifetimes import bury, named_ids, recalled, report, weakly_held  # noqa: E402
+from .served import _LENT_MAKERS, _LENT_OPERATORS, _read, _signature_of  # noqa: E402
+from .handles import LentCallable, LentClass, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code  # noqa: E402
 from .output import _Printed, _carried, _carry_over, _streams_back, _write_printed  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .values import _MOCK_MUTATORS, _MOCK_RECORDS, _SHARED_KINDS, _SHARED_STD, _children, _envelope, _is_mock, _keywords, _mutable, _own_dict, _stored_on_type  # noqa: E402

@@ -156,6 +156,7 @@ class Server(Peer):
 
         if self.depth == 0:
             self.reset()
+            bury(self, m.get("dead"))
         printed = _Printed()
         trace = ""
         logs, handler = _capture_logs()
@@ -198,6 +199,11 @@ class Server(Peer):
             op, values = "err", {"e": RuntimeError("the program's %s is not data: %s" % (what, why))}
             body = self.encode(printed.streams(values))
         body["op"] = op
+        if self.depth == 0:
+            # Which of what the call named no program code holds, said once nothing of the call
+            # holds it either: the tests' side then holds its side weakly (`lifetimes`).
+            args = value = values = written = None
+            body.update(report(self, named_ids(self), m.get("weak")))
         printed.put(body)
         body["trace"] = trace[-TRACE_CAP:]
         body["logs"] = logs[:1000]
@@ -252,6 +258,7 @@ from .config import ProgramConfig, read  # noqa: E402
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .handles import LentMethod, RemoteFunction, RemoteMethod  # noqa: E402
+from .lifetimes import bury, named_ids, report  # noqa: E402
 from .modules import _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
 from .output import _Printed, _capture_logs, _env_diff, _environment  # noqa: E402
 from .policy import Policy  # noqa: E402

@@ -53,6 +53,7 @@ class ModuleState:
         # (module, holder) -> [namespace, its size, {attr: (value, shallow or None)}, its values, the data names]
         self.spaces = {}
         self.original = {}  # (module, holder, attr) -> the code first seen there (before any patch)
+        self.late = set()  # the program's side: ids of the classes it made under new names (sent as handles)
 
     def _project_modules(self):
         if len(sys.modules) != self.modules_seen:
@@ -143,6 +144,16 @@ class ModuleState:
                 if value is _MISSING:
                     del seen[attr]
                     continue
+                if was is None and not self.policy.strict and isinstance(value, type) and not holder:
+                    # A class bound under a new name (cerberus binds `Validator` in `utils` and
+                    # `SchemaValidator`, a factory's class, in `schema` on first use): the tests'
+                    # process, which never ran that code, binds it too, only where it has no
+                    # such name (`apply`): by its name where its module names it otherwise, else
+                    # as a handle (`late`), whose objects are made here.
+                    if not _named_by(value, value.__module__) or (value.__module__, value.__qualname__) == (module, attr):
+                        self.late.add(id(value))
+                    state.append(((module, holder, attr), value))
+                    continue
                 if isinstance(value, types.ModuleType) or (was is None and (_behaviour(value) or self.policy.named(value))):
                     # A submodule bound as it is imported, a function or class defined late: new
                     # code, not a patch of code the program's process has; a sentinel or
@@ -171,8 +182,13 @@ class ModuleState:
         self.modules_seen = -1
         self._spaces_now()
 
-    def apply(self, changes):
-        """Puts the other side's changes in place, and records them as agreed."""
+    def apply(self, changes, data_only=False):
+        """Puts the other side's changes in place, and records them as agreed. `data_only` (the
+        program's, read by the tests' process): data in the place of data only. An honest
+        program's process never sends more (`changes` keeps code apart); one that rewrote its
+        own copy of this module could otherwise put its function in the place of a project
+        function the tests' process runs after the call."""
+        places = []
         for (module, holder, attr), value in changes:
             obj = sys.modules.get(module)
             if obj is None:
@@ -184,7 +200,16 @@ class ModuleState:
                         break
                 if not isinstance(obj, type):
                     continue
-            current = vars(obj).get(attr) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj).get(attr)
+            space = vars(obj) if not isinstance(obj, type) else type.__dict__["__dict__"].__get__(obj)
+            current = space.get(attr)
+            # (A class the program bound under a name the tests' module does not have, this
+            # process's own or the handle of one the program made: what the tests' code finds by
+            # that name would only exist if the program's code had bound it.)
+            made = (type(value) in _HANDLE_TYPES or isinstance(value, type)) and attr not in space and not holder
+            if data_only and (_behaviour(current) or (_behaviour(value) and not made)):
+                raise Refused("code in the place of %s.%s%s" % (module, holder + "." if holder else "", attr))
+            places.append((module, holder, attr, value, obj, current))
+        for module, holder, attr, value, obj, current in places:
             if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
                 _copy_into(current, value)
                 value = current
@@ -282,5 +307,5 @@ def _key_name(key):
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
 from .decode import Decoder  # noqa: E402
-from .handles import RemoteMethod  # noqa: E402
-from .values import _BY_NAME, _BY_SET_STATE, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402
+from .handles import _HANDLE_TYPES, RemoteMethod  # noqa: E402
+from .values import _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

@@ -310,6 +310,8 @@ def _call(peer, qualname, args, kwargs):
             _refuse(qualname, "run_values", RUN_COPY_LIMIT, peer.last_values, test or "a test")
         peer.env = env
         body["op"] = "call"
+        if outermost:
+            ask(peer, body)
         try:
             reply = peer.request(body)
         except Gone as why:
@@ -321,6 +323,8 @@ def _call(peer, qualname, args, kwargs):
             _carry_over(peer, values)
         except Refused as why:
             raise RuntimeError("%s: the program's answer is not data: %s" % (qualname, why)) from None
+        if outermost:
+            weaken(peer, reply)
         _replay_logs(reply.get("logs"))
         _replay_warnings(reply.get("warnings"), policy)
         if reply.get("op") == "ok":
@@ -342,6 +346,7 @@ from .config import TestsConfig, read  # noqa: E402
 from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .modules import _is_installed_module, _is_stdlib_module  # noqa: E402
 from .output import _carry_over, _env_diff, _environment, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
+from .lifetimes import ask, weaken  # noqa: E402
 from .peer import Peer  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .refusals import _refuse  # noqa: E402

@@ -537,3 +537,41 @@ def test_a_c_base_with_nothing_of_its_own_hides_no_state():
     assert iso._hidden_state_base(Zone) is None and iso._hidden_state_base(Raw) is None
     assert iso._hidden_state_base(Curried) is functools.partial
     assert iso._hidden_state_base(Buffer) is io.StringIO
+
+
+def test_a_calls_own_tuples_keep_nothing_alive_and_what_the_program_let_go_of_is_held_weakly(sides):
+    """A call's arguments and keyword pairs are the message's own tuples: pinned for the run (as
+    a tuple the tests hand over is), they kept every argument alive on both sides. What the
+    program's process says no code of its holds, the tests' side then holds weakly: it dies with
+    the tests' last reference, and the next call says so, where the program lets go of its copy;
+    what program code holds is not said."""
+    import collections
+    import gc
+    import weakref
+
+    tests, program = sides
+    box, kept = collections.OrderedDict(a=1), collections.OrderedDict(b=2)
+    message = tests.encode({"a": (box,), "k": (("key", kept),)})
+    assert not tests.pins, "no tuple of the call's own pinned"
+    args = program.decode(message)
+    gids = {obj["a" if "a" in obj else "b"]: gid for gid, obj in program.copies.items()}
+    held_by_program = args["k"][0][1]
+    named = iso.lifetimes.named_ids(program)
+    del args
+    program.reset()
+    said = iso.lifetimes.report(program, named, None)
+    assert said == {"loose": [[gids[1]], [], []]}, "the copy no program code holds, only"
+    tests.reset()  # (as the call ends)
+    iso.lifetimes.weaken(tests, said)
+    assert gids[1] not in tests.sent and gids[2] in tests.sent, "held weakly once the program let go of it"
+    ref = weakref.ref(box)
+    assert iso.lifetimes.recalled(tests, "sent", gids[1], box) is box and gids[1] in tests.sent, "named again: held"
+    iso.lifetimes.weaken(tests, said)
+    del box
+    gc.collect()
+    assert ref() is None, "dies with the tests' last reference"
+    dead = iso.lifetimes.dead(tests)
+    assert dead == [[gids[1]], []]
+    iso.lifetimes.bury(program, dead)
+    assert gids[1] not in program.copies and gids[2] in program.copies, "the program's copy let go of"
+    assert held_by_program == {"b": 2}

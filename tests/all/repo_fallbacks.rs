@@ -89,9 +89,10 @@ fn no_program_can_send_its_verdict_to_the_tests_process() {
 }
 
 /// What still makes a run in-process is the tests': a test that hands over its own file, or
-/// holds a weak reference to what it handed over, is judged in-process with the right program
-/// and with a wrong one alike, for the same cause (its key in `FALLBACK_CAUSES`), before the
-/// program's answer counts.
+/// holds a weak reference to what it sets on an object the target returned (no call ends there
+/// to say what the program still holds), is judged in-process with the right program and with a
+/// wrong one alike, for the same cause (its key in `FALLBACK_CAUSES`), before the program's
+/// answer counts.
 #[test]
 fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
     let cases = [
@@ -102,20 +103,21 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
             "own_file",
         ),
         (
-            "def peek(box):\n    return box.value\n",
-            "import gc\nimport weakref\n\nfrom pkg.m import peek\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    assert peek(b) == 3\n",
-            "peek",
+            "def make():\n    class Holder:\n        def size(self):\n            return self.box.value\n\n    return Holder()\n",
+            "import weakref\n\nfrom pkg.m import make\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    h = make()\n    h.box = b\n    assert h.size() == 3\n",
+            "make",
             "weak_reference",
         ),
     ];
     for (module, tests, target, cause) in cases {
         let Some(project) = OneModule::new(module, tests) else { return };
-        // The same module with the target answering nothing.
+        // The same module with the target (or what it makes) answering nothing.
         let body = module
             .lines()
             .find(|l| l.trim_start().starts_with("return "))
             .expect("a return line");
-        let wrong = module.replace(body, "    return None");
+        let indent = &body[..body.len() - body.trim_start().len()];
+        let wrong = module.replace(body, &format!("{indent}return None"));
         for (program, passes) in [(module.to_string(), true), (wrong, false)] {
             let run = project.run(&program, target);
             assert_eq!(run.isolation.cause(), Some(cause), "{run:?}");
@@ -427,4 +429,30 @@ fn an_object_of_a_class_made_on_first_use_and_a_temporary_file_are_lent() {
     let tests = "import tempfile\n\nfrom pkg.m import fill, made\n\n\ndef test_made():\n    o = made()\n    assert fill(o, 3) is o and o.n == 3\n\n\ndef test_file():\n    with tempfile.NamedTemporaryFile(mode='w+') as f:\n        f.write('x')\n        f.seek(0)\n        assert fill(f, 2) is f and f.n == 2 and f.read() == 'x'\n";
     let wrong = module.replace("obj.n = n", "obj.n = n + 1");
     support::one_module::right_passes_and_wrong_fails(module, tests, "fill", 2, &wrong, 0);
+}
+
+/// The program's process is the program's: one that rewrites its own copy of rgd's channel to send
+/// a function of the project in the place of another (`valid`, which the project's `judged` calls
+/// after the target answers in the tests' process) is refused there, as code in the place of code:
+/// only data in the place of data crosses back. Before, this wrong program was judged solved,
+/// isolated.
+#[test]
+fn a_program_that_rewrites_its_channel_to_send_code_is_judged_wrong() {
+    let module = "def valid(x):\n    return x == 42\n\n\ndef answer():\n    return 42\n\n\ndef judged():\n    a = answer()\n    return valid(a)\n\n\ndef always(x):\n    return True\n";
+    let tests = "from pkg.m import judged\n\n\ndef test_judged():\n    assert judged()\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    project.passes_isolated(module, "answer", 1);
+    let forger = module.replace(
+        "def answer():\n    return 42\n",
+        "def answer():\n    import sys\n\n    state = sys.modules['rgd_isolate.state']\n    before = state.ModuleState.changes\n\n    def changes(self, rebound_only=False):\n        data, code = before(self, rebound_only)\n        return data + code, code\n\n    state.ModuleState.changes = changes\n    sys.modules['pkg.m'].valid = sys.modules['pkg.m'].always\n    return 41\n",
+    );
+    let run = project.run(&forger, "answer");
+    assert_eq!(run.isolation, Isolation::Isolated, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| !o.passed()), "a forger passed: {run:?}");
+    assert!(
+        run.outcomes
+            .iter()
+            .any(|o| format!("{o:?}").contains("code in the place of pkg.m.valid")),
+        "{run:?}"
+    );
 }

@@ -777,16 +777,40 @@ fn a_protocol_method_called_by_name_on_a_tests_subclass_is_the_subclass_s() {
 }
 
 /// What a test could tell apart from one process is judged in-process, said, never failed: an
-/// object the processes share that the tests hold a weak reference to (the channel keeps it
-/// alive for the run), and calls from several threads while one of them runs the tests' own
-/// code and waits for the others (the processes take one call at a time).
+/// object the tests hold a weak reference to, set on an object the target returned (no call ends
+/// there to say whether the program still holds it), and calls from several threads while one of
+/// them runs the tests' own code and waits for the others (the processes take one call at a
+/// time).
 #[test]
 fn weak_references_and_threads_waiting_on_each_other_are_judged_in_process() {
-    let module = "def peek(box):\n    return box.value\n\n\ndef run(fn):\n    return fn()\n";
-    let weak = "import gc\nimport weakref\n\nfrom pkg.m import peek\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    assert peek(b) == 3\n    del b\n    gc.collect()\n    assert 'b' not in cache\n";
-    passes_in_process_because(module, weak, "peek", "weak reference");
+    let module = "def make():\n    class Holder:\n        def size(self):\n            return self.box.value\n\n    return Holder()\n\n\ndef run(fn):\n    return fn()\n";
+    let weak = "import weakref\n\nfrom pkg.m import make\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    h = make()\n    h.box = b\n    assert h.size() == 3\n";
+    passes_in_process_because(module, weak, "make", "weak reference");
     let threads = "import threading\n\nfrom pkg.m import run\n\n\ndef test_threads():\n    barrier = threading.Barrier(3, timeout=3)\n    out = []\n\n    def work():\n        out.append(run(lambda: barrier.wait() is not None))\n\n    threads = [threading.Thread(target=work) for _ in range(3)]\n    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    assert out == [True] * 3\n";
     passes_in_process_because(module, threads, "run", "several threads");
+}
+
+/// A shared object lives as long as either process holds it, as in one process: a test's object
+/// the program read and let go of dies with the test's last reference (its `WeakValueDictionary`
+/// entry goes, as dateutil's zone cache's do), so does a project object whose method the program
+/// ran, and one the program keeps stays alive. A program that keeps what it should let go of
+/// fails isolated, as it would in one process. (Before, the channel kept all of them for the run,
+/// and every such run was judged in-process.)
+#[test]
+fn a_shared_object_lives_as_long_as_either_process_holds_it() {
+    let module = "_kept = []\n\n\ndef peek(box):\n    return box.value\n\n\ndef keep(box):\n    _kept.append(box)\n    return box.value\n\n\nclass Tz:\n    def __init__(self, v):\n        self.v = v\n\n    def off(self):\n        return self.v * 2\n";
+    let tests = "import gc\nimport weakref\n\nfrom pkg.m import Tz, keep, peek\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_lent_dies():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    assert peek(b) == 3 and peek(b) == 3\n    del b\n    gc.collect()\n    assert 'b' not in cache\n\n\ndef test_copied_dies():\n    t = Tz(3)\n    r = weakref.ref(t)\n    assert t.off() == 6 and t.off() == 6\n    del t\n    gc.collect()\n    assert r() is None\n\n\ndef test_kept_lives():\n    b = Box(4)\n    r = weakref.ref(b)\n    assert keep(b) == 4\n    del b\n    gc.collect()\n    assert r() is not None and r().value == 4\n";
+    for target in ["peek", "Tz.off", "keep"] {
+        passes_isolated_as_in_one_process(module, tests, target, 3);
+    }
+    // `peek` that keeps what it reads: the test that expects the object to go fails.
+    let leaky = module.replace(
+        "def peek(box):\n    return box.value",
+        "def peek(box):\n    _kept.append(box)\n    return box.value",
+    );
+    if let Some(project) = OneModule::new(module, tests) {
+        project.fails_isolated(&leaky, "peek", 2);
+    }
 }
 
 /// A test's input function that raises `KeyboardInterrupt`, which the program turns into its
@@ -1125,4 +1149,16 @@ fn a_calls_output_is_capped_in_all_across_its_calls_back() {
     let run = project.run(module, "noisy");
     assert_eq!(run.isolation, rgd::repo::run::isolate::Isolation::Isolated, "{run:?}");
     assert!(run.outcomes.len() == 1 && run.outcomes[0].passed(), "{run:?}");
+}
+
+/// A class the target binds under a new name of its module (cerberus' `DefinitionSchema.__new__`
+/// makes `SchemaValidator` with a factory on first use) exists in the tests' process too, where
+/// their code, which never ran that line, finds it by that name: as a handle, its objects made in
+/// the program's process. A class bound late that its own module names otherwise crosses by
+/// name. Before, the tests' process failed with a `NameError` where one process passes.
+#[test]
+fn a_class_the_target_binds_under_a_new_name_is_found_by_the_tests() {
+    let module = "import collections\n\n\ndef factory(name):\n    class Base:\n        def check(self, x):\n            return x > 0\n\n    return type(name, (Base,), {})\n\n\nclass Schema:\n    def __new__(cls, *args):\n        if 'Checker' not in globals():\n            global Checker, Kind\n            Checker = factory('Checker')\n            Kind = collections.OrderedDict\n        return super().__new__(cls)\n\n    def __init__(self, v):\n        self.ok = Checker().check(v)\n        self.kind = Kind\n";
+    let tests = "import collections\n\nfrom pkg.m import Schema\n\n\ndef test_schema():\n    assert Schema(3).ok and not Schema(-1).ok\n    assert Schema(1).kind is collections.OrderedDict\n";
+    passes_isolated_as_in_one_process(module, tests, "Schema.__new__", 1);
 }
