@@ -17,7 +17,7 @@ class Encoder:
     since the two sides last agreed on them (`snaps`): a parser handed over at every call sends
     its position, not its tokens. `peer.handle()` keeps callables and iterators on this side."""
 
-    def __init__(self, peer, answer=False, values=None):
+    def __init__(self, peer, answer=False, values=None, lend=()):
         self.peer = peer
         self.values_sent = peer.sent_values if peer.policy.strict else None
         self.nodes = []
@@ -34,6 +34,7 @@ class Encoder:
         # The message's own tuples (a call's arguments, its keyword pairs): no code holds them,
         # and pinned they would keep what they hold alive for the run (`lifetimes`).
         self.envelopes = set()
+        self.lend_now = set(map(id, lend))  # the tests' objects this message lends whatever they are
         for name, v in (values or {}).items():
             if type(v) is tuple and name in ("a", "k"):
                 self.envelopes.add(id(v))
@@ -173,6 +174,8 @@ class Encoder:
         if lent is not None and lent in peer.lent and recalled(peer, "handle", lent, v) is v:
             # Lent before (`lendable`): the same handle again.
             return self.lent(lent, t, depth)
+        if id(v) in self.lend_now:
+            return self.lend(v, "lent", t, depth)
         if t is bytes:
             return ["b", base64.b64encode(v).decode()]
         if t is bytearray:

@@ -213,14 +213,14 @@ class Peer:
         self.received, self.sent_now, self.proxied_now = [], [], set()
 
     # messages
-    def encode(self, values, answer=False):
+    def encode(self, values, answer=False, lend=()):
         """A message body holding `values` (a dict of name -> value) as one table. The message's
         own containers (keyword arguments, what is written back, module state, patches) cross
         as tuples: no code of either side holds them, so they are not shared objects to track,
         keep alive and write back at every later call. `answer`: the tests' answer to the
         program's own call (`Encoder.answer`)."""
         values = {name: _envelope(name, v) for name, v in values.items()}
-        enc = Encoder(self, answer, values)
+        enc = Encoder(self, answer, values, lend)
         state = values.get("state")
         if isinstance(state, tuple):
             enc.unnamed = {id(v) for _, v in state}

@@ -74,7 +74,8 @@ class ModuleState:
         t = type(value)
         if t in _UNCHANGING_TYPES:
             return (value, _UNCHANGING)
-        if _behaviour(value) or t in _BY_NAME:
+        if _behaviour(value) or t in _BY_NAME or issubclass(t, _Remote):
+            # (A handle holds nothing here: module data the other side lent, compared by identity.)
             return (value, None)
         if t is dict:
             return (value, _KeptDict(value))
@@ -307,5 +308,5 @@ def _key_name(key):
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Refused, _MISSING  # noqa: E402
 from .decode import Decoder  # noqa: E402
-from .handles import _HANDLE_TYPES, RemoteMethod  # noqa: E402
+from .handles import _HANDLE_TYPES, RemoteMethod, _Remote  # noqa: E402
 from .values import _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

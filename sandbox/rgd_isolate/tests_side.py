@@ -297,7 +297,9 @@ def _call(peer, qualname, args, kwargs):
                     message[name] = value
             if env != peer.env:
                 message["env"] = _env_diff(peer.env, env)
-            body = peer.encode(message)
+            # Module data too large to copy in one call (dateutil's zone file instance, cached
+            # in a module list: 160,000 values) is lent: the program reads it here, if at all.
+            body = peer.encode(message, lend=[v for _, v in state if _mutable(v) and _larger_than(v, COPY_LIMIT // 2)])
         except Refused as why:
             _refuse(qualname, "not_data", why)
         if peer.last_values > COPY_LIMIT:
@@ -351,4 +353,4 @@ from .peer import Peer  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .state import ModuleState, _behaviour, _key_name  # noqa: E402
-from .values import _SCALARS, _defaults, _is_mock, _state, _stored  # noqa: E402
+from .values import _SCALARS, _defaults, _is_mock, _larger_than, _mutable, _state, _stored  # noqa: E402

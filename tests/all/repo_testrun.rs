@@ -1162,3 +1162,15 @@ fn a_class_the_target_binds_under_a_new_name_is_found_by_the_tests() {
     let tests = "import collections\n\nfrom pkg.m import Schema\n\n\ndef test_schema():\n    assert Schema(3).ok and not Schema(-1).ok\n    assert Schema(1).kind is collections.OrderedDict\n";
     passes_isolated_as_in_one_process(module, tests, "Schema.__new__", 1);
 }
+
+/// Module data the tests filled beyond what one call may copy (dateutil caches its zone file
+/// instance, 160,000 values, in a module list) is lent with the call instead: the program reads it
+/// in the tests' process, if at all. Before, every such call was judged in-process
+/// (`call_values`).
+#[test]
+fn module_data_too_large_to_copy_is_lent() {
+    let module = "CACHE = []\n\n\ndef last():\n    return len(CACHE), CACHE[-1] if CACHE else None\n\n\ndef double(x):\n    return 2 * x\n";
+    let tests = "from pkg import m\n\n\ndef test_filled():\n    m.CACHE.extend(range(150_000))\n    assert m.last() == (150_000, 149_999)\n    assert m.double(2) == 4\n    m.CACHE.append(-1)\n    assert m.last() == (150_001, -1)\n";
+    passes_isolated_as_in_one_process(module, tests, "last", 1);
+    passes_isolated_as_in_one_process(module, tests, "double", 1);
+}
