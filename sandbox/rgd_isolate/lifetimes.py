@@ -152,7 +152,7 @@ def _ids(parts):
 def weaken(peer, reply):
     """The tests' side, once an answer is read: holds weakly what the program's process said no
     code of its holds, where the type allows (it dies with the tests' last reference; `_died`
-    notes it for the next call)."""
+    notes it for the next call): the tests' own objects and what they lent."""
     theirs, ours, lent = _ids(reply.get("loose"))
     for gid in theirs:
         obj = peer.sent.get(gid)
@@ -162,13 +162,12 @@ def weaken(peer, reply):
             peer.loose[gid] = (weakref.ref(obj, _died(peer.died[0], gid)), key)
             peer.kept_alive.pop(key, None)
     for gid in ours:
+        # A copy of the program's own object stays held (letting it go broke cachetools'
+        # `cached` wrappers, copied objects of the program's that hold its caches); one the
+        # tests hold weakly may then outlive the program's: that run is judged in-process.
         obj = peer.copies.get(gid)
-        if obj is not None and _weakenable(obj):
-            key = id(obj)
-            del peer.copies[gid]
-            peer.came_from[key] = (gid, None)
-            peer.loose_copies[gid] = (weakref.ref(obj, _died(peer.died[1], gid)), key)
-            peer.kept_alive.pop(key, None)
+        if obj is not None and weakref.getweakrefcount(obj):
+            _refuse(peer.qualname, "weak_reference")
     bound = {key[0] for key in peer.lent_bound} if lent else ()
     for hid in lent:
         # (A lent object's bound methods kept for the program hold it: it stays.)
@@ -277,3 +276,6 @@ def weakly_held(peer):
     `WeakValueDictionary` cache: cachetools') may outlive the program's hold on it, which a test
     could tell. Whether there is one (then the run is judged in-process: `weak_reference`)."""
     return any(map(weakref.getweakrefcount, peer.kept_alive.values()))
+
+
+from .refusals import _refuse  # noqa: E402

@@ -23,7 +23,7 @@ FALLBACK_CAUSES = {
     "own_file": "the tests passed the path of their own file %s, which the program's copy does not hold",
     "patched": "the test patched %s, which the program's process cannot see",
     "directory": "the test changed the working directory to %s",
-    "weak_reference": "the tests hold a weak reference to an object they set on or handed to what the target returned outside a call, which the processes keep for the run",
+    "weak_reference": "the tests hold a weak reference to an object the processes share that the program made, or that they set on what it returned outside a call, which the processes keep for the run",
     "threads": "the tests call it from several threads while one call runs the tests' code and waits (the processes take one call at a time)",
     "copied_handle": "the tests copied or pickled something the program's process keeps",
     "call_values": "the tests passed %d values in one call",
