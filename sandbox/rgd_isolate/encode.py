@@ -114,7 +114,7 @@ class Encoder:
         peer = self.peer
         key = id(v)
         back = peer.came_from.get(key)
-        if back is not None and (back[1] is v or (back[1] is None and recalled(peer, "copy", back[0], v) is v)):
+        if back is not None and back[1] is v:
             return self.shared(v, "back", back[0], depth)
         gid = peer.sent_ids.get(key)
         if gid is not None and recalled(peer, "sent", gid, v) is v:

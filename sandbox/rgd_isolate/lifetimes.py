@@ -8,10 +8,13 @@ than one process runs.
 
 So after each outermost call, with no code of either side running, the program's process says
 which of the shared objects the call named (and of those the tests asked about) no program code
-holds (`report`): its copies of the tests' objects and its own objects whose copies the tests
-hold. The tests' process then holds its side of each weakly (`weaken`), where its type allows: it
-lives as long as the tests hold it. When it dies, the next call says so (`dead`), and the program's
-process lets go of its side too (`bury`). Named again by either side before that, an object is held
+holds (`report`): its copies of the tests' objects (and what they lent), and its own objects whose
+copies the tests hold. The tests' process then holds its own object of each of the first weakly
+(`weaken`), where its type allows: it lives as long as the tests hold it. When it dies, the next
+call says so (`dead`), and the program's process lets go of its copy too (`bury`). The tests' copies
+of the program's objects stay held (letting them go changed cachetools' `cached` wrappers, copies
+of the program's objects that hold its caches): one the tests hold weakly once the program let go
+of it makes the run in-process (`weak_reference`). Named again by either side before that, an object is held
 strongly again until the next report says otherwise: what the program gets hold of in a call is
 kept alive for it, as one process would.
 
@@ -61,20 +64,14 @@ def _weakenable(obj):
 
 
 def bury(peer, dead):
-    """The program's side, before a call is read: lets go of its side of what died in the tests'
-    process (`dead`: (ids of the tests' objects, ids of this side's objects)). A copy whose class
-    has a `__del__` stays (in one process it runs once: the tests' did)."""
-    theirs, ours, _ = _ids(dead)
-    for gid in theirs:
+    """The program's side, before a call is read: lets go of its copies of the tests' objects that
+    died in the tests' process (`dead`: their ids). A copy whose class has a `__del__` stays (in
+    one process it runs once: the tests' did)."""
+    for gid in _ids(dead)[0]:
         obj = peer.copies.get(gid)
         if obj is not None and getattr(type(obj), "__del__", None) is None:
             del peer.copies[gid]
             peer.came_from.pop(id(obj), None)
-            peer.snaps.pop(id(obj), None)
-    for gid in ours:
-        obj = peer.sent.pop(gid, None)
-        if obj is not None:
-            peer.sent_ids.pop(id(obj), None)
             peer.snaps.pop(id(obj), None)
 
 
@@ -175,7 +172,7 @@ def weaken(peer, reply):
         if peer.lent.get(hid) == "lent" and hid not in bound and obj is not None and _weakenable(obj):
             key = id(obj)
             del peer.handles[hid]
-            peer.loose_handles[hid] = (weakref.ref(obj, _died(peer.died[2], hid)), key)
+            peer.loose_handles[hid] = (weakref.ref(obj, _died(peer.died[1], hid)), key)
             peer.kept_alive.pop(key, None)
 
 
@@ -195,25 +192,24 @@ def recalled(peer, kind, gid, value=None):
     obj = getattr(peer, strong).get(gid)
     if obj is not None:
         return obj if value is None or obj is value else None
-    entry = getattr(peer, weak).get(gid)
+    entry = getattr(peer, weak).get(gid) if weak else None
     obj = entry[0]() if entry is not None else None
     if obj is None or (value is not None and obj is not value):
         return None
     del getattr(peer, weak)[gid]
     getattr(peer, strong)[gid] = obj
-    if kind == "copy":
-        peer.came_from[entry[1]] = (gid, obj)
     peer.keeps_alive(obj)
     return obj
 
 
-_TABLES = {"sent": ("sent", "loose"), "copy": ("copies", "loose_copies"), "handle": ("handles", "loose_handles")}
+# (The tests' copies of the program's objects are never held weakly: `weaken`.)
+_TABLES = {"sent": ("sent", "loose"), "copy": ("copies", None), "handle": ("handles", "loose_handles")}
 
 
 def dead(peer):
-    """The tests' side, as an outermost call is sent: the ids of what died since the last call,
-    each forgotten here ((the tests' own, the program's)), or None."""
-    theirs, ours, lent = peer.died
+    """The tests' side, as an outermost call is sent: the ids of their objects that died since the
+    last call, each forgotten here, as [ids], or None."""
+    objects, lent = peer.died
     for hid in lent:
         # (The program's process let go of its handle when it said so.)
         entry = peer.loose_handles.pop(hid, None)
@@ -221,21 +217,16 @@ def dead(peer):
             del peer.handle_ids[entry[1]]
             peer.lent.pop(hid, None)
     del lent[:]
-    if not theirs and not ours:
+    if not objects:
         return None
-    out = [theirs[:], ours[:]]
-    del theirs[:], ours[:]
-    for gid in out[0]:
+    out = objects[:]
+    del objects[:]
+    for gid in out:
         entry = peer.loose.pop(gid, None)
         if entry is not None and peer.sent_ids.get(entry[1]) == gid:
             del peer.sent_ids[entry[1]]
             peer.snaps.pop(entry[1], None)
-    for gid in out[1]:
-        entry = peer.loose_copies.pop(gid, None)
-        if entry is not None and peer.came_from.get(entry[1]) == (gid, None):
-            del peer.came_from[entry[1]]
-            peer.snaps.pop(entry[1], None)
-    return out
+    return [out]
 
 
 def ask(peer, body):

@@ -98,10 +98,10 @@ class Peer:
         self.target_defaults, self.defaults = [], {}
         # How long shared objects live (`lifetimes`). The tests' side: those the channel holds
         # that can be weakly referenced (id -> object); those it holds weakly (gid -> (weak
-        # reference, id)): its own, copies of the program's, lent; which of those died since the
+        # reference, id)): its own and what it lent; which of those died since the
         # last call. The program's side: the tests' handles this outermost call named, and the
         # objects a collection found held (`lifetimes.report`).
-        self.kept_alive, self.loose, self.loose_copies, self.loose_handles, self.died = {}, {}, {}, {}, [[], [], []]
+        self.kept_alive, self.loose, self.loose_handles, self.died = {}, {}, {}, [[], []]
         self.proxied_now, self.collected = set(), set()
         # The target of the outermost call (`_call`), which a refusal names.
         self.qualname = "the target"
