@@ -11,12 +11,12 @@ which of the shared objects the call named (and of those the tests asked about) 
 holds (`report`): its copies of the tests' objects (and what they lent), and its own objects whose
 copies the tests hold. The tests' process then holds its own object of each of the first weakly
 (`weaken`), where its type allows: it lives as long as the tests hold it. When it dies, the next
-call says so (`dead`), and the program's process lets go of its copy too (`bury`). The tests' copies
-of the program's objects stay held (letting them go changed cachetools' `cached` wrappers, copies
-of the program's objects that hold its caches): one the tests hold weakly once the program let go
-of it makes the run in-process (`weak_reference`). Named again by either side before that, an object is held
-strongly again until the next report says otherwise: what the program gets hold of in a call is
-kept alive for it, as one process would.
+call says so (`dead`), and the program's process lets go of its copy too (`bury`). Named again by
+either side before that, an object is held strongly again until the next report says otherwise:
+what the program gets hold of in a call is kept alive for it, as one process would. The tests'
+copies of the program's objects stay held (letting them go changed cachetools' `cached` wrappers,
+copies of the program's objects that hold its caches): one the tests hold weakly once the program
+let go of it makes the run in-process (`weak_reference`).
 
 What the report cannot see stays held for the run, as before: a cycle that holds a copy until a
 collection (collected first for an object the tests hold weak references to), what a handle the
@@ -31,6 +31,7 @@ program that holds it would.
 """
 
 import collections
+import functools
 import gc
 import itertools
 import sys
@@ -75,22 +76,35 @@ def bury(peer, dead):
             peer.snaps.pop(id(obj), None)
 
 
+def _place(peer, obj):
+    """Where a shared object stands in the messages about lifetimes, on either side: (0, its id)
+    for one of the tests' objects or the program's copy of it, (1, its id) for one of the
+    program's or the tests' copy of it, None for none held."""
+    key = id(obj)
+    back = peer.came_from.get(key)
+    if back is not None and back[1] is obj:
+        return int(peer.policy.strict), back[0]
+    gid = peer.sent_ids.get(key)
+    if gid is not None and peer.sent.get(gid) is obj:
+        return int(not peer.policy.strict), gid
+    return None
+
+
+def shared(peer, obj):
+    """Whether the other side holds `obj` or the object it is a copy of (then it crosses as what
+    changed in it)."""
+    return _place(peer, obj) is not None or recalled(peer, "sent", peer.sent_ids.get(id(obj)), obj) is not None
+
+
 def named_ids(peer):
     """The program's side: the ids of the shared objects this outermost call's messages named,
     (the tests' objects' copies, this side's own, the tests' lent objects' handles), taken before
     the call lets go of them."""
-    theirs, ours = set(), set()
-    lent = {key[0] for key in peer.proxied_now}
-    for obj in peer.named():
-        key = id(obj)
-        back = peer.came_from.get(key)
-        if back is not None and back[1] is obj:
-            theirs.add(back[0])
-            continue
-        gid = peer.sent_ids.get(key)
-        if gid is not None and peer.sent.get(gid) is obj:
-            ours.add(gid)
-    return theirs, ours, lent
+    out = set(), set(), {key[0] for key in peer.proxied_now}
+    for place in map(functools.partial(_place, peer), peer.named()):
+        if place is not None:
+            out[place[0]].add(place[1])
+    return out
 
 
 def report(peer, named, asked):
@@ -182,17 +196,16 @@ def _died(dead, gid):
 
 
 def recalled(peer, kind, gid, value=None):
-    """What this side holds as `gid` in `kind`'s table ("sent": its own objects it sent, "copy":
-    its copies of the other side's, "handle": what it keeps for the other side), or None. Held
-    weakly and alive (and `value`, where given), it is held strongly again until the next report:
-    named again, it is the program's again."""
+    """What this side holds as `gid` in `kind`'s table ("sent": its own objects it sent, "handle":
+    what it keeps for the other side), or None. Held weakly and alive (and `value`, where given),
+    it is held strongly again until the next report: named again, it is the program's again."""
     if type(gid) is not int:
         return None
     strong, weak = _TABLES[kind]
     obj = getattr(peer, strong).get(gid)
     if obj is not None:
         return obj if value is None or obj is value else None
-    entry = getattr(peer, weak).get(gid) if weak else None
+    entry = getattr(peer, weak).get(gid)
     obj = entry[0]() if entry is not None else None
     if obj is None or (value is not None and obj is not value):
         return None
@@ -203,7 +216,7 @@ def recalled(peer, kind, gid, value=None):
 
 
 # (The tests' copies of the program's objects are never held weakly: `weaken`.)
-_TABLES = {"sent": ("sent", "loose"), "copy": ("copies", None), "handle": ("handles", "loose_handles")}
+_TABLES = {"sent": ("sent", "loose"), "handle": ("handles", "loose_handles")}
 
 
 def dead(peer):
@@ -241,24 +254,16 @@ def ask(peer, body):
 def weakly_referenced(peer):
     """The tests' side, as a call is sent: the shared objects the channel holds strongly that the
     tests hold weak references to, by id ((the tests' own, the copies of the program's, what they
-    lent)), for the
-    program's process to say again whether its code holds them, or None."""
-    ours, theirs, lent = [], [], []
+    lent)), for the program's process to say again whether its code holds them, or None."""
+    out = [[], [], []]
     for key, obj in peer.kept_alive.items():
         if not weakref.getweakrefcount(obj):
             continue
         hid = peer.handle_ids.get(key)
-        if hid is not None and peer.handles.get(hid) is obj:
-            lent.append(hid)
-            continue
-        gid = peer.sent_ids.get(key)
-        if gid is not None and peer.sent.get(gid) is obj:
-            ours.append(gid)
-            continue
-        back = peer.came_from.get(key)
-        if back is not None and back[1] is obj:
-            theirs.append(back[0])
-    return [ours, theirs, lent] if ours or theirs or lent else None
+        place = (2, hid) if hid is not None and peer.handles.get(hid) is obj else _place(peer, obj)
+        if place is not None:
+            out[place[0]].append(place[1])
+    return out if any(out) else None
 
 
 def weakly_held(peer):

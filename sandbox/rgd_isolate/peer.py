@@ -124,10 +124,10 @@ class Peer:
         return obj
 
     def copy_of(self, gid):
-        obj = recalled(self, "copy", gid)
-        if obj is None:
+        try:
+            return self.copies[gid]
+        except (KeyError, TypeError):
             raise Refused("a reference to an object the other side never sent, or let go of")
-        return obj
 
     def handle(self, obj):
         hid = self.handle_ids.get(id(obj))

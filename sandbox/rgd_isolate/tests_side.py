@@ -1,5 +1,7 @@
 """The tests' side: the stub's `call`, the connection to the program's process, patches watched."""
 
+import collections
+import itertools
 import json
 import os
 import socket
@@ -299,7 +301,9 @@ def _call(peer, qualname, args, kwargs):
                 message["env"] = _env_diff(peer.env, env)
             # Module data too large to copy in one call (dateutil's zone file instance, cached
             # in a module list: 160,000 values) is lent: the program reads it here, if at all.
-            body = peer.encode(message, lend=[v for _, v in state if _mutable(v) and _larger_than(v, COPY_LIMIT // 2)])
+            # (Not what the program holds already: that crosses as what changed in it.)
+            big = [v for _, v in state if _mutable(v) and not shared(peer, v) and _larger_than(v, COPY_LIMIT // 2)]
+            body = peer.encode(message, lend=big)
         except Refused as why:
             _refuse(qualname, "not_data", why)
         if peer.last_values > COPY_LIMIT:
@@ -342,15 +346,42 @@ def _call(peer, qualname, args, kwargs):
         if outermost:
             peer.reset()
 
+
+def _larger_than(value, limit):
+    """Whether `value` holds more than `limit` values, each counted once as a copy would."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if len(seen) > limit:
+            return True
+        t = type(v)
+        if t in (list, tuple, set, frozenset, collections.deque):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(itertools.chain.from_iterable(dict.items(v)))
+        elif t not in _SCALARS:
+            # (Its own `__dict__`, never through a class's `__getattr__`: a handle's asks the other side.)
+            try:
+                own = object.__getattribute__(v, "__dict__")
+            except AttributeError:
+                continue
+            if type(own) is dict:
+                stack.extend(own.values())
+    return False
+
+
 from .config import TestsConfig, read  # noqa: E402
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .modules import _is_installed_module, _is_stdlib_module  # noqa: E402
 from .output import _carry_over, _env_diff, _environment, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
-from .lifetimes import ask, weaken  # noqa: E402
+from .lifetimes import ask, shared, weaken  # noqa: E402
 from .peer import Peer  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .refusals import _refuse  # noqa: E402
 from .state import ModuleState, _behaviour, _key_name  # noqa: E402
-from .values import _SCALARS, _defaults, _is_mock, _larger_than, _mutable, _state, _stored  # noqa: E402
+from .values import _SCALARS, _defaults, _is_mock, _mutable, _state, _stored  # noqa: E402

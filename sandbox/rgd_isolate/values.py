@@ -293,7 +293,7 @@ def _find_slots(cls):
         if isinstance(slots, str):
             slots = (slots,)
         # (A handle's class answers `__slots__` with a property, of the object it stands for.)
-        for s in slots if isinstance(slots, (tuple, list)) else ():
+        for s in slots if hasattr(slots, "__iter__") else ():
             if s not in ("__dict__", "__weakref__") and s not in names:
                 names.append(s)
     return names
@@ -608,26 +608,6 @@ def _blank(cls):
         return cls.__new__(cls)
     except TypeError as e:
         raise Refused("an instance of %s.%s that cannot be made without arguments (%s)" % (cls.__module__, cls.__qualname__, e))
-
-
-def _larger_than(value, limit):
-    """Whether `value` holds more than `limit` values, each counted once as a copy would."""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if len(seen) > limit:
-            return True
-        t = type(v)
-        if t in (list, tuple, set, frozenset, collections.deque):
-            stack.extend(v)
-        elif t is dict or isinstance(v, dict):
-            stack.extend(itertools.chain.from_iterable(dict.items(v)))
-        elif t not in _SCALARS and type(getattr(v, "__dict__", None)) is dict:
-            stack.extend(vars(v).values())
-    return False
 
 
 def _mutable(value):
