@@ -118,7 +118,7 @@ def report(peer, named, asked):
     collected = False
     # The lists of what this exchange named hold it too, till the next one starts (a handle made
     # in between notes them: `Peer.kept`).
-    listed = collections.Counter(map(id, itertools.chain(peer.received, peer.sent_now)))
+    listed = collections.Counter(map(id, peer.listed()))
     for side, where, alone in ((0, peer.copies, 2), (1, peer.sent, 1)):
         for gid in sorted(named[side] | asked[side]):
             if gid not in where:
@@ -179,11 +179,10 @@ def weaken(peer, reply):
         obj = peer.copies.get(gid)
         if obj is not None and weakref.getweakrefcount(obj):
             _refuse(peer.qualname, "weak_reference")
-    bound = {key[0] for key in peer.lent_bound} if lent else ()
     for hid in lent:
         # (A lent object's bound methods kept for the program hold it: it stays.)
         obj = peer.handles.get(hid)
-        if peer.lent.get(hid) == "lent" and hid not in bound and obj is not None and _weakenable(obj):
+        if peer.lent.get(hid) == "lent" and hid not in peer.lent_bound and obj is not None and _weakenable(obj):
             key = id(obj)
             del peer.handles[hid]
             peer.loose_handles[hid] = (weakref.ref(obj, _died(peer.died[1], hid)), key)
@@ -256,9 +255,9 @@ def weakly_referenced(peer):
     tests hold weak references to, by id ((the tests' own, the copies of the program's, what they
     lent)), for the program's process to say again whether its code holds them, or None."""
     out = [[], [], []]
-    for key, obj in peer.kept_alive.items():
-        if not weakref.getweakrefcount(obj):
-            continue
+    # (Filtered in C: the channel may hold thousands of objects, and this runs at every call.)
+    for obj in filter(weakref.getweakrefcount, peer.kept_alive.values()):
+        key = id(obj)
         hid = peer.handle_ids.get(key)
         place = (2, hid) if hid is not None and peer.handles.get(hid) is obj else _place(peer, obj)
         if place is not None:

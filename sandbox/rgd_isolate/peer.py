@@ -61,11 +61,14 @@ class Peer:
         self.handle_ids, self.hids = {}, 0  # id(object) -> hid; the last hid given
         # The tests' side: what it lends the program (hid -> "lent" or "opaque", `serve_lent`),
         # the methods the program took from those (their calls carry what changed), and those
-        # bound methods kept by (hid, name) so that reading one again is the same handle.
+        # bound methods kept by hid, then name, so that reading one again is the same handle.
         self.lent = {}
         self.lent_methods = set()
         self.lent_bound = {}
         self.sent_now = []  # shared objects this side's messages named in this outermost call
+        # The mutable ones of those two lists, once each, and how far each list was read: one
+        # outermost call may make thousands of lent-method calls, each sending them (`named`).
+        self.named_now, self.named_upto = {}, (0, 0)
         # The tests' side: the strings, tuples and frozensets its messages sent in the run (the
         # first MAX_SENT_VALUES), by value. One the program sends back equal, of the same types
         # all the way down (`_exact`), is that object, as when one process passes it through
@@ -200,17 +203,24 @@ class Peer:
         """The shared mutable objects this outermost call's messages named, both ways: sent with
         a call of a lent object's method (and its answer), so that the method, run in the tests'
         process, sees what the program changed in them so far, and the program what it changed."""
-        seen, out = set(), []
-        for obj in itertools.chain(self.received, self.sent_now):
-            if id(obj) not in seen and _mutable(obj):
-                seen.add(id(obj))
-                out.append(obj)
-        return out
+        r, s = self.named_upto
+        found = self.named_now
+        for obj in itertools.chain(self.received[r:], self.sent_now[s:]):
+            if id(obj) not in found and _mutable(obj):
+                found[id(obj)] = obj
+        self.named_upto = (len(self.received), len(self.sent_now))
+        return list(found.values())
+
+    def listed(self):
+        """Every reference this outermost call's lists of what it named hold (`lifetimes.report`
+        counts them out)."""
+        return itertools.chain(self.received, self.sent_now, self.named_now.values())
 
     def reset(self):
         """After an outermost call: what is written back next time is what the next call brings.
         Identities last as long as either side holds the object (`lifetimes`)."""
         self.received, self.sent_now, self.proxied_now = [], [], set()
+        self.named_now, self.named_upto = {}, (0, 0)
 
     # messages
     def encode(self, values, answer=False, lend=()):
@@ -606,11 +616,12 @@ class Peer:
                 value = getattr(obj, name)
             if callable(value) and getattr(value, "__self__", None) is obj:
                 # The same handle each time it is read; its calls carry what changed.
-                kept = self.lent_bound.get((hid, name))
+                methods = self.lent_bound.setdefault(hid, {})
+                kept = methods.get(name)
                 if kept is not None and getattr(kept, "__func__", None) is getattr(value, "__func__", None):
                     value = kept
                 else:
-                    self.lent_bound[(hid, name)] = value
+                    methods[name] = value
                 self.lent_methods.add(self.handle(value))
             return value
 
