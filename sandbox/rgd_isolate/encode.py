@@ -96,6 +96,11 @@ class Encoder:
             return node
         _keep_sent(self.values_sent, v)
         pins = self.peer.pins
+        if not all(type(x) in _SCALAR_SET or id(x) in pins for x in v):
+            # It holds an object of its own identity (a shared object, a tuple that holds one):
+            # kept for the run, it would keep that object alive on both sides (`lifetimes`: a
+            # tuple is never held weakly). It is made anew at each message, as its parts are.
+            return node
         got = pins.get(id(v))
         if got is None:
             if len(pins) >= MAX_SENT_VALUES:

@@ -124,7 +124,8 @@ def report(peer, named, asked):
             if gid not in where:
                 continue
             # `copies` and the pair in `came_from` hold a copy; `sent` holds an object of ours.
-            alone_here = alone + listed.get(id(where[gid]), 0)
+            # (The lists `Peer.kept` notes for a handle it made are the channel's too.)
+            alone_here = alone + listed.get(id(where[gid]), 0) + peer.kept_with_refs.get(id(where[gid]), 0)
             if _count(where[gid]) - _TRANSIENT > alone_here and gid in asked[side] and (side, gid) not in peer.collected:
                 if not collected:
                     gc.collect()

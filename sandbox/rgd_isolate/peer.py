@@ -1,5 +1,6 @@
 """The peer: one end of the socket (`Peer`), its requests and answers, the handles it keeps and serves."""
 
+import collections
 import contextlib
 import itertools
 import json
@@ -94,6 +95,10 @@ class Peer:
         # The tests' side: the hids of those it sent, "exck" (a class) or "exc".
         self.sent_exceptions = {}
         self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made
+        # How many of those lists hold each object (by id): the channel's references, not program
+        # code's (`lifetimes.report`; a tests' object holding such a handle would else pin its
+        # own copy here for the run: dateutil's zones hold their `_TZStr`'s bound methods).
+        self.kept_with_refs = collections.Counter()
         self.dead = None
         self.depth = 0
         # The target's default values (`_defaults`), and those of them that are no data by
@@ -150,7 +155,8 @@ class Peer:
         resumed by `contextmanager` at the end of a `with` block)."""
         hid = self.handle(obj)
         if not self.policy.strict and hid not in self.kept_with:
-            self.kept_with[hid] = self.named()
+            named = self.kept_with[hid] = self.named()
+            self.kept_with_refs.update(map(id, named))
         return hid
 
     def tests_exception_hid(self, obj):
@@ -483,7 +489,8 @@ class Peer:
             self.reset()
             bury(self, m.get("dead"))
             hid = m.get("h")
-            kept = self.kept_with.get(hid, ()) if type(hid) is int else ()
+            # (Not a copy of a tests' object that died there since: `bury` let go of it.)
+            kept = [obj for obj in self.kept_with.get(hid, ()) if _place(self, obj) is not None] if type(hid) is int else ()
             self.received.extend(kept)
         if op == "cb":
             def run():
@@ -687,7 +694,7 @@ class Peer:
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
-from .lifetimes import bury, named_ids, recalled, report, weakly_held  # noqa: E402
+from .lifetimes import _place, bury, named_ids, recalled, report, weakly_held  # noqa: E402
 from .served import _LENT_MAKERS, _LENT_OPERATORS, _read, _signature_of  # noqa: E402
 from .handles import LentCallable, LentClass, LentObject, RemoteObject, RemoteValue, _CallableSaidOf, _FUNCTION_INSIDES, _HANDLE_TYPES, _LENT_PROTOCOL, _NOT_A_SIGNATURE, _OPEN_NAMES, _PROXIES_OF_THE_PROGRAM, _PROXIES_OF_THE_TESTS, _Remote, _SaidOf, _lent_type, _no_program_code  # noqa: E402
 from .output import _Printed, _carried, _carry_over, _streams_back, _write_printed  # noqa: E402

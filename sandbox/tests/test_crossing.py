@@ -575,3 +575,32 @@ def test_a_calls_own_tuples_keep_nothing_alive_and_what_the_program_let_go_of_is
     iso.lifetimes.bury(program, dead)
     assert gids[1] not in program.copies and gids[2] in program.copies, "the program's copy let go of"
     assert held_by_program == {"b": 2}
+
+
+def test_a_tuple_holding_a_shared_object_and_a_handle_the_call_made_keep_nothing_alive(sides):
+    """A tuple the tests hand over that holds one of their objects is not pinned for the run (a
+    tuple is never held weakly: it would keep that object alive on both sides); and the note a
+    handle made in the call keeps of what the call named (`Peer.kept`) is the channel's, not
+    program code's (dateutil's zones hold the bound methods of an object the program made)."""
+    import collections
+    import gc
+    import weakref
+
+    tests, program = sides
+    box = collections.OrderedDict(a=1)
+    message = tests.encode({"a": ((box, 1), ("plain", 2))})
+    assert len(tests.pins) == 1, "only the tuple of plain values is pinned"
+    args = program.decode(message)
+    (gid,) = program.copies
+    program.kept(lambda: None)
+    named = iso.lifetimes.named_ids(program)
+    del args
+    program.reset()
+    said = iso.lifetimes.report(program, named, None)
+    assert said == {"loose": [[gid], [], []]}, "held by the channel's notes only"
+    tests.reset()
+    iso.lifetimes.weaken(tests, said)
+    ref = weakref.ref(box)
+    del box
+    gc.collect()
+    assert ref() is None, "dies with the tests' last reference"
