@@ -67,8 +67,7 @@ class Peer:
         self.lent_methods = set()
         self.lent_bound = {}
         self.sent_now = []  # shared objects this side's messages named in this outermost call
-        # The mutable ones of those two lists, once each, and how far each list was read: one
-        # outermost call may make thousands of lent-method calls, each sending them (`named`).
+        # The mutable ones of `received` and `sent_now`, once each, and how far each was read (`named`).
         self.named_now, self.named_upto = {}, (0, 0)
         # The tests' side: the strings, tuples and frozensets its messages sent in the run (the
         # first MAX_SENT_VALUES), by value. One the program sends back equal, of the same types
@@ -95,9 +94,8 @@ class Peer:
         # The tests' side: the hids of those it sent, "exck" (a class) or "exc".
         self.sent_exceptions = {}
         self.kept_with = {}  # the program's side: hid -> the shared objects named where it was made
-        # How many of those lists hold each object (by id): the channel's references, not program
-        # code's (`lifetimes.report`; a tests' object holding such a handle would else pin its
-        # own copy here for the run: dateutil's zones hold their `_TZStr`'s bound methods).
+        # How many of those lists hold each object: the channel's references, not program code's
+        # (`lifetimes.report`; dateutil's zones hold bound methods of a `_TZStr` the target made).
         self.kept_with_refs = collections.Counter()
         self.dead = None
         self.depth = 0
@@ -218,8 +216,7 @@ class Peer:
         return list(found.values())
 
     def listed(self):
-        """Every reference this outermost call's lists of what it named hold (`lifetimes.report`
-        counts them out)."""
+        """Every reference the lists of what this outermost call named hold (`report` counts)."""
         return itertools.chain(self.received, self.sent_now, self.named_now.values())
 
     def reset(self):
