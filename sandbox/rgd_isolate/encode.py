@@ -86,20 +86,19 @@ class Encoder:
         return at
 
     def pinned(self, node, v):
-        """A tuple's or frozenset's node, which the tests' side keeps for the run (the first
-        MAX_SENT_VALUES) both by value (`_keep_sent`) and as that very object, numbered: sent
-        again in a later message (an item a lent view yields, a second call), it is the same
-        object on the program's side too, as in one process (boltons' `remap` caches by `id`:
-        two keys holding one tuple are one entry there, two apart). Kept, its `id` is not reused,
-        so that `id` names it for the run."""
+        """A tuple's or frozenset's node. One of plain values (and such tuples) the tests' side
+        keeps for the run (the first MAX_SENT_VALUES) both by value (`_keep_sent`) and as that
+        very object, numbered: sent again in a later message (an item a lent view yields, a second
+        call), it is the same object on the program's side too, as in one process (boltons'
+        `remap` caches by `id`: two keys holding one tuple are one entry there, two apart). Kept,
+        its `id` is not reused, so that `id` names it for the run."""
         if self.values_sent is None or id(v) in self.envelopes:
             return node
         _keep_sent(self.values_sent, v)
         pins = self.peer.pins
         if not all(type(x) in _SCALAR_SET or id(x) in pins for x in v):
-            # It holds an object of its own identity (a shared object, a tuple that holds one):
-            # kept for the run, it would keep that object alive on both sides (`lifetimes`: a
-            # tuple is never held weakly). It is made anew at each message, as its parts are.
+            # One holding an object of its own identity, kept for the run, would keep that object
+            # alive on both sides (`lifetimes`: a tuple is never held weakly): made anew each time.
             return node
         got = pins.get(id(v))
         if got is None:

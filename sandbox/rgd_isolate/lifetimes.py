@@ -116,16 +116,17 @@ def report(peer, named, asked):
     asked = _ids(asked)
     loose = [[], []]
     collected = False
-    # The lists of what this exchange named hold it too, till the next one starts (a handle made
-    # in between notes them: `Peer.kept`).
+    # The lists of what this exchange named hold it too, till the next one starts, and so do
+    # the notes of it kept for each handle made in a call (`Peer.kept`): the channel's references.
     listed = collections.Counter(map(id, peer.listed()))
     for side, where, alone in ((0, peer.copies, 2), (1, peer.sent, 1)):
         for gid in sorted(named[side] | asked[side]):
             if gid not in where:
                 continue
             # `copies` and the pair in `came_from` hold a copy; `sent` holds an object of ours.
-            # (The lists `Peer.kept` notes for a handle it made are the channel's too.)
-            alone_here = alone + listed.get(id(where[gid]), 0) + peer.kept_with_refs.get(id(where[gid]), 0)
+            # (Read from `where` each time: a local name would be one more reference to count.)
+            key = id(where[gid])
+            alone_here = alone + listed.get(key, 0) + peer.kept_with_refs.get(key, 0)
             if _count(where[gid]) - _TRANSIENT > alone_here and gid in asked[side] and (side, gid) not in peer.collected:
                 if not collected:
                     gc.collect()
