@@ -91,8 +91,7 @@ class Decoder:
                 self.get(i)
                 self.finish()
 
-    def finish(self):
-        """Fills the objects `get` made empty deep down, each from the top level."""
+    def finish(self):  # (the objects `get` made empty deep down, each filled from the top level)
         while self.later:
             i, n, obj = self.later.pop()
             self.fill_node(i, n, obj)
@@ -261,12 +260,10 @@ class Decoder:
                 self.fill_node(i, n, obj)
                 return obj
         if k == "t" or k == "fs":
-            # The program's side: the tests' side numbered this very object (`Encoder.pinned`).
-            # The tests' side reads no number: the program's side sends none, and one it forged
-            # would name nothing there.
+            # The program's side: the tests' side numbered this very object (`Encoder.pinned`;
+            # the tests' side reads none: one the program forged would name nothing there).
             pin = n[2] if self.values_sent is None and len(n) > 2 and type(n[2]) is int else None
-            # Its parts are read either way: a list inside it that the tests changed since is
-            # brought up to date by reading its node.
+            # Its parts are read either way (a list in it the tests changed since is updated).
             parts = [self.get(r) for r in n[1]]
             same = self.peer.pinned.get(pin) if pin is not None else None
             if same is not None:
@@ -278,7 +275,7 @@ class Decoder:
         if k == "bi":
             module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
             if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
-                module = importlib.import_module(n[1])
+                module = self.peer.policy._import(n[1])
             value = getattr(module, n[2], None) if module is not None and isinstance(n[2], str) else None
             site = n[1] == "builtins" and type(value).__module__ == "_sitebuiltins"
             if not site and (type(value) is not types.BuiltinFunctionType or not _is_stdlib_module(n[1])):
@@ -549,8 +546,7 @@ class Decoder:
     def stdlib(self, i, n):
         kind = n[1]
         if kind in ("timedelta", "date", "time", "datetime", "timezone"):
-            import datetime as dt
-
+            dt = _DATETIME
             if kind == "timedelta":
                 return dt.timedelta(*n[2])
             if kind == "date":
@@ -697,4 +693,4 @@ class Decoder:
 from .common import DEFER_DEPTH, MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SENT_VALUES, Refused  # noqa: E402
 from .handles import LentClass, _stand_in  # noqa: E402
 from .modules import _is_stdlib_module, _stdlib_spec  # noqa: E402
-from .values import _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _mutable, _own_identity, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402
+from .values import _DATETIME, _BUILTIN_DESCRIPTORS, _BY_SET_STATE, _CONSTANTS, _DEFERRABLE, _mutable, _own_identity, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _IMMUTABLE_BASES, _PATTERN_METHODS, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _equals_anything, _own_dict, _own_reduction, _replace_slice, _slots_of, _state  # noqa: E402

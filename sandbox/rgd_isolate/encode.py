@@ -347,7 +347,10 @@ class Encoder:
         # a tests' object the program would change in place is not copied there; the tests'
         # objects cross as their attributes (or the state their own `__setstate__` takes, an
         # element tree's element: written back), lent, or not at all.
-        reduced = self.reduced(v, t, depth) if not peer.policy.strict and peer.policy.reducible(t) else None
+        # (A value the tests hand over too, whose class adds nothing to an immutable base:
+        # freezegun's `FakeDatetime` of a frozen clock.)
+        value = not peer.policy.strict or (issubclass(t, _VALUE_BASES) and not _own_dict(v) and not _slots_of(t))
+        reduced = self.reduced(v, t, depth) if value and peer.policy.reducible(t) else None
         if reduced is not None:
             return reduced
         if not peer.policy.strict:
@@ -428,12 +431,12 @@ class Encoder:
             t = said if isinstance(said, type) else t
         base = self.peer.policy.project_base(t) if kind == "lent" else None
         if kind == "lent" and isinstance(obj, type):
-            kind = "lentk"
+            kind = "lentk" if self.peer.policy.tests_module(obj.__module__) else "libk"
         elif kind == "lent" and callable(obj):
             # Only what can be called says it can (`callable(m)`: toolz asks it of all it is handed).
             kind = "lentc"
         node = ["h", hid, kind, None if base is None else self.ref(base, depth)]
-        if kind != "lentk" and t is not base and (base is not None and base.__module__ == "builtins" or self.peer.policy.tests_module(t.__module__)):
+        if kind not in ("lentk", "libk") and t is not base and (base is not None and base.__module__ == "builtins" or self.peer.policy.tests_module(t.__module__)):
             # An object of a tests' class: its class is lent with it, so that `type(value)` in the
             # program stands for it (`_lent_type`: `type(self).__new__(type(self))`, cachetools'
             # `Cache.__copy__`); over a builtin one (a test's named tuple, a dict subclass),
@@ -588,4 +591,7 @@ from .refusals import _refuse  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .lifetimes import recalled  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
+from .values import _IMMUTABLE_BASES, _own_dict, _slots_of  # noqa: E402
 from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_identity, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402
+
+_VALUE_BASES = _IMMUTABLE_BASES + tuple(getattr(__import__("datetime"), n) for n in ("date", "time", "timedelta"))

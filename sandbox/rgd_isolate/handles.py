@@ -597,6 +597,16 @@ class LentClass(LentObject):
         return type(cls) is LentClass and bool(LentObject._op(self, "issubclass", cls))
 
 
+class LentLibraryClass(LentClass):
+    """A library class the tests put in code's place (freezegun's `FakeDatetime`: `tests_side.
+    _lent_code`), whose metaclass may say a `datetime` the program made is one: asked of all."""
+
+    __slots__ = ()
+
+    def __instancecheck__(self, obj):
+        return bool(LentObject._op(self, "isinstance", obj))
+
+
 class LentMethod(RemoteFunction):
     """A method of a lent object: its call carries the shared objects this call named, where
     they changed, and its answer brings back what the method changed in them (a test's cache
@@ -651,7 +661,7 @@ def _cannot(what):
 
 
 # (Sets: `_lent_type` adds the types it makes for lent objects of a tests' class.)
-_LENT_TYPES = {LentObject, LentCallable, LentClass}
+_LENT_TYPES = {LentObject, LentCallable, LentClass, LentLibraryClass}
 _HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, RemoteObject, RemoteValue, _SaidOf, _CallableSaidOf, LentMethod} | _LENT_TYPES
 
 
@@ -660,7 +670,7 @@ _HANDLE_TYPES = {RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, 
 _PROXIES_OF_THE_PROGRAM = {"fn": RemoteFunction, "fm": RemoteMethod, "it": RemoteIterator, "gen": RemoteGenerator, "obj": RemoteValue, "objc": RemoteObject, "lm": RemoteFunction}
 
 
-_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, lentk=LentClass, opaque=LentObject, lm=LentMethod)
+_PROXIES_OF_THE_TESTS = dict(_PROXIES_OF_THE_PROGRAM, lent=LentObject, lentc=LentCallable, lentk=LentClass, libk=LentLibraryClass, opaque=LentObject, lm=LentMethod)
 
 
 # What the program may ask of a lent object beyond its plain names: the protocols it uses, and
@@ -675,7 +685,7 @@ _LENT_PROTOCOL = frozenset(
 # A handle's `__doc__` is the other side's (the property above), not its class's docstring; a
 # lent object's `__slots__` its class's, asked there (voluptuous reads a slotted object by them).
 _LENT_SLOTS = property(lambda self: _Remote._ask(self, "get", "__slots__"))
-for _handle_class in (RemoteValue, RemoteObject, _SaidOf, _CallableSaidOf, RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, LentObject, LentCallable, LentClass, LentMethod):
+for _handle_class in (RemoteValue, RemoteObject, _SaidOf, _CallableSaidOf, RemoteFunction, RemoteMethod, RemoteIterator, RemoteGenerator, LentObject, LentCallable, LentClass, LentLibraryClass, LentMethod):
     _handle_class.__doc__ = _Remote.__dict__["__doc__"]
     if issubclass(_handle_class, LentObject):
         _handle_class.__slots__ = _LENT_SLOTS

@@ -146,7 +146,7 @@ def report(peer, named, asked):
     return {"loose": loose} if any(loose) else {}
 
 
-_LENT_KINDS = ("lent", "lentc", "lentk", "opaque")
+_LENT_KINDS = ("lent", "lentc", "lentk", "libk", "opaque")
 
 
 def _ids(parts):

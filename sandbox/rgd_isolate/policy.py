@@ -1,5 +1,6 @@
 """What counts as whose class: the project's modules, the tests'; what crosses by value, by name, lent, or not at all (`Policy`)."""
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -45,6 +46,12 @@ class Policy:
         self._misses = 0
         self.project = frozenset(project)
         self._checked = {}
+        # Around finding and importing a module the other side names (`Server.lifted`).
+        self.lifted = contextlib.nullcontext
+
+    def _import(self, name):
+        with self.lifted():
+            return importlib.import_module(name)
 
     def project_module(self, name):
         if not isinstance(name, str):
@@ -103,7 +110,7 @@ class Policy:
         runs), if it is a plain function; else None. The module is imported where it was not
         yet (the program's process imports what its calls need: markdown's extensions)."""
         try:
-            obj = (sys.modules.get(module) or importlib.import_module(module)) if self.project_module(module) else None
+            obj = (sys.modules.get(module) or self._import(module)) if self.project_module(module) else None
         except Exception:
             obj = None
         for part in qualname.split(".") if obj is not None else ():
@@ -286,7 +293,7 @@ class Policy:
         of a project class over an immutable builtin is ever the answer."""
         if not isinstance(module_name, str) or not isinstance(path, str) or not self.project_module(module_name):
             raise Refused("a global of a module the project does not have")
-        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        module = sys.modules.get(module_name) or self._import(module_name)
         parts = path.split(".")
         value = vars(module).get(parts[0], _MISSING)
         for part in parts[1:]:
@@ -313,8 +320,10 @@ class Policy:
         if not isinstance(name, str) or name.partition(".")[0] in _RUNNERS:
             raise Refused("a module that does not cross by name (%r)" % (name,))
         module = sys.modules.get(name)
-        if module is None and not self.strict and (self.project_module(name) or _stdlib_spec(name) or _installed_spec(name)):
-            module = importlib.import_module(name)
+        if module is None and not self.strict:
+            with self.lifted():
+                if self.project_module(name) or _stdlib_spec(name) or _installed_spec(name):
+                    module = importlib.import_module(name)
         if not isinstance(module, types.ModuleType) or not self.module_crosses(name):
             raise Refused("a module that does not cross by name (%r)" % (name,))
         return module
@@ -324,14 +333,16 @@ class Policy:
         builtins', or an allowed standard-library one; else Refused naming it."""
         if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
             raise Refused("a class the project does not define (%r)" % (qualname,))
-        if not self.strict and module_name not in sys.modules and (_stdlib_spec(module_name) or _installed_spec(module_name)):
+        if not self.strict and module_name not in sys.modules:
             # The program's side may be handed a class of the standard library's or an installed
             # package's that its code has not imported yet.
-            importlib.import_module(module_name)
+            with self.lifted():
+                if _stdlib_spec(module_name) or _installed_spec(module_name):
+                    importlib.import_module(module_name)
         if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name) or _is_installed_module(module_name):
             module = sys.modules.get(module_name)
             if module is None:
-                module = importlib.import_module(module_name)
+                module = self._import(module_name)
         else:
             raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
         obj = module

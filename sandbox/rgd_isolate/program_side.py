@@ -1,5 +1,6 @@
 """The program's side: `serve()` answers the tests' calls with the agents' function, in a process that holds no test file."""
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -38,7 +39,8 @@ class Server(Peer):
         self.root = root
         self.state = ModuleState(policy)
         self.state.agree()
-        self.outside = {}  # (module, attribute) -> (the original, the tests' function called back)
+        self.outside = {}  # (module, attribute) -> (the original, the tests' value, what was put in its place)
+        policy.lifted = self.lifted
         self.shadows = {}  # a builtin's name -> (what the project's modules see, the tests' replacement)
 
     def enter(self, values):
@@ -100,15 +102,16 @@ class Server(Peer):
         for entry in patches if isinstance(patches, tuple) else ():
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
                 raise Refused("a malformed patch")
-            if entry[0] not in sys.modules and (_stdlib_spec(entry[0]) or _installed_spec(entry[0])):
-                importlib.import_module(entry[0])
+            with self.lifted():
+                if entry[0] not in sys.modules and (_stdlib_spec(entry[0]) or _installed_spec(entry[0])):
+                    importlib.import_module(entry[0])
             if not (_is_stdlib_module(entry[0]) or _is_installed_module(entry[0])):
                 raise Refused("a patch of %s.%s, which is no module of the standard library's or an installed package's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
         self.shadow_builtins({k[1]: fn for k, fn in wanted.items() if k[0] == "builtins"})
         wanted = {k: fn for k, fn in wanted.items() if k[0] != "builtins"}
         for key in [k for k in self.outside if k not in wanted]:
-            original, _ = self.outside.pop(key)
+            original = self.outside.pop(key)[0]
             setattr(sys.modules[key[0]], key[1], original)
         for key, fn in wanted.items():
             was = self.outside.get(key)
@@ -118,8 +121,23 @@ class Server(Peer):
             original = was[0] if was is not None else getattr(module, key[1], None)
             # A test's function is called back; the rest is put as it came (a stdin, lent or data).
             called_back = type(fn) in (RemoteFunction, RemoteMethod, LentMethod) and key != ("sys", "stdin")
-            setattr(module, key[1], _calling_back(fn, key[1]) if called_back else fn)
-            self.outside[key] = (original, fn)
+            value = _calling_back(fn, key[1]) if called_back else fn
+            setattr(module, key[1], value)
+            self.outside[key] = (original, fn, value)
+
+    @contextlib.contextmanager
+    def lifted(self):
+        """The tests' patches of other modules lifted while a module the tests' process imported
+        before them is found and imported here (finding one imports its package): freezegun's
+        module subclasses the `datetime` it finds, under its own patch a handle."""
+        put = list(self.outside.items())
+        for (module, attr), (original, _, _) in put:
+            setattr(sys.modules[module], attr, original)
+        try:
+            yield
+        finally:
+            for (module, attr), (_, _, value) in put:
+                setattr(sys.modules[module], attr, value)
 
     def shadow_builtins(self, patches):
         """A test's patch of a builtin (`mocker.patch("builtins.print")`), made for the project's

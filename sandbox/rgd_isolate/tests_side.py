@@ -39,6 +39,7 @@ def _connect():
         peer.env = {}
         peer.copied = 0
         peer.tmp = os.path.normpath(cfg.tmp or "/nonexistent") + os.sep
+        peer.assigned = Assignments()
         _client[0] = peer
     return peer
 
@@ -61,6 +62,7 @@ def baseline():
             ns = getattr(m, "__dict__", None)
             if isinstance(ns, dict):
                 peer.pristine[n] = [(a, x) for a, x in list(ns.items()) if _behaviour(x)]
+        peer.assigned.baseline(peer.policy, peer.pristine)
 
 
 def watch_patches():
@@ -251,6 +253,12 @@ def _call(peer, qualname, args, kwargs):
     try:
         policy = peer.policy
         active = [w for ws in list(_patches.values()) for w in ws if _outside_project(w, policy)]
+        patched = {(w[1], w[2]) for w in active}
+        # What the tests replaced by assignment (freezegun) is carried over as a patch is.
+        # (Not in the channel's own modules, which the test runner sets around each test: the
+        # program's process keeps its own, as it did before any of this was looked at.)
+        assigned = [("%s.%s" % (m, a), m, a, v, None) for m, a, v in peer.assigned.replaced(_current_test()) if (m, a) not in patched]
+        active += [e for e in assigned if _forwarded(e)]
         peer.patched_now = {(w[1], w[2]) for w in active}
         own_streams = (("stdout", sys.stdout), ("stderr", sys.stderr))
         stream_patches, outside = [], []
@@ -274,8 +282,9 @@ def _call(peer, qualname, args, kwargs):
                 patches.append((key, None))
             elif not _behaviour(value):
                 state.append((key, value))  # a function's place given back to data (None)
-            elif type(value) in _CALLED_BACK or _is_mock(value):
-                # (A mock is lent: the program calls it, the test asserts the calls here.)
+            elif type(value) in _CALLED_BACK or _is_mock(value) or isinstance(value, type):
+                # (A mock is lent: the program calls it, the test asserts the calls here; a
+                # class is lent or crosses by name, `_lent_code`.)
                 patches.append((key, value))
             else:
                 _refuse(qualname, "patched", _key_name(key))
@@ -303,7 +312,8 @@ def _call(peer, qualname, args, kwargs):
             # in a module list: 160,000 values) is lent: the program reads it here, if at all.
             # (Not what the program holds already: that crosses as what changed in it.)
             big = [v for _, v in state if _mutable(v) and not shared(peer, v) and _larger_than(v, COPY_LIMIT // 2)]
-            body = peer.encode(message, lend=big)
+            code = [v for _, v in patches if _lent_code(policy, v)] + [e[2] for e in outside if _lent_code(policy, e[2])]
+            body = peer.encode(message, lend=big + code)
         except Refused as why:
             _refuse(qualname, "not_data", why)
         if peer.last_values > COPY_LIMIT:
@@ -347,6 +357,20 @@ def _call(peer, qualname, args, kwargs):
             peer.reset()
 
 
+def _lent_code(policy, value):
+    """A class of an installed package's the tests put in the place of code (freezegun's
+    `FakeDatetime`): lent, never made by its name in the program's process, whose copy of that
+    package's module data the test never set (the frozen time is the tests')."""
+    return (
+        isinstance(value, type)
+        and _is_installed_module(value.__module__)
+        and not policy.project_module(value.__module__)
+        and not policy.tests_module(value.__module__)
+        and not issubclass(value, BaseException)
+        and not policy._holds_tests(value)
+    )
+
+
 def _larger_than(value, limit):
     """Whether `value` holds more than `limit` values, each counted once as a copy would."""
     seen, stack = set(), [value]
@@ -374,6 +398,7 @@ def _larger_than(value, limit):
 
 
 from .config import TestsConfig, read  # noqa: E402
+from .assigned import Assignments  # noqa: E402
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING  # noqa: E402

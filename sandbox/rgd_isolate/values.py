@@ -83,6 +83,9 @@ _IMMUTABLE_BASES = (frozenset, tuple, str, bytes, int, float)
 
 _HEAPTYPE = 1 << 9
 
+# `datetime`'s classes as the interpreter made them: a test may put its own there (freezegun).
+_DATETIME = types.SimpleNamespace(**vars(__import__("datetime")))
+
 
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))
 

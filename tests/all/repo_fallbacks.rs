@@ -410,13 +410,41 @@ fn a_targets_default_function_comes_back_as_the_tests_own() {
 }
 
 /// A standard module a test changed by assignment (xmltodict's `expat.ParserCreate = handler`)
-/// no longer crosses by its name to the program's unchanged module: the run is judged
-/// in-process, labelled, where it passes as in one process (it was a released body judged wrong).
+/// crosses by its name with the change carried over: the program's module calls the test's
+/// function back, as `monkeypatch`'s patches are (it was once a released body judged wrong, then
+/// in-process). A right program passes isolated, a wrong one fails there.
 #[test]
-fn a_module_a_test_changed_by_assignment_does_not_cross_by_name() {
+fn a_module_a_test_changed_by_assignment_crosses_with_the_change() {
     let module = "def make(expat):\n    return expat.ParserCreate()\n";
     let tests = "from xml.parsers import expat\n\nfrom pkg.m import make\n\n\ndef test_changed():\n    real = expat.ParserCreate\n    expat.ParserCreate = lambda: 'made by the test'\n    try:\n        assert make(expat) == 'made by the test'\n    finally:\n        expat.ParserCreate = real\n";
-    support::one_module::passes_in_process_because(module, tests, "make", "changed by assignment");
+    let wrong = "def make(expat):\n    return 'made by the program'\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "make", 1, wrong, 0);
+}
+
+/// What a test puts in the place of code outside the project by assignment, with no
+/// `monkeypatch` (freezegun replaces `time.time`, `datetime.datetime` and every module's copy of
+/// them), is what the program's process runs too: a function is called back, an installed
+/// package's class is lent (its frozen clock lives in the tests' process) and `isinstance`
+/// against it asked there. A right program passes isolated; one that reads the machine's clock
+/// fails there.
+#[test]
+fn code_a_test_replaced_by_assignment_is_the_programs_too() {
+    let module = "import time\nfrom datetime import datetime, timezone\n\n\ndef age(stamp):\n    return int(time.time()) - stamp\n\n\ndef stamp(ts):\n    d = datetime.fromtimestamp(ts, tz=timezone.utc)\n    return d, isinstance(d, datetime), datetime.now(timezone.utc).year\n";
+    let tests = "import time\nfrom datetime import datetime\n\nfrom freezegun import freeze_time\n\nfrom pkg.m import age, stamp\n\n\ndef test_assigned():\n    real = time.time\n    time.time = lambda: 1000.0\n    try:\n        assert age(900) == 100\n    finally:\n        time.time = real\n\n\n@freeze_time('2020-01-01 00:00:10')\ndef test_frozen():\n    assert age(1577836800) == 10\n\n\ndef test_ticking():\n    with freeze_time('2020-01-01') as clock:\n        assert age(1577836800) == 0\n        clock.tick(5)\n        assert age(1577836800) == 5\n\n\n@freeze_time('2021-06-01')\ndef test_made():\n    d, known, year = stamp(0)\n    assert (d.year, known, year) == (1970, True, 2021)\n    assert isinstance(d, datetime)\n";
+    let Some(python) = support::pytest_python() else { return };
+    let has = std::process::Command::new(&python).args(["-c", "import freezegun"]).status();
+    assert!(
+        has.is_ok_and(|s| s.success()),
+        "{python:?} lacks freezegun (`.ci/test` installs it in its venv)"
+    );
+    let machine_clock = "int(time.clock_gettime(time.CLOCK_REALTIME))";
+    let wrong_age = module.replace("int(time.time())", machine_clock);
+    support::one_module::right_passes_and_wrong_fails(module, tests, "age", 4, &wrong_age, 1);
+    let wrong_year = module.replace(
+        "datetime.now(timezone.utc).year",
+        "time.gmtime(time.clock_gettime(time.CLOCK_REALTIME)).tm_year",
+    );
+    support::one_module::right_passes_and_wrong_fails(module, tests, "stamp", 4, &wrong_year, 3);
 }
 
 /// An object of a class the project makes on first use with a factory, under a name its module

@@ -1031,6 +1031,7 @@ pub struct Spectrum {
 /// process. Its modules, written as the package `rgd_isolate` beside the plugin.
 const RGD_ISOLATE: &[(&str, &str)] = &[
     ("__init__.py", include_str!("../../../sandbox/rgd_isolate/__init__.py")),
+    ("assigned.py", include_str!("../../../sandbox/rgd_isolate/assigned.py")),
     ("common.py", include_str!("../../../sandbox/rgd_isolate/common.py")),
     ("config.py", include_str!("../../../sandbox/rgd_isolate/config.py")),
     ("decode.py", include_str!("../../../sandbox/rgd_isolate/decode.py")),
@@ -1114,6 +1115,21 @@ fn prepared_copy(root: &Path, spec: &RunSpec<'_>) -> anyhow::Result<Copy> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_module_of_the_isolation_package_is_written_out() {
+        // A module missing from the list fails every isolated run at `import rgd_isolate`.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox/rgd_isolate");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".py"))
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = RGD_ISOLATE.iter().map(|(n, _)| n.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, on_disk);
+    }
 
     #[test]
     fn a_missing_package_is_named_from_the_message() {
