@@ -28,6 +28,19 @@ class _KeptDict:
         return len(d) == len(self.keys) and all(map(operator.is_, d, self.keys)) and all(map(operator.is_, d.values(), self.values))
 
 
+# How many mutable parts of a module's data are looked into too, at every call (`_record`).
+_DEEP_PARTS = 8
+
+
+class _Deep:
+    """A module data name's contents as last agreed, and those of its few mutable parts."""
+
+    __slots__ = ("shallow", "parts", "snaps")
+
+    def __init__(self, shallow, parts):
+        self.shallow, self.parts, self.snaps = shallow, tuple(parts), tuple(map(_children, parts))
+
+
 def _stateless(value):
     """An object with nothing in it that can change: no `__dict__`, no slots, not a container
     `_children` looks into (its parts are empty now and always will be)."""
@@ -77,17 +90,23 @@ class ModuleState:
         if _behaviour(value) or t in _BY_NAME or issubclass(t, _Remote):
             # (A handle holds nothing here: module data the other side lent, compared by identity.)
             return (value, None)
-        if t is dict:
-            return (value, _KeptDict(value))
         children = _children(value)
+        shallow = _KeptDict(value) if t is dict else children
         if not children and _stateless(value):
             # An `object()` sentinel, a descriptor: nothing in it can change.
             return (value, _UNCHANGING)
-        return (value, children)
+        inner = [c for c in children if type(c) not in _SCALAR_SET and _mutable(c)]
+        if inner and len(inner) <= _DEEP_PARTS:
+            # A few mutable parts (a registry object and its table, cerberus' `schema_registry`):
+            # theirs too, so that what a test adds to the table is carried over.
+            return (value, _Deep(shallow, inner))
+        return (value, shallow)
 
     @staticmethod
     def _unchanged(value, kept):
         """Whether a data name's contents are still the parts `kept` of them, by identity."""
+        if type(kept) is _Deep:
+            return ModuleState._unchanged(value, kept.shallow) and all(map(_same, kept.snaps, map(_children, kept.parts)))
         if type(kept) is _KeptDict:
             return kept.holds(value)
         return _same(kept, _children(value))
@@ -309,4 +328,4 @@ def _key_name(key):
 from .common import Refused, _MISSING  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .handles import _HANDLE_TYPES, RemoteMethod, _Remote  # noqa: E402
-from .values import _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402
+from .values import _SCALAR_SET, _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

@@ -447,6 +447,20 @@ fn code_a_test_replaced_by_assignment_is_the_programs_too() {
     support::one_module::right_passes_and_wrong_fails(module, tests, "stamp", 4, &wrong_year, 3);
 }
 
+/// Module data a few levels down (cerberus' `schema_registry`, an object whose table the tests
+/// fill with `add`) is carried over both ways as its first level is: what a test adds reaches the
+/// program's lookups, what the program adds reaches the tests' reads. Before, only a module
+/// name's own parts were compared, and a right program was judged wrong.
+#[test]
+fn what_a_test_adds_to_a_modules_registry_reaches_the_program() {
+    let module = "class Registry:\n    def __init__(self):\n        self._storage = {}\n\n    def add(self, k, v):\n        self._storage[k] = v\n\n    def get(self, k, default=None):\n        return self._storage.get(k, default)\n\n\nregistry = Registry()\n\n\ndef lookup(name):\n    return registry.get(name)\n\n\ndef register(name, value):\n    registry.add(name, value)\n";
+    let tests = "from pkg.m import lookup, register, registry\n\n\ndef test_added_by_the_test():\n    assert lookup('x') is None\n    registry.add('x', 1)\n    assert lookup('x') == 1\n    registry.add('x', 2)\n    assert lookup('x') == 2\n\n\ndef test_added_by_the_program():\n    register('y', 3)\n    assert registry.get('y') == 3\n    register('y', 4)\n    assert registry.get('y') == 4\n";
+    let wrong_lookup = module.replace("return registry.get(name)", "return registry.get(name, 0)");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "lookup", 2, &wrong_lookup, 1);
+    let wrong_register = module.replace("registry.add(name, value)\n", "registry.add(name, value + 1)\n");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "register", 2, &wrong_register, 1);
+}
+
 /// An object of a class the project makes on first use with a factory, under a name its module
 /// never binds (cerberus' `SchemaValidator`), made by the tests' process only, and a
 /// temporary file the tests hand over: both are lent, not refused, so the target is judged
