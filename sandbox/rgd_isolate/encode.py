@@ -492,6 +492,10 @@ class Encoder:
         """An exception's arguments (as text where they are no data) and its plain attributes
         (none where they are not all data)."""
         state = {k: x for k, x in _state(e).items() if not k.startswith("__")}
+        for name in _members(type(e)):
+            # What a builtin exception keeps in its own fields (`ImportError(name=...)`, errno).
+            if name not in state and getattr(e, name, None) is not None:
+                state[name] = getattr(e, name)
         mark = len(self.nodes)
         try:
             state_ref = self.ref(state, depth)
@@ -601,3 +605,18 @@ from .values import _IMMUTABLE_BASES, _own_dict, _slots_of  # noqa: E402
 from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_identity, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402
 
 _VALUE_BASES = _IMMUTABLE_BASES + tuple(getattr(__import__("datetime"), n) for n in ("date", "time", "timedelta"))
+
+
+_MEMBERS = {}
+
+
+def _members(cls):
+    """The fields the builtin classes under exception class `cls` keep outside its `__dict__`
+    and arguments (`name` and `path` of an `ImportError`, `errno` of an `OSError`)."""
+    got = _MEMBERS.get(cls)
+    if got is None:
+        kinds = (types.MemberDescriptorType, types.GetSetDescriptorType)
+        got = _MEMBERS[cls] = tuple(
+            n for k in cls.__mro__ if k.__module__ == "builtins" for n, d in vars(k).items() if type(d) in kinds and n[:2] != "__" and n != "args"
+        )
+    return got

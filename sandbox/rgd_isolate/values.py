@@ -625,10 +625,10 @@ def _mutable(value):
     if t in _MUTABLE_BUILTINS:
         return True
     if isinstance(value, BaseException):
-        # A project's or a library's exception (voluptuous' `Invalid.__init__` sets its path on
-        # the object the tests made): shared, and what changes in it written back. A builtin
-        # one is a value.
-        return t.__module__ != "builtins"
+        # Shared, and what changes in it written back (voluptuous' `Invalid.__init__` sets its
+        # path on the object the tests made); a builtin one too, which a test may raise through
+        # the program and then find by `is` (python-slugify's `raised.value is error`).
+        return True
     if t.__module__ == "collections" and t.__qualname__ in ("OrderedDict", "Counter", "defaultdict", "deque"):
         return True
     return t not in _SCALARS and t not in (tuple, frozenset) and not isinstance(value, type) and (

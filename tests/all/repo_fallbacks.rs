@@ -461,6 +461,18 @@ fn what_a_test_adds_to_a_modules_registry_reaches_the_program() {
     support::one_module::right_passes_and_wrong_fails(module, tests, "register", 2, &wrong_register, 1);
 }
 
+/// A builtin exception crosses with the fields it keeps outside its arguments (an
+/// `ImportError`'s `name`, which python-slugify's fallback reads) and is shared as other
+/// exceptions are: one a test raises through the program comes back as itself
+/// (`raised.value is error`). Before, both tests failed isolated with a right program.
+#[test]
+fn a_builtin_exception_keeps_its_fields_and_comes_back_as_itself() {
+    let module = "def load(importer, name):\n    try:\n        return importer(name)\n    except ModuleNotFoundError as e:\n        if e.name == name:\n            return None\n        raise\n";
+    let tests = "from unittest import mock\n\nimport pytest\n\nfrom pkg.m import load\n\n\ndef test_missing_is_none():\n    def importer(n):\n        raise ModuleNotFoundError('No module named %r' % n, name=n)\n\n    assert load(importer, 'a') is None\n\n\ndef test_another_propagates_as_itself():\n    error = ModuleNotFoundError(\"No module named 'b'\", name='b')\n    with pytest.raises(ModuleNotFoundError) as raised:\n        load(mock.Mock(side_effect=error), 'a')\n    assert raised.value is error\n";
+    let wrong = module.replace("        raise\n", "        raise ModuleNotFoundError(str(e), name=e.name)\n");
+    support::one_module::right_passes_and_wrong_fails(module, tests, "load", 2, &wrong, 1);
+}
+
 /// An object of a class the project makes on first use with a factory, under a name its module
 /// never binds (cerberus' `SchemaValidator`), made by the tests' process only, and a
 /// temporary file the tests hand over: both are lent, not refused, so the target is judged
