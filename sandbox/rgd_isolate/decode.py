@@ -294,10 +294,6 @@ class Decoder:
             return value
         if k == "pf":
             # A project's function by its name (`Policy.function_name`).
-            if len(n) == 4 and type(n[3]) is int and peer.policy.strict:
-                # (One the tests never named: their own where they have it, else the program's.)
-                fn = peer.policy.project_function(*n[1:3]) if isinstance(n[1], str) and n[1] in sys.modules and isinstance(n[2], str) else None
-                return fn if fn is not None else peer.proxy(n[3], "fm")
             fn = peer.policy.named_function(n, peer.names_sent)
             if not peer.policy.strict:
                 peer.by_name[id(fn)] = (n[1], n[2], fn)

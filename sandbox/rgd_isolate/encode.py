@@ -280,17 +280,11 @@ class Encoder:
         if t is types.FunctionType:
             named = peer.policy.function_name(v) if peer.policy.strict else peer.by_name.get(id(v))
             if named is not None and (peer.policy.strict or named[2] is v):
-                # A project's function by its name: the program's own (`Policy.function_name`),
-                # and back the tests' own they named (`Peer.by_name`).
+                # A project's function by its name: the program's own (`Policy.function_name`);
+                # the program names back only those the tests named (`Peer.by_name`).
                 if peer.policy.strict:
                     peer.names_sent.add(named)
                 return ["pf", named[0], named[1]]
-            own = None if peer.policy.strict else peer.policy.function_name(v)
-            if own is not None:
-                # One the tests never named (itsdangerous' signer keeps `_lazy_sha1`, which its
-                # tests compare with theirs): the tests' function of that name, where they have
-                # one (the same source), else this handle (one the target's text added).
-                return ["pf", own[0], own[1], peer.kept(v)]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):
