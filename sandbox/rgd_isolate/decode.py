@@ -275,7 +275,7 @@ class Decoder:
         if k == "bi":
             module = sys.modules.get(n[1]) if isinstance(n[1], str) else None
             if module is None and isinstance(n[1], str) and _stdlib_spec(n[1]):
-                module = self.peer.policy._import(n[1])
+                module = self.peer.policy.import_lifted(n[1])
             value = getattr(module, n[2], None) if module is not None and isinstance(n[2], str) else None
             site = n[1] == "builtins" and type(value).__module__ == "_sitebuiltins"
             if not site and (type(value) is not types.BuiltinFunctionType or not _is_stdlib_module(n[1])):

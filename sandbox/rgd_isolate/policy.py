@@ -49,7 +49,8 @@ class Policy:
         # Around finding and importing a module the other side names (`Server.lifted`).
         self.lifted = contextlib.nullcontext
 
-    def _import(self, name):
+    def import_lifted(self, name):
+        """Imports `name` as the tests' process did, before any test's patch (`Server.lifted`)."""
         with self.lifted():
             return importlib.import_module(name)
 
@@ -110,7 +111,7 @@ class Policy:
         runs), if it is a plain function; else None. The module is imported where it was not
         yet (the program's process imports what its calls need: markdown's extensions)."""
         try:
-            obj = (sys.modules.get(module) or self._import(module)) if self.project_module(module) else None
+            obj = (sys.modules.get(module) or self.import_lifted(module)) if self.project_module(module) else None
         except Exception:
             obj = None
         for part in qualname.split(".") if obj is not None else ():
@@ -293,7 +294,7 @@ class Policy:
         of a project class over an immutable builtin is ever the answer."""
         if not isinstance(module_name, str) or not isinstance(path, str) or not self.project_module(module_name):
             raise Refused("a global of a module the project does not have")
-        module = sys.modules.get(module_name) or self._import(module_name)
+        module = sys.modules.get(module_name) or self.import_lifted(module_name)
         parts = path.split(".")
         value = vars(module).get(parts[0], _MISSING)
         for part in parts[1:]:
@@ -342,7 +343,7 @@ class Policy:
         if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name) or _is_installed_module(module_name):
             module = sys.modules.get(module_name)
             if module is None:
-                module = self._import(module_name)
+                module = self.import_lifted(module_name)
         else:
             raise Refused("a value of type %s.%s, which the project does not define" % (module_name, qualname))
         obj = module
