@@ -604,3 +604,34 @@ def test_a_tuple_holding_a_shared_object_and_a_handle_the_call_made_keep_nothing
     del box
     gc.collect()
     assert ref() is None, "dies with the tests' last reference"
+
+
+def test_what_a_test_assigns_outside_the_project_is_found_but_not_the_runners_or_the_packages_own():
+    """freezegun assigns its clock into the standard library's modules with no monkeypatch: such a
+    replacement is found (in full when a test starts), and is gone when put back; what the test
+    runner sets (its hooks) and what a package sets from its own code (lazy setup) are not the
+    tests' doing and are not reported."""
+    import email.utils
+
+    import _pytest.monkeypatch
+
+    policy = iso.Policy("/nonexistent/", [], True)
+    pristine = {"email.utils": [(a, x) for a, x in vars(email.utils).items() if iso._behaviour(x)]}
+    watch = iso.assigned.Assignments()
+    watch.baseline(policy, pristine)
+    assert watch.replaced("t1") == []
+
+    def frozen(*args, **kwargs):
+        return "Wed, 01 Jan 2020 00:00:00 -0000"
+
+    real = email.utils.formatdate
+    email.utils.formatdate = frozen
+    try:
+        assert watch.replaced("t2") == [("email.utils", "formatdate", frozen)]
+        email.utils.formatdate = email.utils.format_datetime  # the package's own code
+        assert watch.replaced("t3") == []
+        email.utils.formatdate = _pytest.monkeypatch.derive_importpath  # the test runner's
+        assert watch.replaced("t4") == []
+    finally:
+        email.utils.formatdate = real
+    assert watch.replaced("t5") == []
