@@ -24,10 +24,11 @@ class Assignments:
         self.test = None
         self.found = []  # (module name, attribute, value) replaced, as of the last look
 
-    def baseline(self, policy, pristine):
-        """`pristine`: module name -> [(attribute, code)] of every imported module."""
+    def baseline(self, policy, pristine, project):
+        """`pristine`: module name -> [(attribute, code)] of every imported module; `project`:
+        (name, module) of the project's (`ModuleState._project_modules`)."""
         modules, spaces, attrs, originals = [], [], [], []
-        named = _named_by_project(policy)
+        named = _named_by(project)
         near = []
         for name, kept in pristine.items():
             module = sys.modules.get(name)
@@ -66,11 +67,10 @@ class Assignments:
 
 
 def _watched(policy, name):
-    """A module whose replaced code the program's process must see too: the standard library's
-    or an installed package's, never the test runner's or rgd's (`_RUNNERS`)."""
-    if name.partition(".")[0] in _RUNNERS or policy.project_module(name) or policy.tests_module(name):
-        return False
-    return _is_stdlib_module(name) or _is_installed_module(name)
+    """A module whose replaced code the program's process must see too: one that crosses by its
+    name (the standard library's or an installed package's, never the test runner's or rgd's)
+    outside the project and the tests."""
+    return not policy.project_module(name) and not policy.tests_module(name) and policy.module_crosses(name)
 
 
 def _the_tests(module, value):
@@ -84,13 +84,11 @@ def _the_tests(module, value):
     return not (owner in _RUNNERS or owner.startswith("pytest_") or owner == module.partition(".")[0])
 
 
-def _named_by_project(policy):
+def _named_by(project):
     """The modules the project's modules name: those they hold, and those of the functions and
     classes they imported (`from datetime import datetime`)."""
     named = set()
-    for name, module in list(sys.modules.items()):
-        if module is None or not policy.project_module(name):
-            continue
+    for _, module in project:
         for value in list(vars(module).values()):
             if isinstance(value, types.ModuleType):
                 named.add(value.__name__)
@@ -99,5 +97,5 @@ def _named_by_project(policy):
     return named
 
 
-from .modules import _RUNNERS, _is_installed_module, _is_stdlib_module  # noqa: E402
+from .modules import _RUNNERS  # noqa: E402
 from .values import _is_mock  # noqa: E402

@@ -2,7 +2,6 @@
 
 import base64
 import collections
-import importlib.util
 import operator
 import re
 import sys

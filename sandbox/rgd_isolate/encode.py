@@ -488,8 +488,9 @@ class Encoder:
         state = {k: x for k, x in _state(e).items() if not k.startswith("__")}
         for name in _members(type(e)):
             # What a builtin exception keeps in its own fields (`ImportError(name=...)`, errno).
-            if name not in state and getattr(e, name, None) is not None:
-                state[name] = getattr(e, name)
+            field = getattr(e, name, None)
+            if name not in state and field is not None:
+                state[name] = field
         mark = len(self.nodes)
         try:
             state_ref = self.ref(state, depth)
@@ -595,10 +596,8 @@ from .refusals import _refuse  # noqa: E402
 from .handles import _MAKERS  # noqa: E402
 from .lifetimes import recalled  # noqa: E402
 from .modules import _is_stdlib_module  # noqa: E402
-from .values import _IMMUTABLE_BASES, _own_dict, _slots_of  # noqa: E402
+from .values import _VALUE_BASES, _own_dict, _slots_of  # noqa: E402
 from .values import _BUILTIN_DESCRIPTORS, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _PATTERN_METHODS, _PLAIN_DICTS, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _base_value, _builtin_base, _builtin_class, _by_class_name, _children, _dict_delta, _equals_anything, _flag_type, _is_mock, _keep_sent, _known_base, _list_delta, _mutable, _named_by, _own_identity, _own_reduction, _remade_match, _remade_pattern, _same, _state, _viewed_dict  # noqa: E402
-
-_VALUE_BASES = _IMMUTABLE_BASES + tuple(getattr(__import__("datetime"), n) for n in ("date", "time", "timedelta"))
 
 
 _MEMBERS = {}

@@ -49,9 +49,13 @@ class Policy:
         # Around finding and importing a module the other side names (`Server.lifted`).
         self.lifted = contextlib.nullcontext
 
-    def import_lifted(self, name):
-        """Imports `name` as the tests' process did, before any test's patch (`Server.lifted`)."""
+    def import_lifted(self, name, only_found=False):
+        """Imports `name` as the tests' process did, before any test's patch (`Server.lifted`).
+        `only_found`: only a module of the standard library's or an installed package's that is
+        found (finding one imports its package: lifted too), else None."""
         with self.lifted():
+            if only_found and not (_stdlib_spec(name) or _installed_spec(name)):
+                return None
             return importlib.import_module(name)
 
     def project_module(self, name):
@@ -322,9 +326,7 @@ class Policy:
             raise Refused("a module that does not cross by name (%r)" % (name,))
         module = sys.modules.get(name)
         if module is None and not self.strict:
-            with self.lifted():
-                if self.project_module(name) or _stdlib_spec(name) or _installed_spec(name):
-                    module = importlib.import_module(name)
+            module = self.import_lifted(name, only_found=not self.project_module(name))
         if not isinstance(module, types.ModuleType) or not self.module_crosses(name):
             raise Refused("a module that does not cross by name (%r)" % (name,))
         return module
@@ -337,9 +339,7 @@ class Policy:
         if not self.strict and module_name not in sys.modules:
             # The program's side may be handed a class of the standard library's or an installed
             # package's that its code has not imported yet.
-            with self.lifted():
-                if _stdlib_spec(module_name) or _installed_spec(module_name):
-                    importlib.import_module(module_name)
+            self.import_lifted(module_name, only_found=True)
         if module_name == "builtins" or self.project_module(module_name) or _is_stdlib_module(module_name) or _is_installed_module(module_name):
             module = sys.modules.get(module_name)
             if module is None:

@@ -102,9 +102,8 @@ class Server(Peer):
         for entry in patches if isinstance(patches, tuple) else ():
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)):
                 raise Refused("a malformed patch")
-            with self.lifted():
-                if entry[0] not in sys.modules and (_stdlib_spec(entry[0]) or _installed_spec(entry[0])):
-                    importlib.import_module(entry[0])
+            if entry[0] not in sys.modules:
+                self.policy.import_lifted(entry[0], only_found=True)
             if not (_is_stdlib_module(entry[0]) or _is_installed_module(entry[0])):
                 raise Refused("a patch of %s.%s, which is no module of the standard library's or an installed package's" % entry[:2])
             wanted[(entry[0], entry[1])] = entry[2]
@@ -277,7 +276,7 @@ from .config import ProgramConfig, read  # noqa: E402
 from .common import Gone, OUTPUT_CAP, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .handles import LentMethod, RemoteFunction, RemoteMethod  # noqa: E402
 from .lifetimes import bury, named_ids, report  # noqa: E402
-from .modules import _installed_spec, _is_installed_module, _is_stdlib_module, _stdlib_spec  # noqa: E402
+from .modules import _is_installed_module, _is_stdlib_module  # noqa: E402
 from .output import _Printed, _capture_logs, _env_diff, _environment  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .state import ModuleState, _calling_back  # noqa: E402

@@ -1,5 +1,6 @@
 """Module state: the project modules' data both processes start from, what changed, and how the other side applies it."""
 
+import itertools
 import operator
 import sys
 import types
@@ -82,8 +83,9 @@ class ModuleState:
 
     @staticmethod
     def _record(value):
-        # What it holds one level down (`_children`, as shared objects are compared); none for
-        # code, and for a thread-local or lock (each process's own: not module state).
+        # What it holds one level down (`_children`, as shared objects are compared), and two for
+        # a few mutable parts (`_Deep`); none for code, and for a thread-local or lock (each
+        # process's own: not module state).
         t = type(value)
         if t in _UNCHANGING_TYPES:
             return (value, _UNCHANGING)
@@ -95,7 +97,9 @@ class ModuleState:
         if not children and _stateless(value):
             # An `object()` sentinel, a descriptor: nothing in it can change.
             return (value, _UNCHANGING)
-        inner = [c for c in children if type(c) not in _SCALAR_SET and _mutable(c)]
+        # (Scalars only, the common case, told in C; else at most one part more than looked into.)
+        mutable = () if set(map(type, children)) <= _SCALAR_SET else (c for c in children if type(c) not in _SCALAR_SET and _mutable(c))
+        inner = list(itertools.islice(mutable, _DEEP_PARTS + 1))
         if inner and len(inner) <= _DEEP_PARTS:
             # A few mutable parts (a registry object and its table, cerberus' `schema_registry`):
             # theirs too, so that what a test adds to the table is carried over.

@@ -62,7 +62,7 @@ def baseline():
             ns = getattr(m, "__dict__", None)
             if isinstance(ns, dict):
                 peer.pristine[n] = [(a, x) for a, x in list(ns.items()) if _behaviour(x)]
-        peer.assigned.baseline(peer.policy, peer.pristine)
+        peer.assigned.baseline(peer.policy, peer.pristine, peer.state._project_modules())
 
 
 def watch_patches():

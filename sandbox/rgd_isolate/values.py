@@ -85,6 +85,8 @@ _HEAPTYPE = 1 << 9
 
 # `datetime`'s classes as the interpreter made them: a test may put its own there (freezegun).
 _DATETIME = types.SimpleNamespace(**vars(__import__("datetime")))
+# Classes whose objects hold nothing that changes (a subclass adding no state is a value too).
+_VALUE_BASES = _IMMUTABLE_BASES + (_DATETIME.date, _DATETIME.time, _DATETIME.timedelta)
 
 
 _BY_NAME = (threading.local, type(threading.Lock()), type(threading.RLock()))

@@ -618,7 +618,7 @@ def test_what_a_test_assigns_outside_the_project_is_found_but_not_the_runners_or
     policy = iso.Policy("/nonexistent/", [], True)
     pristine = {"email.utils": [(a, x) for a, x in vars(email.utils).items() if iso._behaviour(x)]}
     watch = iso.assigned.Assignments()
-    watch.baseline(policy, pristine)
+    watch.baseline(policy, pristine, ())
     assert watch.replaced("t1") == []
 
     def frozen(*args, **kwargs):
