@@ -421,10 +421,8 @@ class Peer:
     def answer(self, fn, along=False, printed=False):
         """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
         the call named, where they changed (a lent object's method); `printed`: with what it
-        printed, which the tests' side writes where its own output goes now (a click command's
-        help printed by a callback the target returned, into the test runner's stream). An
-        answer that is no data (a tests' callback returning a module) fails the call that asked
-        for it."""
+        printed, which the tests' side writes where its output goes now (click's help printed
+        by a callback the target returned). An answer that is no data fails the call."""
         capture = _Printed() if printed else None
         try:
             with capture or contextlib.nullcontext():
@@ -482,7 +480,9 @@ class Peer:
         # (Nested in a call, what it prints is the call's: captured and sent with its answer.)
         printed = along and self.depth == 0 and op in ("cb", "next")
         kept = ()
-        if printed:
+        if printed or (not self.policy.strict and self.depth == 0 and op in ("get", "set", "del", "op")):
+            # An exchange of its own, also an attribute asked between calls (a generator's
+            # `throw`): a bound method made then notes what its object's exchange named (`kept`).
             self.reset()
             bury(self, m.get("dead"))
             hid = m.get("h")

@@ -429,7 +429,6 @@ def test_a_project_function_crosses_by_its_name_and_only_back_by_one_the_tests_s
         tests.decode(forged)
 
 
-
 def test_a_project_function_of_a_module_the_program_has_not_imported_yet_is_found(tmp_path, monkeypatch):
     """markdown's `attr_list._scanner` holds its module's functions; the program's process had
     not imported that extension when the tests' module state named them: it imports it."""
@@ -635,3 +634,23 @@ def test_what_a_test_assigns_outside_the_project_is_found_but_not_the_runners_or
     finally:
         email.utils.formatdate = real
     assert watch.replaced("t5") == []
+
+
+def test_an_attribute_asked_between_calls_notes_nothing_the_last_call_named(sides):
+    """cachetools' `ttl_cache` wrapper holds the program's `Condition`; a test's call of the
+    wrapper enters it, asking the program for `__enter__` between calls. The bound method made
+    then noted every shared object the last call named (its TTL cache and all its links), and
+    each later call of it refreshed them all: 256 calls of one test ran past the bench's limit.
+    Asked between calls, an attribute is an exchange of its own: the method notes what the
+    exchange that made its object named (a generator's `throw`, the list its call was handed)."""
+    import threading
+
+    tests, program = sides
+    made_with = across(tests, program, [0])  # what the call that made the lock named
+    hid = program.kept(threading.Condition())
+    program.reset()
+    across(tests, program, [1, 2])  # what the last call named, written back with its answer
+    program.serve({"n": [], "base": 0, "r": {"v": None}, "op": "get", "h": hid, "name": "__enter__"})
+    method = tests.recv()["n"][0]
+    assert method[0] == "h" and method[1] != hid
+    assert program.kept_with[method[1]] == [made_with], "nothing else of the last call noted with the method"
