@@ -285,6 +285,9 @@ class Encoder:
                 if peer.policy.strict:
                     peer.names_sent.add(named)
                 return ["pf", named[0], named[1]]
+            named = None if peer.policy.strict else peer.policy.function_name(v)
+            if named is not None and peer.policy.names_back(named[0]):
+                return ["pf", named[0], named[1]]
         if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and t.__module__ in ("builtins", "operator", "functools")
         ):

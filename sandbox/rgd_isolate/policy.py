@@ -48,6 +48,9 @@ class Policy:
         self._checked = {}
         # Around finding and importing a module the other side names (`Server.lifted`).
         self.lifted = contextlib.nullcontext
+        # The module of the agents' code (the target's): its other functions may be the
+        # program's own too (`program_names`), so none of them is named back by the program.
+        self.target_module = None
 
     def import_lifted(self, name, only_found=False):
         """Imports `name` as the tests' process did, before any test's patch (`Server.lifted`).
@@ -103,12 +106,28 @@ class Policy:
 
     def named_function(self, n, sent):
         """The function a node `["pf", module, qualname]` names: on the program's side its own of
-        that name; on the tests' side only one of the names they `sent`, their own function."""
+        that name; on the tests' side one of the names they `sent`, or one of a project module
+        the tests' process has imported that is not the target's (the same source in both
+        processes: `names_back`), their own function."""
         named = (n[1], n[2]) if len(n) == 3 and isinstance(n[1], str) and isinstance(n[2], str) else None
-        fn = self.project_function(*named) if named is not None and (not self.strict or named in sent) else None
+        if named is not None and self.strict and named not in sent and not self.names_back(named[0]):
+            named = None
+        fn = self.project_function(*named) if named is not None else None
         if fn is None:
             raise Refused("a function of the project's that is not one (%r)" % (n[1:],))
         return fn
+
+    def names_back(self, module):
+        """Whether the program's process names back its function of a project `module` the tests
+        never named (itsdangerous' signer keeps `_lazy_sha1`, which its tests compare with theirs
+        by `==`): one of a module outside the agents' code, which the tests' process imported, so
+        the tests' function of that name has the program's source. Safe whatever the program
+        claims: a name stands only for the tests' own function, which the program could have
+        handed back itself. (The target's module may hold other functions the agents changed;
+        the tests' copy holds the module's own.)"""
+        return module != self.target_module and self.target_module is not None and (
+            not self.strict or module in sys.modules
+        ) and self.project_module(module)
 
     def project_function(self, module, qualname):
         """What a project module holds as `qualname` (read through class dicts: no descriptor

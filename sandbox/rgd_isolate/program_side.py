@@ -238,6 +238,7 @@ def serve():
     sock.setblocking(True)
     os.set_inheritable(sock.fileno(), False)
     policy = Policy(cfg.root, cfg.project, False)
+    policy.target_module = cfg.module
     try:
         target, defaults = _resolve_target(importlib.import_module(cfg.module), cfg.qualname)
     except BaseException as e:

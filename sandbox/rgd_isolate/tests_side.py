@@ -244,7 +244,9 @@ def _call(peer, qualname, args, kwargs):
     if outermost:
         peer.qualname = qualname
         # (The stub's frame: `call`'s caller.)
-        peer.target_defaults = _stub_defaults(qualname, sys._getframe(2))
+        stub = sys._getframe(2)
+        peer.target_defaults = _stub_defaults(qualname, stub)
+        peer.policy.target_module = stub.f_globals.get("__name__")
         # (A project's function crosses by its name instead, and so comes back as the tests' own:
         # cachetools' `cached(cache)` keeps its default `key=hashkey`, which the tests check by `is`.)
         peer.defaults = {

@@ -415,9 +415,12 @@ def project_sides(tmp_path, monkeypatch):
 def test_a_project_function_crosses_by_its_name_and_only_back_by_one_the_tests_sent(project_sides):
     """voluptuous' schemas hold its `Self` function, which its compiler finds by `is`: handed
     over as a handle, the program called it as a validator. A project's function crosses as the
-    program's own of that name; the program names back only what the tests named (any other
-    function of its stays a handle), and a name the tests never sent is refused."""
+    program's own of that name; of the target's module (whose other functions the agents may
+    have changed) the program names back only what the tests named (any other function of its
+    stays a handle), and a name the tests never sent is refused."""
     tests, program, module = project_sides
+    for side in (tests, program):
+        side.policy.target_module = module.__name__
     schema = {"a": module.Self}
     got = across(tests, program, schema)
     assert got["a"] is module.Self, "the program's own function of that name (one interpreter here)"
@@ -427,6 +430,29 @@ def test_a_project_function_crosses_by_its_name_and_only_back_by_one_the_tests_s
     forged["n"][0][2] = "Other"
     with pytest.raises(iso.Refused, match="not one"):
         tests.decode(forged)
+
+
+def test_a_function_of_a_module_outside_the_agents_code_comes_back_as_the_tests_own(project_sides):
+    """itsdangerous' signer keeps its module's `_lazy_sha1`, which its tests compare with theirs
+    (`==`): a handle of the program's made 10 of its tests fail isolated for each function of
+    its serializer module. Of a module outside the agents' code, the program names back any
+    function it holds under its name, and the tests' process takes its own; a name the module
+    does not hold is refused, and so is one of the target's module the tests never sent."""
+    tests, program, module = project_sides
+    for side in (tests, program):
+        side.policy.target_module = "pkg.target"
+    sent = program.encode({"v": module.Other})
+    assert sent["n"][0] == ["pf", module.__name__, "Other"]
+    assert tests.decode(sent)["v"] is module.Other, "never named by the tests, and still their own"
+    missing = program.encode({"v": module.Other})
+    missing["n"][0][2] = "Added"
+    with pytest.raises(iso.Refused, match="not one"):
+        tests.decode(missing)
+    for side in (tests, program):
+        side.policy.target_module = module.__name__
+    with pytest.raises(iso.Refused, match="not one"):
+        tests.decode(sent)
+
 
 
 def test_a_project_function_of_a_module_the_program_has_not_imported_yet_is_found(tmp_path, monkeypatch):
