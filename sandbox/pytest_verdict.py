@@ -700,6 +700,10 @@ def _install(
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_teardown(item, nextitem):
         result = yield from _phase(item, "teardown")
+        isolate = sys.modules.get("rgd_isolate")
+        if isolate is not None and _state.get("session") is not None:
+            # (A process the test started that called the target: `children_checked`.)
+            isolate.children_checked()
         _checked_item(item)
         _check_identities()
         if _state["pm"] is not None:

@@ -43,7 +43,7 @@ level: `DEFER_DEPTH`), `MAX_INT_DIGITS` digits in an integer.
 
 from .common import COPY_LIMIT, DEFER_DEPTH, Gone, MAX_DEPTH, MAX_INT_DIGITS, MAX_MESSAGE, MAX_NODES, MAX_SENT_VALUES, OUTPUT_CAP, POLL_BACKOFF, POLL_SECONDS, RUN_COPY_LIMIT, Refused, SCALARS_PER_COPY, TRACE_CAP, _MISSING  # noqa: F401
 from .modules import _NEVER_STATE, _PLAIN, _STDLIB, _bare, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _spec_origin, _stdlib_spec  # noqa: F401
-from .refusals import FALLBACK_CAUSES, NotIsolated, _refuse  # noqa: F401
+from .refusals import FALLBACK_CAUSES, NotIsolated, _refuse, _said  # noqa: F401
 from .values import _BUILTIN_BASES, _BUILTIN_DESCRIPTORS, _BY_NAME, _CONSTANTS, _DEFERRABLE, _DELTA_DICTS, _DELTA_LISTS, _DICT_VIEWS, _ENVELOPES, _GENEROUS, _HEAPTYPE, _IMMUTABLE_BASES, _MOCK_MUTATORS, _MOCK_RECORDS, _MUTABLE_BUILTINS, _NOT_LENT, _PATTERN_METHODS, _PLAIN_DICTS, _Probe, _SAFE_INT, _SCALARS, _SCALAR_SET, _SEP, _SHARED_KINDS, _SHARED_STD, _SLOTS, _STD_VALUE_CLASSES, _UNCHANGING, _UNCHANGING_TYPES, _as_sent, _blank, _builtin_base, _builtin_class, _by_class_name, _children, _defaults, _dict_delta, _envelope, _equals_anything, _exact, _find_slots, _flag_type, _generous, _hidden_state_base, _is_mock, _keep_sent, _kept_unnamed, _keywords, _known_base, _list_delta, _mutable, _named_by, _own_dict, _own_reduction, _replace_slice, _same, _slots_of, _state, _stored, _stored_on_type, _viewed_dict  # noqa: F401
 from .policy import Policy, _LENT_STD, _STATE_CLASSES  # noqa: F401
 from .output import _Bytes, _Capture, _OWN_VARIABLES, _OWN_VARIABLES_BYTES, _Printed, _capture_logs, _carried, _carry_directory, _carry_environment, _carry_over, _carry_streams, _env_diff, _environment, _log_keeper, _replay_logs, _replay_output, _replay_warnings, _streams_back, _write_printed  # noqa: F401
@@ -54,4 +54,4 @@ from .state import ModuleState, _KeptDict, _behaviour, _calling_back, _copy_into
 from .peer import Peer, _stack_for  # noqa: F401
 from .served import _LENT_MAKERS, _LENT_OPERATORS, _read, _signature_of  # noqa: F401
 from .program_side import Server, _resolve_target, _serving, serve  # noqa: F401
-from .tests_side import _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _STREAMS, _call, _client, _connect, _current_test, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _stub_defaults, _test_path, baseline, call, watch_patches  # noqa: F401
+from .tests_side import _CALLED_BACK, _OWN_FUNCTIONS, _OWN_MODULES, _STREAMS, _call, _client, _connect, _current_test, _forwarded, _given_files, _outside_project, _patch_entry, _patches, _stub_defaults, _test_path, baseline, call, children_checked, watch_patches  # noqa: F401

@@ -28,13 +28,20 @@ FALLBACK_CAUSES = {
     "copied_handle": "the tests copied or pickled something the program's process keeps",
     "call_values": "the tests passed %d values in one call",
     "run_values": "the calls copied or compared more than %d values between the processes (the last %d in %s)",
+    "child_process": "the tests started a process that called it (%s), which has no channel to the program's process",
 }
 
 
-def _refuse(qualname, cause, *details):
-    """Judges the run in-process for `cause` (`FALLBACK_CAUSES`), said with its `details`."""
+def _said(qualname, cause, *details):
+    """Says to rgd's plugin that the run is judged in-process for `cause` (`FALLBACK_CAUSES`),
+    with its `details`; the reason."""
     why = FALLBACK_CAUSES[cause] % details if details else FALLBACK_CAUSES[cause]
     reason = "%s: %s" % (qualname, why)
     if on_refusal is not None:
         on_refusal(reason, cause)
-    raise NotIsolated(reason)
+    return reason
+
+
+def _refuse(qualname, cause, *details):
+    """Judges the run in-process for `cause`: said (`_said`), and the call goes no further."""
+    raise NotIsolated(_said(qualname, cause, *details))

@@ -2,7 +2,6 @@
 
 import collections
 import itertools
-import json
 import os
 import socket
 import sys
@@ -23,10 +22,24 @@ def _current_test():
 _patches = {}
 
 
+# A process the tests start (`python -m slugify`, a fork) imports the tests' copy, whose target
+# is the stub, and has no channel: the socket is the tests' process's own (in a child its number
+# may be another file's). It must never run the program's code with the tests' rights: the stub
+# leaves a mark in the tests' copy, where the program's process cannot write (only the tests'
+# side can cause this), and fails; the tests' process then judges the run in-process
+# (`children_checked`). The tests' process is the one rgd's plugin started in (`watch_patches`).
+_OWNER, _MARK = "RGD_ISOLATE_OWNER", ".rgd-isolate-child"
+_owner = [None]
+
+
 def _connect():
     peer = _client[0]
     if peer is None:
         cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
+        if _owner[0] != os.getpid():
+            with open(os.path.join(cfg.root, _MARK), "a") as mark:
+                mark.write(" ".join(sys.argv).replace(os.path.join(cfg.root, ""), "")[:200] + "\n")
+            raise RuntimeError("the target was called in a process the tests started, which has no channel to the program's process: rgd judges this run in-process")
         sock = socket.socket(fileno=cfg.fd)
         sock.setblocking(True)
         os.set_inheritable(sock.fileno(), False)
@@ -65,9 +78,27 @@ def baseline():
         peer.assigned.baseline(peer.policy, peer.pristine, peer.state._project_modules())
 
 
+def children_checked():
+    """The tests' process, after each test: whether a process the tests started called the
+    target (`_MARK`); if so, said to rgd's plugin (`child_process`)."""
+    cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
+    try:
+        with open(os.path.join(cfg.root, _MARK)) as mark:
+            first = mark.readline().strip()
+    except FileNotFoundError:
+        return False
+    os.unlink(os.path.join(cfg.root, _MARK))
+    _said(getattr(_client[0], "qualname", None) or "the target", "child_process", first or "a process")
+    return True
+
+
 def watch_patches():
     """Notes, while they are in force, what pytest's `monkeypatch` and `unittest.mock` patch
-    outside the project's modules (the environment and the working directory are sent along)."""
+    outside the project's modules (the environment and the working directory are sent along).
+    Called as rgd's plugin starts: this is the tests' process (`_connect`), unless a process
+    that started before it is (the plugin in a pytest the tests run)."""
+    me = str(os.getpid())
+    _owner[0] = os.getpid() if os.environ.setdefault(_OWNER, me) == me else None
     try:
         from _pytest.monkeypatch import MonkeyPatch
     except ImportError:
@@ -409,6 +440,6 @@ from .output import _carry_over, _env_diff, _environment, _replay_logs, _replay_
 from .lifetimes import ask, shared, weaken  # noqa: E402
 from .peer import Peer  # noqa: E402
 from .policy import Policy  # noqa: E402
-from .refusals import _refuse  # noqa: E402
+from .refusals import _refuse, _said  # noqa: E402
 from .state import ModuleState, _behaviour, _key_name  # noqa: E402
 from .values import _SCALARS, _defaults, _is_mock, _mutable, _state, _stored  # noqa: E402

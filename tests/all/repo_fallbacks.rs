@@ -23,7 +23,7 @@ const HONEST: &str =
     "def total(prices, checker, double, kind, other):\n    checker.seen.append(sum(prices))\n    return double(sum(prices))\n";
 
 /// Each provokes one former fallback, then answers wrong (or not at all).
-const ATTACKS: [(&str, &str); 12] = [
+const ATTACKS: [(&str, &str); 13] = [
     (
         "replaces its streams",
         "import io\nimport sys\n\n\ndef total(prices, checker, double, kind, other):\n    sys.stdout, sys.stderr, sys.stdin = io.StringIO(), io.StringIO(), io.StringIO('12')\n    return 0\n",
@@ -69,6 +69,10 @@ const ATTACKS: [(&str, &str); 12] = [
         "import os\n\n\ndef total(prices, checker, double, kind, other):\n    os.environ['PYTEST_CURRENT_TEST'] = 'x'\n    os._exit(0)\n",
     ),
     (
+        "leaves the mark of a process the tests started wherever it can",
+        "import os\nimport tempfile\n\n\ndef total(prices, checker, double, kind, other):\n    for top in (os.path.dirname(os.getcwd()), tempfile.gettempdir()):\n        for d, dirs, _ in os.walk(top):\n            if d.count(os.sep) - top.count(os.sep) >= 2:\n                dirs[:] = []\n            try:\n                with open(os.path.join(d, '.rgd-isolate-child'), 'a') as f:\n                    f.write('x\\n')\n            except OSError:\n                pass\n    return 0\n",
+    ),
+    (
         "replaces a stream and gets stuck",
         "import sys\nimport time\n\n\nclass Loud:\n    def write(self, text):\n        time.sleep(5)\n        return len(text)\n\n    def flush(self):\n        pass\n\n\ndef total(prices, checker, double, kind, other):\n    sys.stdout = Loud()\n    return 0\n",
     ),
@@ -88,9 +92,10 @@ fn no_program_can_send_its_verdict_to_the_tests_process() {
     }
 }
 
-/// What still makes a run in-process is the tests': a test that hands over its own file, or
-/// holds a weak reference to what it sets on an object the target returned (no call ends there
-/// to say what the program still holds), is judged in-process with the right program and with a
+/// What still makes a run in-process is the tests': a test that hands over its own file, holds
+/// a weak reference to what it sets on an object the target returned (no call ends there to say
+/// what the program still holds), or starts a process that calls the target (python-slugify's
+/// `python -m slugify`: it has no channel, and never runs the program's code), is judged in-process with the right program and with a
 /// wrong one alike, for the same cause (its key in `FALLBACK_CAUSES`), before the program's
 /// answer counts.
 #[test]
@@ -107,6 +112,12 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
             "import weakref\n\nfrom pkg.m import make\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    h = make()\n    h.box = b\n    assert h.size() == 3\n",
             "make",
             "weak_reference",
+        ),
+        (
+            "def double(x):\n    return 2 * x\n",
+            "import subprocess\nimport sys\n\n\ndef test_child():\n    out = subprocess.run([sys.executable, '-c', 'from pkg.m import double; print(double(21))'], capture_output=True, text=True)\n    assert out.stdout.strip() == '42', out.stderr\n",
+            "double",
+            "child_process",
         ),
     ];
     for (module, tests, target, cause) in cases {
