@@ -292,6 +292,11 @@ def _call(peer, qualname, args, kwargs):
         # program's process keeps its own, as it did before any of this was looked at.)
         assigned = [("%s.%s" % (m, a), m, a, v, None) for m, a, v in peer.assigned.replaced(_current_test()) if (m, a) not in patched]
         active += [e for e in assigned if _forwarded(e)]
+        stdin = sys.stdin
+        if ("sys", "stdin") not in patched and stdin is not sys.__stdin__ and not type(stdin).__module__.startswith("_pytest"):
+            # A stdin the test assigned (python-slugify's `sys.stdin = io.StringIO(...)`), not
+            # pytest's own: read by the program as one the test patched is.
+            active.append(("sys.stdin", "sys", "stdin", stdin, None))
         peer.patched_now = {(w[1], w[2]) for w in active}
         own_streams = (("stdout", sys.stdout), ("stderr", sys.stderr))
         stream_patches, outside = [], []

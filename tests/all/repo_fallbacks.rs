@@ -137,6 +137,17 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
     }
 }
 
+/// A stdin the test assigns (python-slugify's `loaded_stdin` sets `sys.stdin` to a `StringIO`,
+/// no patch) is what the program reads, and what it reads is gone from the tests' stream, as in
+/// one process; a program that reads its own gets nothing, and fails.
+#[test]
+fn a_stdin_the_test_assigned_is_the_programs() {
+    let module = "import sys\n\n\ndef read_all():\n    return sys.stdin.read().upper()\n";
+    let tests = "import io\nimport sys\n\nfrom pkg.m import read_all\n\n\ndef test_stdin():\n    saved = sys.stdin\n    sys.stdin = io.StringIO('typed')\n    try:\n        assert read_all() == 'TYPED'\n        assert sys.stdin.read() == ''\n    finally:\n        sys.stdin = saved\n";
+    let wrong = "import sys\n\n\ndef read_all():\n    return sys.__stdin__.read().upper()\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "read_all", 1, wrong, 0);
+}
+
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on
 /// the stream the program prints to, calling the test's function back: isolated, as in one
 /// process; a program that moves into a folder of the project moves the tests there too; and a
