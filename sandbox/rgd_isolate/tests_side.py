@@ -5,6 +5,7 @@ import itertools
 import os
 import socket
 import sys
+import time
 import types
 
 
@@ -26,10 +27,27 @@ _patches = {}
 # is the stub, and has no channel: the socket is the tests' process's own (in a child its number
 # may be another file's). It must never run the program's code with the tests' rights: the stub
 # leaves a mark in the tests' copy, where the program's process cannot write (only the tests'
-# side can cause this), and fails; the tests' process then judges the run in-process
+# side can cause this), with the time, and fails. A mark made while the tests' process ran code
+# for the program (a callback the program called that starts such a process) is the program's
+# doing, and that failure its own; any other, the tests', judges the run in-process
 # (`children_checked`). The tests' process is the one rgd's plugin started in (`watch_patches`).
 _OWNER, _MARK = "RGD_ISOLATE_OWNER", ".rgd-isolate-child"
 _owner = [None]
+
+
+def _noting_served(peer):
+    """The tests' end of the channel, made to note when it ran code for the program (`served`:
+    the clock is the system's, which the processes the tests start read too)."""
+    serve = peer.serve
+
+    def noted(m):
+        start = time.monotonic()
+        try:
+            return serve(m)
+        finally:
+            peer.served.append((start, time.monotonic()))
+
+    peer.served, peer.serve = [], noted
 
 
 def _connect():
@@ -38,13 +56,14 @@ def _connect():
         cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
         if _owner[0] != os.getpid():
             with open(os.path.join(cfg.root, _MARK), "a") as mark:
-                mark.write(" ".join(sys.argv).replace(os.path.join(cfg.root, ""), "")[:200] + "\n")
-            raise RuntimeError("the target was called in a process the tests started, which has no channel to the program's process: rgd judges this run in-process")
+                mark.write("%.6f %s\n" % (time.monotonic(), " ".join(sys.argv).replace(os.path.join(cfg.root, ""), "")[:200]))
+            raise RuntimeError("the target was called in a process the tests started, which has no channel to the program's process")
         sock = socket.socket(fileno=cfg.fd)
         sock.setblocking(True)
         os.set_inheritable(sock.fileno(), False)
         policy = Policy(cfg.root, cfg.project, True)
         peer = Peer(sock, policy, "the program's process", timeout=float(cfg.timeout))
+        _noting_served(peer)
         peer.state = ModuleState(policy)
         peer.state.agree()
         # Nothing agreed yet: the first call sends the tests' whole environment (the program's
@@ -82,14 +101,25 @@ def children_checked():
     """The tests' process, after each test: whether a process the tests started called the
     target (`_MARK`); if so, said to rgd's plugin (`child_process`)."""
     cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
+    peer = _client[0]
+    served = list(peer.served) if peer is not None else []
+    if peer is not None:
+        del peer.served[:]
     try:
         with open(os.path.join(cfg.root, _MARK)) as mark:
-            first = mark.readline().strip()
+            lines = [line.rstrip("\n").partition(" ") for line in mark]
+        os.unlink(os.path.join(cfg.root, _MARK))
     except FileNotFoundError:
-        return False
-    os.unlink(os.path.join(cfg.root, _MARK))
-    _said(getattr(_client[0], "qualname", None) or "the target", "child_process", first or "a process")
-    return True
+        lines = []
+    for at, _, what in lines:
+        try:
+            at = float(at)
+        except ValueError:
+            continue
+        if not any(start <= at <= end for start, end in served):
+            _said(getattr(peer, "qualname", None) or "the target", "child_process", what or "a process")
+            return True
+    return False
 
 
 def watch_patches():

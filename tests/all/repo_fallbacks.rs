@@ -137,6 +137,18 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
     }
 }
 
+/// A process the tests start that calls the target is the tests' cause (above), but one a
+/// test's callback starts when the program calls it is the program's doing: that process's
+/// failure is the program's, judged isolated. A wrong program that calls such a callback to leave
+/// the tests' mark fails isolated; the right one, which does not, passes isolated.
+#[test]
+fn a_process_started_by_a_callback_the_program_calls_is_the_programs_doing() {
+    let module = "def double(x, hook):\n    return 2 * x\n";
+    let tests = "import subprocess\nimport sys\n\nfrom pkg.m import double\n\n\ndef spawn():\n    return subprocess.run([sys.executable, '-c', 'from pkg.m import double; print(double(1, None))'], capture_output=True, text=True).stdout\n\n\ndef test_double():\n    assert double(21, spawn) == 42\n";
+    let wrong = "def double(x, hook):\n    hook()\n    return 0\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "double", 1, wrong, 0);
+}
+
 /// A stdin the test assigns (python-slugify's `loaded_stdin` sets `sys.stdin` to a `StringIO`,
 /// no patch) is what the program reads, and what it reads is gone from the tests' stream, as in
 /// one process; a program that reads its own gets nothing, and fails.
