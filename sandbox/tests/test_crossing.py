@@ -680,3 +680,25 @@ def test_an_attribute_asked_between_calls_notes_nothing_the_last_call_named(side
     method = tests.recv()["n"][0]
     assert method[0] == "h" and method[1] != hid
     assert program.kept_with[method[1]] == [made_with], "nothing else of the last call noted with the method"
+
+
+def test_a_test_named_class_a_function_makes_is_lent_but_not_one_pytest_collects(tmp_path, monkeypatch):
+    """click's `test_with_resource_exception` makes a `TestContext` (a context manager) in the
+    test and hands one to the target: pytest collects no class a function makes, so it is lent
+    like any object of the tests'. One named so at a module's top level, or holding test
+    methods, is never lent: it could hand the program the tests themselves."""
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_lend.py").write_text(
+        "def made():\n    class TestContext:\n        pass\n    return TestContext()\n\n\n"
+        "class TestSuite:\n    pass\n\n\n"
+        "def helper():\n    class Holder:\n        def test_x(self):\n            pass\n    return Holder()\n"
+    )
+    monkeypatch.syspath_prepend(str(root / "tests"))
+    monkeypatch.delitem(sys.modules, "test_lend", raising=False)
+    import test_lend
+
+    policy = iso.Policy(str(root), [], True)
+    assert policy.lendable(test_lend.made()) == "lent"
+    assert policy.lendable(test_lend.TestSuite()) is None
+    assert policy.lendable(test_lend.helper()) is None
