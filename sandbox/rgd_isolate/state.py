@@ -81,11 +81,10 @@ class ModuleState:
             if isinstance(attr, str) and not attr.startswith("__") and not isinstance(value, (staticmethod, classmethod, property)):
                 yield attr, value
 
-    @staticmethod
-    def _record(value):
+    def _record(self, value):
         # What it holds one level down (`_children`, as shared objects are compared), and two for
-        # a few mutable parts (`_Deep`); none for code, and for a thread-local or lock (each
-        # process's own: not module state).
+        # a few mutable parts of a container or a project object (`_Deep`); none for code, and
+        # for a thread-local or lock (each process's own: not module state).
         t = type(value)
         if t in _UNCHANGING_TYPES:
             return (value, _UNCHANGING)
@@ -99,7 +98,10 @@ class ModuleState:
             return (value, _UNCHANGING)
         # (Scalars only, the common case, told in C; else at most one part more than looked into.)
         mutable = () if set(map(type, children)) <= _SCALAR_SET else (c for c in children if type(c) not in _SCALAR_SET and _mutable(c))
-        inner = list(itertools.islice(mutable, _DEEP_PARTS + 1))
+        # (Not a library's object: a `logging.Logger` fills its level cache at every call, and
+        # it crosses as no data. markdown's module loggers sent all its functions in-process.)
+        deep = t.__module__ == "builtins" or self.policy.project_module(t.__module__)
+        inner = list(itertools.islice(mutable, _DEEP_PARTS + 1)) if deep else ()
         if inner and len(inner) <= _DEEP_PARTS:
             # A few mutable parts (a registry object and its table, cerberus' `schema_registry`):
             # theirs too, so that what a test adds to the table is carried over.

@@ -702,3 +702,30 @@ def test_a_test_named_class_a_function_makes_is_lent_but_not_one_pytest_collects
     assert policy.lendable(test_lend.made()) == "lent"
     assert policy.lendable(test_lend.TestSuite()) is None
     assert policy.lendable(test_lend.helper()) is None
+
+
+def test_a_library_object_in_module_data_is_looked_at_one_level_down(tmp_path, monkeypatch):
+    """markdown's modules hold `logging.getLogger('MARKDOWN')`, whose level cache fills whenever
+    either side logs: looked at two levels down (as a registry object of the project's is, with
+    its table), the logger was module data that changed at every call, and crossed as no data
+    (every function of markdown judged in-process). A library's object is compared one level
+    down; a project object's parts still two."""
+    import logging
+
+    root = tmp_path / "project"
+    (root / "logpkg").mkdir(parents=True)
+    (root / "logpkg" / "__init__.py").write_text(
+        "import logging\n\nlogger = logging.getLogger('logpkg-test')\n\n\n"
+        "class Registry:\n    def __init__(self):\n        self.table = {}\n\n\nregistry = Registry()\n"
+    )
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "logpkg", raising=False)
+    import logpkg
+
+    state = iso.ModuleState(iso.Policy(str(root), ["logpkg/__init__.py"], True))
+    state.agree()
+    logpkg.logger.isEnabledFor(logging.INFO)  # fills the logger's level cache
+    assert state.changes() == ([], [])
+    logpkg.registry.table["x"] = 1
+    changed, _ = state.changes()
+    assert [key for key, _ in changed] == [("logpkg", "", "registry")]
