@@ -729,3 +729,31 @@ def test_a_library_object_in_module_data_is_looked_at_one_level_down(tmp_path, m
     logpkg.registry.table["x"] = 1
     changed, _ = state.changes()
     assert [key for key, _ in changed] == [("logpkg", "", "registry")]
+
+
+def test_a_process_the_tests_started_never_uses_the_channel_and_leaves_a_mark(tmp_path, monkeypatch):
+    """A process the tests start (python-slugify's `python -m slugify`), or a fork of theirs that
+    holds their peer, calls the stub: it has no channel of its own, so it leaves a mark with the
+    time and fails, and the tests' process finds the mark after the test (`child_process`) unless
+    it was made while the tests' process ran code for the program."""
+    import json
+    import time
+
+    from rgd_isolate import tests_side
+
+    root = tmp_path / "copy"
+    root.mkdir()
+    config = {"fd": 999, "root": str(root), "project": [], "timeout": 1.0, "tmp": str(tmp_path)}
+    monkeypatch.setenv("RGD_ISOLATE", json.dumps(config))
+    monkeypatch.setattr(tests_side, "_owner", [os.getpid() + 1])  # the tests' process is another
+    monkeypatch.setattr(tests_side, "_client", [object()])  # a fork holds the parent's peer
+    with pytest.raises(RuntimeError, match="no channel"):
+        tests_side.call("f", (), {})
+    mark = (root / ".rgd-isolate-child").read_text()
+    assert float(mark.split()[0]) <= time.monotonic()
+    said = []
+    monkeypatch.setattr(iso.refusals, "on_refusal", lambda why, cause: said.append(cause))
+    monkeypatch.setattr(tests_side, "_client", [None])
+    assert tests_side.children_checked() and said == ["child_process"]
+    assert not (root / ".rgd-isolate-child").exists()
+    assert not tests_side.children_checked(), "said once"
