@@ -102,15 +102,17 @@ def baseline():
 def children_checked():
     """The tests' process, after each test: whether a process the tests started called the
     target (`_MARK`); if so, said to rgd's plugin (`child_process`)."""
-    cfg = read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}"))
     peer = _client[0]
     served = list(peer.served) if peer is not None else []
     if peer is not None:
         del peer.served[:]
+    # (Connected, the copy is the policy's root: no configuration read again after each test.)
+    root = peer.policy.root if peer is not None else read(TestsConfig, os.environ.get("RGD_ISOLATE", "{}")).root
+    path = os.path.join(root, _MARK)
     try:
-        with open(os.path.join(cfg.root, _MARK)) as mark:
+        with open(path) as mark:
             lines = [line.rstrip("\n").partition(" ") for line in mark]
-        os.unlink(os.path.join(cfg.root, _MARK))
+        os.unlink(path)
     except FileNotFoundError:
         lines = []
     for at, _, what in lines:
