@@ -27,10 +27,12 @@ class TestsConfig(Channel):
 
 @dataclasses.dataclass(frozen=True)
 class ProgramConfig(Channel):
-    """The program's side (its copy holds no test file): the target's module and qualified name."""
+    """The program's side (its copy holds no test file): the target's module and qualified name,
+    and the tests' copy, which it cannot open (`Policy.swap_roots`)."""
 
     module: str
     qualname: str
+    tests_root: str
 
 
 def read(cls, text):

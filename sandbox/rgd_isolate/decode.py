@@ -23,6 +23,7 @@ class Decoder:
         self.building = set()
         self.depth = 0
         self.values_sent = peer.sent_values if peer.policy.strict else None
+        self.inward = peer.policy.inward  # (the program's side: the tests' paths as its own)
         # Mutable objects this message made or filled: what both sides now agree they hold.
         self.fresh = []
         self.later = []  # (index, node, object) made empty deep down, filled by `finish`
@@ -33,7 +34,7 @@ class Decoder:
         empty to be filled later."""
         t = type(i)
         if t is str:
-            return _as_sent(self.values_sent, i)
+            return _as_sent(self.values_sent, i) if self.inward is None else self.inward(i)
         if t is not int:
             value = self.scalar(i, t)
             if t is list and self.values_sent is not None and _own_identity(value):
@@ -578,9 +579,9 @@ class Decoder:
         if kind == "path":
             import pathlib
 
-            if n[2] not in ("PurePath", "PurePosixPath", "Path", "PosixPath"):
+            if n[2] not in ("PurePath", "PurePosixPath", "Path", "PosixPath") or not isinstance(n[3], str):
                 raise Refused("an unknown kind of path")
-            return getattr(pathlib, n[2])(n[3])
+            return getattr(pathlib, n[2])(n[3] if self.inward is None else self.inward(n[3]))
         if kind == "UUID":
             import uuid
 

@@ -20,6 +20,7 @@ class Encoder:
     def __init__(self, peer, answer=False, values=None, lend=()):
         self.peer = peer
         self.values_sent = peer.sent_values if peer.policy.strict else None
+        self.outward = peer.policy.outward  # (the program's side: its paths as the tests')
         self.nodes = []
         self.memo = {}
         self.keep = []
@@ -49,7 +50,7 @@ class Encoder:
         if t is str:
             self.values += 1
             _keep_sent(self.values_sent, value)
-            return value
+            return value if self.outward is None else self.outward(value)
         if t is int:
             self.values += 1
             if _own_identity(value):
@@ -529,7 +530,7 @@ class Encoder:
         if module == "fractions" and name == "Fraction":
             return ["std", "Fraction", [str(v.numerator), str(v.denominator)]]
         if module in ("pathlib", "posixpath") and name in ("PurePath", "PurePosixPath", "Path", "PosixPath"):
-            return ["std", "path", name, str(v)]
+            return ["std", "path", name, str(v) if self.outward is None else self.outward(str(v))]
         if module == "uuid" and name == "UUID":
             return ["std", "UUID", v.hex]
         if module == "collections" and name in ("OrderedDict", "Counter"):

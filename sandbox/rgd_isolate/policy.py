@@ -3,6 +3,7 @@
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import types
 
@@ -51,6 +52,24 @@ class Policy:
         # The module of the agents' code (the target's): its other functions may be the
         # program's own too (`program_names`), so none of them is named back by the program.
         self.target_module = None
+        # The program's side: what a string that crosses names of the tests' copy, as its own
+        # copy's, and back (`swap_roots`); None on the tests' side and until set.
+        self.inward = self.outward = None
+
+    def swap_roots(self, tests_root):
+        """The program's side, whose process cannot open the tests' copy: a path into it that
+        crosses (a package's directory, `pathlib.Path(pkg.__file__)`) names the same file of
+        the program's copy, which holds the same files but the tests', and a path of the
+        program's copy it sends names the tests' (its module's `__file__`), so each side sees
+        paths as in one process. Only a whole path's root is swapped: a sibling directory whose
+        name starts as the root's is left alone."""
+        theirs, ours = os.path.normpath(tests_root), self.root[:-1]
+
+        def swap(old, new):
+            pattern = re.compile(re.escape(old) + r"(?=/|\Z)")
+            return lambda s: pattern.sub(lambda _: new, s) if old in s else s
+
+        self.inward, self.outward = swap(theirs, ours), swap(ours, theirs)
 
     def import_lifted(self, name, only_found=False):
         """Imports `name` as the tests' process did, before any test's patch (`Server.lifted`).

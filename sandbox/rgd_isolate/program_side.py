@@ -239,6 +239,7 @@ def serve():
     os.set_inheritable(sock.fileno(), False)
     policy = Policy(cfg.root, cfg.project, False)
     policy.target_module = cfg.module
+    policy.swap_roots(cfg.tests_root)
     try:
         target, defaults = _resolve_target(importlib.import_module(cfg.module), cfg.qualname)
     except BaseException as e:

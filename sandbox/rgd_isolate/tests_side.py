@@ -74,6 +74,7 @@ def _connect():
         peer.copied = 0
         peer.tmp = os.path.normpath(cfg.tmp or "/nonexistent") + os.sep
         peer.assigned = Assignments()
+        peer.dirs_checked = {}
         _client[0] = peer
     return peer
 
@@ -259,6 +260,19 @@ def _test_path(rel):
     )
 
 
+def _tests_inside(peer, path):
+    """Whether a directory of the tests' copy holds a file the program's copy lacks: there the
+    program's walk (which crosses to its own copy, `Policy.swap_roots`) would miss it. Asked
+    once per directory of a run."""
+    seen = peer.dirs_checked
+    if path not in seen:
+        root = peer.policy.root
+        seen[path] = os.path.isdir(path) and any(
+            _test_path(os.path.join(d, n)[len(root) :].replace(os.sep, "/")) for d, _, names in os.walk(path) for n in names
+        )
+    return seen[path]
+
+
 def _given_files(peer, value, found, depth=0):
     """Fills `found` with the path arguments, or those in an argument's containers or project
     objects, naming files of the tests' that the program's copy lacks (a test's data file): the
@@ -273,7 +287,8 @@ def _given_files(peer, value, found, depth=0):
             return found
         path = os.path.normpath(os.path.join(os.getcwd(), text))
         root = peer.policy.root
-        if path.startswith(root) and _test_path(path[len(root) :].replace(os.sep, "/")) and os.path.exists(path):
+        rel = path[len(root) :].replace(os.sep, "/")
+        if (path + os.sep).startswith(root) and os.path.exists(path) and (_test_path(rel) or _tests_inside(peer, path)):
             found.add(path)
     elif type(value) in (list, tuple, set, frozenset):
         for v in list(value)[:100]:
@@ -366,7 +381,7 @@ def _call(peer, qualname, args, kwargs):
         for given in sorted(_given_files(peer, (args, kwargs), set())):
             # Decided here, of what the tests pass, before the program runs: whether it then
             # opens the path, or fails, cannot choose the tests' process for its verdict.
-            _refuse(qualname, "own_file", given[len(policy.root) :])
+            _refuse(qualname, "own_file", given[len(policy.root) :] or "the project's root")
         env = _environment()
         try:
             # What is empty or unchanged (most calls: no state, patch or environment change) is

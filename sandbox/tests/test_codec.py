@@ -131,7 +131,7 @@ def test_immutable_nesting_is_bounded_and_a_mutable_chain_is_not(tests_peer, pro
 def test_each_sides_configuration_is_read_field_for_field():
     tests = json.dumps({"fd": 3, "root": "/copy", "project": ["m.py"], "timeout": 2, "tmp": "/t"})
     assert config.read(config.TestsConfig, tests).timeout == 2
-    program = json.dumps({"fd": 4, "root": "/p", "project": [], "module": "m", "qualname": "f"})
+    program = json.dumps({"fd": 4, "root": "/p", "project": [], "module": "m", "qualname": "f", "tests_root": "/copy"})
     assert config.read(config.ProgramConfig, program).qualname == "f"
     for cls, text in [
         (config.TestsConfig, program),

@@ -5,6 +5,7 @@ the channel; no process is started). `.ci/test` runs these with pytest."""
 import argparse
 import ast
 import os
+import pathlib
 import re
 import socket
 import sys
@@ -49,6 +50,28 @@ def test_an_argparse_parser_crosses_and_parses(sides):
     parser.add_argument("--x", type=int, default=1)
     copy = across(tests, program, parser)
     assert copy.parse_args(["--x", "3"]).x == 3 and copy.prog == "tool"
+
+
+def test_a_path_into_the_tests_copy_crosses_as_the_same_path_of_the_programs(tmp_path):
+    a, b = socket.socketpair()
+    tests_root, program_root = str(tmp_path / "copy"), str(tmp_path / "program")
+    tests = iso.Peer(a, iso.Policy(tests_root, [], True), "the program's process")
+    program = iso.Peer(b, iso.Policy(program_root, [], False), "the tests' process")
+    program.policy.swap_roots(tests_root)
+    given = [tests_root, tests_root + "/pkg/m.py", pathlib.Path(tests_root, "pkg"), "see " + tests_root + "/x", tests_root + "2/m.py"]
+    assert across(tests, program, given) == [
+        program_root,
+        program_root + "/pkg/m.py",
+        pathlib.Path(program_root, "pkg"),
+        "see " + program_root + "/x",
+        tests_root + "2/m.py",  # another folder whose name starts as the copy's: left alone
+    ]
+    back = across(program, tests, {program_root + "/pkg": pathlib.PurePath(program_root, "m.py")})
+    assert back == {tests_root + "/pkg": pathlib.PurePath(tests_root, "m.py")}
+    # The tests' side never swaps: what it is sent is what the program's process said.
+    assert across(tests, tests, program_root) == program_root
+    a.close()
+    b.close()
 
 
 def test_combined_flags_cross_as_their_value(sides):

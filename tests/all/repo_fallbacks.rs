@@ -92,7 +92,8 @@ fn no_program_can_send_its_verdict_to_the_tests_process() {
     }
 }
 
-/// What still makes a run in-process is the tests': a test that hands over its own file, holds
+/// What still makes a run in-process is the tests': a test that hands over its own file (or a
+/// folder holding one: the program's copy has none), holds
 /// a weak reference to what it sets on an object the target returned (no call ends there to say
 /// what the program still holds), or starts a process that calls the target (python-slugify's
 /// `python -m slugify`: it has no channel, and never runs the program's code), is judged in-process with the right program and with a
@@ -112,6 +113,12 @@ fn a_fallback_of_the_tests_is_the_same_for_a_right_and_a_wrong_program() {
             "import weakref\n\nfrom pkg.m import make\n\n\nclass Box:\n    def __init__(self, v):\n        self.value = v\n\n\ndef test_weak():\n    cache = weakref.WeakValueDictionary()\n    b = Box(3)\n    cache['b'] = b\n    h = make()\n    h.box = b\n    assert h.size() == 3\n",
             "make",
             "weak_reference",
+        ),
+        (
+            "import os\n\n\ndef names(top):\n    return sorted(n for _, _, found in os.walk(top) for n in found)\n",
+            "import os\n\nfrom pkg.m import names\n\n\ndef test_names():\n    assert 'test_m.py' in names(os.path.dirname(os.path.dirname(__file__)))\n",
+            "names",
+            "own_file",
         ),
         (
             "def double(x):\n    return 2 * x\n",
@@ -158,6 +165,20 @@ fn a_stdin_the_test_assigned_is_the_programs() {
     let tests = "import io\nimport sys\n\nfrom pkg.m import read_all\n\n\ndef test_stdin():\n    saved = sys.stdin\n    sys.stdin = io.StringIO('typed')\n    try:\n        assert read_all() == 'TYPED'\n        assert sys.stdin.read() == ''\n    finally:\n        sys.stdin = saved\n";
     let wrong = "import sys\n\n\ndef read_all():\n    return sys.__stdin__.read().upper()\n";
     support::one_module::right_passes_and_wrong_fails(module, tests, "read_all", 1, wrong, 0);
+}
+
+/// A path into the tests' copy that holds no test (boltons' `iter_find_files` is handed
+/// `pathlib.Path` of its package's directory) names the same files of the program's copy, which
+/// its process can open, and the paths it answers name the tests' files again: isolated, as in
+/// one process (before, the program walked a copy its process cannot open and found nothing).
+/// A wrong program (names without their folder) fails.
+#[test]
+fn a_path_into_the_tests_copy_is_the_same_file_of_the_programs() {
+    let module = "import os\n\n\ndef modules(top):\n    return sorted(os.path.join(d, n) for d, _, names in os.walk(top) for n in names if n.endswith('.py'))\n";
+    let tests = "import os\nimport pathlib\n\nimport pkg.m\nfrom pkg.m import modules\n\n\ndef test_walk():\n    found = modules(pathlib.Path(pkg.m.__file__).parent)\n    assert pkg.m.__file__ in found and len(found) == 2\n\n\ndef test_as_text():\n    here = os.path.dirname(pkg.m.__file__)\n    assert modules(here) == [os.path.join(here, '__init__.py'), os.path.join(here, 'm.py')]\n";
+    let wrong =
+        "import os\n\n\ndef modules(top):\n    return sorted(n for _, _, names in os.walk(top) for n in names if n.endswith('.py'))\n";
+    support::one_module::right_passes_and_wrong_fails(module, tests, "modules", 2, wrong, 0);
 }
 
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on

@@ -41,6 +41,9 @@ pub struct ProgramConfig<'a> {
     /// The target's module and qualified name.
     pub module: String,
     pub qualname: &'a str,
+    /// The tests' copy: a path into it that crosses names the same file of the program's copy
+    /// there, and back (the program cannot open the tests' copy).
+    pub tests_root: &'a Path,
 }
 
 /// How a run's verdict was reached.
@@ -162,11 +165,12 @@ mod config_tests {
             },
             module: "pkg.m".into(),
             qualname: "C.f",
+            tests_root: Path::new("/copy"),
         })
         .unwrap();
         let script = "import sys\nsys.path.insert(0, sys.argv[1])\nfrom rgd_isolate.config import read, TestsConfig, ProgramConfig\n\
             t = read(TestsConfig, sys.argv[2]); p = read(ProgramConfig, sys.argv[3])\n\
-            print(t.fd, t.timeout, p.module, p.qualname, p.project)\n\
+            print(t.fd, t.timeout, p.module, p.qualname, p.project, p.tests_root)\n\
             for cls, text in ((TestsConfig, sys.argv[3]), (ProgramConfig, sys.argv[2])):\n\
             \ttry:\n\t\tread(cls, text); print('read')\n\texcept ValueError:\n\t\tprint('refused')\n";
         let out = std::process::Command::new("python3")
@@ -175,6 +179,6 @@ mod config_tests {
             .expect("python3 runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(stdout, "3 1.5 pkg.m C.f ['pkg/m.py']\nrefused\nrefused\n");
+        assert_eq!(stdout, "3 1.5 pkg.m C.f ['pkg/m.py'] /copy\nrefused\nrefused\n");
     }
 }

@@ -492,7 +492,8 @@ impl ProjectTests {
         // One call may take half the run's time: past it, that test fails with the reason.
         let per_call = (limits.timeout.as_secs_f64() / 2.0).max(1.0);
         let ends = (program_end.as_raw_fd(), tmp.path());
-        let server = self.start_program(root, program_dir.path(), file, name, &modules, ends, limits)?;
+        let dirs = (program_dir.path(), copy.dir.path());
+        let server = self.start_program(root, dirs, file, name, &modules, ends, limits)?;
         drop(program_end);
         let config = crate::repo::run::isolate::TestsConfig {
             channel: crate::repo::run::isolate::Channel {
@@ -523,12 +524,13 @@ impl ProjectTests {
     }
 
     /// The program's process for `name` of `file`, serving calls on the socket `fd`; confined
-    /// like the tests, in `dir` (which holds no test).
+    /// like the tests, in `dir` (which holds no test); `tests` is the tests' copy, which it cannot
+    /// open (a path into it crosses as the same path of `dir`).
     #[allow(clippy::too_many_arguments, reason = "one private helper; a struct would only rename them")]
     fn start_program(
         &self,
         root: &Path,
-        dir: &Path,
+        (dir, tests): (&Path, &Path),
         file: &str,
         name: &str,
         modules: &[String],
@@ -546,6 +548,7 @@ impl ProjectTests {
             },
             module: module_of(dir, file),
             qualname: name,
+            tests_root: tests,
         };
         let mut cmd = self.jail.command(dir, &[tmp], &[self.tools.path().to_path_buf()], root);
         cmd.args(["-c", "import rgd_isolate; rgd_isolate.serve()"]);
