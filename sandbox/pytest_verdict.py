@@ -328,6 +328,14 @@ def _install(
                 f = f.f_back
             return False
 
+        def made_by_program(fn):
+            """A function the program compiled from a string of its own (boltons' `get_func`
+            `exec`s one, then sets its defaults): its own to change. Never a test's function,
+            nor a doctest's, whose code is compiled from a string too."""
+            code = _getattr(fn, "__code__", None)
+            filename = _getattr(code, "co_filename", "")
+            return _isinstance(filename, _str) and program_code(filename, code) and not filename.startswith("<doctest")
+
         def program_asked(f):
             """Whether the program itself asked (directly, or through a standard-library function that
             hands the result back to it), rather than the library for its own internal use."""
@@ -393,7 +401,7 @@ def _install(
                 if _isinstance(obj, _type):
                     if guarded_class(obj) and program_on_stack(f):
                         tamper("the program changed %s.%s" % (obj.__qualname__, name))
-                elif name in ("__code__", "__defaults__", "__kwdefaults__") and program_on_stack(f):
+                elif name in ("__code__", "__defaults__", "__kwdefaults__") and program_on_stack(f) and not made_by_program(obj):
                     tamper("the program swapped a function's %s (%s)" % (name, _getattr(obj, "__qualname__", "?")))
             elif event == "open":
                 if _isinstance(args[0], int):

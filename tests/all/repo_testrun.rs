@@ -1174,3 +1174,20 @@ fn module_data_too_large_to_copy_is_lent() {
     passes_isolated_as_in_one_process(module, tests, "last", 1);
     passes_isolated_as_in_one_process(module, tests, "double", 1);
 }
+
+/// In one process the program may set the defaults of a function it compiled from a string of
+/// its own (boltons' `FunctionBuilder.get_func` `exec`s one and sets its `__defaults__`: judged
+/// tampered before, so its released body was judged wrong in-process); setting a test's
+/// function's defaults is still tampering.
+#[test]
+fn in_one_process_a_function_the_program_compiled_is_its_own_to_change() {
+    let module = "def build(name, default, model):\n    ...\n";
+    let tests = "from pkg.m import build\n\n\ndef helper(x=None):\n    return x\n\n\ndef test_build():\n    f = build('g', 3, helper)\n    assert f() == 3 and f.__name__ == 'g'\n";
+    let own = "def build(name, default, model):\n    scope = {}\n    exec(compile('def %s(x=None):\\n    return x\\n' % name, '<builder>', 'exec'), scope)\n    fn = scope[name]\n    fn.__defaults__ = (default,)\n    return fn\n";
+    let forged = "def build(name, default, model):\n    model.__defaults__ = (default,)\n    model.__name__ = name\n    return model\n";
+    let Some(project) = OneModule::new(module, tests) else { return };
+    let run = project.run_in_process(own, "build");
+    assert!(run.tampered.is_empty() && run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+    let run = project.run_in_process(forged, "build");
+    assert!(run.tampered.iter().any(|t| t.contains("__defaults__ (helper)")), "{run:?}");
+}
