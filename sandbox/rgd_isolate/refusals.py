@@ -20,7 +20,7 @@ class NotIsolated(Exception):
 # collector, and a target the forwarding stub cannot stand in for (`testrun.rs`).
 FALLBACK_CAUSES = {
     "not_data": "the tests passed %s",
-    "own_file": "the tests passed the path of their own file %s (or of a folder holding one), which the program's copy does not hold",
+    "own_file": "the tests passed the path of their own file or folder %s, which the program's copy does not hold",
     "patched": "the test patched %s, which the program's process cannot see",
     "directory": "the test changed the working directory to %s",
     "weak_reference": "the tests hold a weak reference to an object the processes share that the program made, or that they set on what it returned outside a call, which the processes keep for the run",

@@ -381,7 +381,7 @@ def _call(peer, qualname, args, kwargs):
         for given in sorted(_given_files(peer, (args, kwargs), set())):
             # Decided here, of what the tests pass, before the program runs: whether it then
             # opens the path, or fails, cannot choose the tests' process for its verdict.
-            _refuse(qualname, "own_file", given[len(policy.root) :] or "the project's root")
+            _refuse(qualname, "own_file", given[len(policy.root) :] or "(the project's root)")
         env = _environment()
         try:
             # What is empty or unchanged (most calls: no state, patch or environment change) is
