@@ -614,6 +614,9 @@ def _install(
                     session.shouldstop = "rgd judges this run in-process: %s" % why
 
             rgd_isolate.refusals.on_refusal = refused
+            # (A `fileno()` the program asks of a lent object crosses with the descriptor: never
+            # this channel's.)
+            rgd_isolate.fds.guarded.add(out_fd)
             rgd_isolate.watch_patches()
         else:
             if target and target_name:

@@ -70,11 +70,8 @@ class Peer:
         # The mutable ones of `received` and `sent_now`, once each, and how far each was read (`named`).
         self.named_now, self.named_upto = {}, (0, 0)
         # The tests' side: the strings, tuples and frozensets its messages sent in the run (the
-        # first MAX_SENT_VALUES), by value. One the program sends back equal, of the same types
-        # all the way down (`_exact`), is that object, as when one process passes it through
-        # (boltons' `remap` tests `value is target_str` and `old_parent is target_set` of what
-        # its target's iterator yielded, a later call than the one that sent it); such a value
-        # is otherwise a value, and which of two equal ones is which no verdict's business.
+        # first MAX_SENT_VALUES), by value; one sent back equal, of the same types all the way
+        # down (`_exact`), is that object (boltons' `remap` tests `value is target_str`).
         self.sent_values = {}
         # Tuples and frozensets by identity across messages (`Encoder.pinned`): the tests' side
         # numbers each it sends (id -> (number, object)); the program's side keeps what it made
@@ -99,18 +96,17 @@ class Peer:
         self.kept_with_refs = collections.Counter()
         self.dead = None
         self.depth = 0
-        # The target's default values (`_defaults`), and those of them that are no data by
-        # identity: they cross as their place in that list.
+        # The target's default values (`_defaults`), and those no data by identity (by place).
         self.target_defaults, self.defaults = [], {}
         # How long shared objects live (`lifetimes`). The tests' side: those the channel holds
         # that can be weakly referenced (id -> object); those it holds weakly (gid -> (weak
-        # reference, id)): its own and what it lent; which of those died since the
-        # last call. The program's side: the tests' handles this outermost call named, and the
-        # objects a collection found held (`lifetimes.report`).
+        # reference, id)), its own and what it lent; which died since the last call. The
+        # program's side: the tests' handles this call named, what a collection found held.
         self.kept_alive, self.loose, self.loose_handles, self.died = {}, {}, {}, [[], []]
         self.proxied_now, self.collected = set(), set()
         # The target of the outermost call (`_call`), which a refusal names.
         self.qualname = "the target"
+        self.fds_in, self.fds_kept = _fds.fresh()  # descriptors that crossed (`fds`)
 
     # identities
     def note_received(self, gid, value):
@@ -279,12 +275,12 @@ class Peer:
                 self.snaps[id(obj)] = _children(obj)
         return values
 
-    def send(self, message):
+    def send(self, message, fd=None):
         data = json.dumps(message, separators=(",", ":")).encode()
         if len(data) > MAX_MESSAGE:
             raise Refused("a value of more than %d MB" % (MAX_MESSAGE >> 20))
         try:
-            self.sock.sendall(struct.pack(">Q", len(data)) + data)
+            _fds.send(self.sock, struct.pack(">Q", len(data)) + data, fd)
         except OSError as e:
             self.dead = "%s is gone (%s)" % (self.other, e)
             raise Gone(self.dead)
@@ -319,6 +315,7 @@ class Peer:
         if not isinstance(message, dict):
             self.dead = "%s sent a message that is not an object" % self.other
             raise Gone(self.dead)
+        _fds.received(self, message)
         return message
 
     def _read(self, n):
@@ -336,7 +333,7 @@ class Peer:
                 self.poll_skip = min(1 << self.poll_misses, POLL_BACKOFF)
         while len(inbox) < n:
             try:
-                b = self.sock.recv(min(max(n - len(inbox), 1 << 16), 1 << 20))
+                b = _fds.recv(self.sock, min(max(n - len(inbox), 1 << 16), 1 << 20), 0, self.fds_in)
             except BlockingIOError:
                 self.dead = "%s did not answer within %g s" % (self.other, self.timeout)
                 raise Gone(self.dead)
@@ -357,7 +354,7 @@ class Peer:
         end = _perf_counter() + POLL_SECONDS
         while len(inbox) < n:
             try:
-                b = self.sock.recv(min(max(n - len(inbox), 1 << 16), 1 << 20), socket.MSG_DONTWAIT)
+                b = _fds.recv(self.sock, min(max(n - len(inbox), 1 << 16), 1 << 20), socket.MSG_DONTWAIT, self.fds_in)
             except BlockingIOError:
                 if _perf_counter() > end:
                     return False
@@ -418,15 +415,17 @@ class Peer:
         finally:
             self.lock.release()
 
-    def answer(self, fn, along=False, printed=False):
+    def answer(self, fn, along=False, printed=False, called=None):
         """Runs `fn()` and sends its value or exception back; `along`: with the shared objects
         the call named, where they changed (a lent object's method); `printed`: with what it
         printed, which the tests' side writes where its output goes now (click's help printed
-        by a callback the target returned). An answer that is no data fails the call."""
-        capture = _Printed() if printed else None
+        by a callback the target returned). An answer that is no data fails the call; that of
+        a `fileno` (`called`) crosses with the descriptor (`fds`)."""
+        capture, fd = _Printed() if printed else None, None
         try:
             with capture or contextlib.nullcontext():
                 value = fn()
+            fd = _fds.to_send(self, called, value)
             values = {"v": value, "wb": self.named()} if along else {"v": value}
             if printed:
                 # (Outermost: a generator the target returned, pulled by a `with` block.)
@@ -447,7 +446,9 @@ class Peer:
             body = self.failure(e, along, capture)
         if capture:
             capture.put(body)
-        self.send(body)
+        if fd is not None and body.get("op") == "ok":
+            body["fd"] = True
+        self.send(body, fd if body.get("fd") else None)
 
     def failure(self, e, along=False, capture=None):
         wb = {"wb": self.named()} if along else {}
@@ -499,9 +500,8 @@ class Peer:
                 return fn(*args["a"], **_keywords(args.get("k")))
 
             # (The tests' side writes back along what any function of the tests' changed in the
-            # shared objects when the program asks: all the program sees is what it would in one
-            # process, the test's changes to objects the two share.)
-            self.answer(run, along or (self.policy.strict and m.get("along") is True), printed)
+            # shared objects when the program asks, as it would see them in one process.)
+            self.answer(run, along or (self.policy.strict and m.get("along") is True), printed, _fds.called(self, m))
         elif op == "next":
             def pull():
                 # (No refresh: a generator is pulled item by item, and what it was made with can
@@ -682,13 +682,14 @@ class Peer:
         if self.policy.strict:
             _carry_over(self, values)
         if reply.get("op") == "ok":
-            return values["v"]
+            return values["v"] if "fd" not in reply or type(values["v"]) is not int else _fds.taken(self, values["v"], reply["fd"])
         e = values["e"]
         raise e if isinstance(e, BaseException) else RuntimeError("the other side raised %r" % (e,))
 
 
 # Names of the other modules, bound once every module is made (they call each other).
 from .common import Gone, MAX_DEPTH, MAX_MESSAGE, POLL_BACKOFF, POLL_SECONDS, Refused  # noqa: E402
+from . import fds as _fds  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .encode import Encoder  # noqa: E402
 from .lifetimes import _place, bury, named_ids, recalled, report, weakly_held  # noqa: E402

@@ -23,7 +23,7 @@ const HONEST: &str =
     "def total(prices, checker, double, kind, other):\n    checker.seen.append(sum(prices))\n    return double(sum(prices))\n";
 
 /// Each provokes one former fallback, then answers wrong (or not at all).
-const ATTACKS: [(&str, &str); 13] = [
+const ATTACKS: [(&str, &str); 14] = [
     (
         "replaces its streams",
         "import io\nimport sys\n\n\ndef total(prices, checker, double, kind, other):\n    sys.stdout, sys.stderr, sys.stdin = io.StringIO(), io.StringIO(), io.StringIO('12')\n    return 0\n",
@@ -71,6 +71,10 @@ const ATTACKS: [(&str, &str); 13] = [
     (
         "leaves the mark of a process the tests started wherever it can",
         "import os\nimport tempfile\n\n\ndef total(prices, checker, double, kind, other):\n    for top in (os.path.dirname(os.getcwd()), tempfile.gettempdir()):\n        for d, dirs, _ in os.walk(top):\n            if d.count(os.sep) - top.count(os.sep) >= 2:\n                dirs[:] = []\n            try:\n                with open(os.path.join(d, '.rgd-isolate-child'), 'a') as f:\n                    f.write('x\\n')\n            except OSError:\n                pass\n    return 0\n",
+    ),
+    (
+        "writes a passing verdict into every descriptor it holds or is handed",
+        "import os\n\n\ndef total(prices, checker, double, kind, other):\n    forged = b'{\"t\": \"outcome\", \"status\": \"passed\"}\\n{\"t\": \"end\", \"status\": 0}\\n'\n    for fd in range(64):\n        try:\n            os.write(fd, forged)\n        except OSError:\n            pass\n    return 0\n",
     ),
     (
         "replaces a stream and gets stuck",
@@ -179,6 +183,19 @@ fn a_path_into_the_tests_copy_is_the_same_file_of_the_programs() {
     let wrong =
         "import os\n\n\ndef modules(top):\n    return sorted(n for _, _, names in os.walk(top) for n in names if n.endswith('.py'))\n";
     support::one_module::right_passes_and_wrong_fails(module, tests, "modules", 2, wrong, 0);
+}
+
+/// A descriptor is a number only in the process that opened it: a test's file handed to a
+/// `subprocess.Popen` the program starts (click's pager tests), or the program's file whose
+/// `fileno()` a test writes to, crosses as the descriptor itself, so the bytes land in that
+/// file, as in one process (before, the number named another file on the other side, or the
+/// channel's socket, which broke the run).
+#[test]
+fn a_files_descriptor_crosses_as_the_same_file() {
+    let module = "import subprocess\nimport sys\n\n\ndef page(text, out):\n    p = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdout.write(sys.stdin.read().upper())'], stdin=subprocess.PIPE, stdout=out)\n    p.communicate(text.encode())\n    return p.returncode\n\n\ndef opened(path):\n    return open(path, 'w')\n";
+    let tests = "import os\n\nfrom pkg.m import opened, page\n\n\ndef test_page(tmp_path):\n    path = tmp_path / 'out.txt'\n    with path.open('w') as f:\n        assert page('hello', f) == 0\n    assert path.read_text() == 'HELLO'\n\n\ndef test_write_to_the_programs_file(tmp_path):\n    f = opened(tmp_path / 'x.txt')\n    os.write(f.fileno(), b'hi')\n    f.close()\n    assert (tmp_path / 'x.txt').read_text() == 'hi'\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "page", 2);
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "opened", 2);
 }
 
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on

@@ -1039,6 +1039,7 @@ const RGD_ISOLATE: &[(&str, &str)] = &[
     ("config.py", include_str!("../../../sandbox/rgd_isolate/config.py")),
     ("decode.py", include_str!("../../../sandbox/rgd_isolate/decode.py")),
     ("encode.py", include_str!("../../../sandbox/rgd_isolate/encode.py")),
+    ("fds.py", include_str!("../../../sandbox/rgd_isolate/fds.py")),
     ("handles.py", include_str!("../../../sandbox/rgd_isolate/handles.py")),
     ("lifetimes.py", include_str!("../../../sandbox/rgd_isolate/lifetimes.py")),
     ("modules.py", include_str!("../../../sandbox/rgd_isolate/modules.py")),
