@@ -9,8 +9,9 @@ import types
 def _behaviour(v):
     """Code rather than state: a module attribute that is a function, class, module or other
     callable (changing one is patching, which cannot be sent as data)."""
-    return isinstance(v, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType, types.MethodType)) or (
-        callable(v) and not isinstance(v, (int, float, str, bytes, list, tuple, dict, set, frozenset))
+    t = type(v)  # (not `isinstance`, which would ask the object for `__class__`: `_names`)
+    return issubclass(t, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType, types.MethodType)) or (
+        callable(v) and not issubclass(t, (int, float, str, bytes, list, tuple, dict, set, frozenset))
     )
 
 
@@ -78,7 +79,9 @@ class ModuleState:
     @staticmethod
     def _names(ns):
         for attr, value in list(ns.items()):
-            if isinstance(attr, str) and not attr.startswith("__") and not isinstance(value, (staticmethod, classmethod, property)):
+            # (By its type: `isinstance` asks an object for `__class__` too, and itsdangerous'
+            # deprecated `json` module warns at every attribute asked, an error under its tests.)
+            if isinstance(attr, str) and not attr.startswith("__") and not issubclass(type(value), (staticmethod, classmethod, property)):
                 yield attr, value
 
     def _record(self, value):
@@ -132,13 +135,13 @@ class ModuleState:
     def _spaces_now(self):
         """Every project namespace, those not seen before recorded as they are (they start agreed)."""
         for name, module in self._project_modules():
-            ns = getattr(module, "__dict__", None)
+            ns = _namespace(module)
             if not isinstance(ns, dict):
                 continue
             if (name, "") not in self.spaces:
                 self._space((name, ""), ns)
                 for value in list(ns.values()):
-                    if isinstance(value, type) and value.__module__ == name and (name, value.__qualname__) not in self.spaces:
+                    if issubclass(type(value), type) and value.__module__ == name and (name, value.__qualname__) not in self.spaces:
                         self._space((name, value.__qualname__), type.__dict__["__dict__"].__get__(value))
 
     def changes(self, rebound_only=False):
@@ -170,7 +173,7 @@ class ModuleState:
                 if value is _MISSING:
                     del seen[attr]
                     continue
-                if was is None and not self.policy.strict and isinstance(value, type) and not holder:
+                if was is None and not self.policy.strict and issubclass(type(value), type) and not holder:
                     # A class bound under a new name (cerberus binds `Validator` in `utils` and
                     # `SchemaValidator`, a factory's class, in `schema` on first use): the tests'
                     # process, which never ran that code, binds it too, only where it has no
@@ -231,12 +234,12 @@ class ModuleState:
             # (A class the program bound under a name the tests' module does not have, this
             # process's own or the handle of one the program made: what the tests' code finds by
             # that name would only exist if the program's code had bound it.)
-            made = (type(value) in _HANDLE_TYPES or isinstance(value, type)) and attr not in space and not holder
+            made = (type(value) in _HANDLE_TYPES or issubclass(type(value), type)) and attr not in space and not holder
             if data_only and (_behaviour(current) or (_behaviour(value) and not made)):
                 raise Refused("code in the place of %s.%s%s" % (module, holder + "." if holder else "", attr))
             places.append((module, holder, attr, value, obj, current))
         for module, holder, attr, value, obj, current in places:
-            if current is not None and type(current) is type(value) and _mutable(current) and not isinstance(value, type):
+            if current is not None and type(current) is type(value) and _mutable(current) and not issubclass(type(value), type):
                 _copy_into(current, value)
                 value = current
             else:
@@ -331,7 +334,7 @@ def _key_name(key):
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Refused, _MISSING  # noqa: E402
+from .common import Refused, _MISSING, _namespace  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .handles import _HANDLE_TYPES, RemoteMethod, _Remote  # noqa: E402
 from .values import _SCALAR_SET, _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

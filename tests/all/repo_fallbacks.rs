@@ -198,6 +198,17 @@ fn a_files_descriptor_crosses_as_the_same_file() {
     support::one_module::passes_isolated_as_in_one_process(module, tests, "opened", 2);
 }
 
+/// The channel looks at a project's module data without asking an object for more than its
+/// type: itsdangerous 2.0 keeps a deprecated `json` module whose `__getattribute__` warns at
+/// every attribute asked, an error under its tests' `filterwarnings` (before, every test of a
+/// run failed, or none ran: `isinstance` asks such an object for `__class__`).
+#[test]
+fn a_module_object_that_warns_at_every_attribute_is_looked_at_without_one() {
+    let module = "import types\nimport warnings\n\n\nclass Deprecated(types.ModuleType):\n    def __getattribute__(self, item):\n        warnings.warn('deprecated', DeprecationWarning, stacklevel=2)\n        return getattr(types, item)\n\n\nold = Deprecated('old')\n\n\ndef double(x):\n    return 2 * x\n";
+    let tests = "import warnings\n\nimport pytest\n\nfrom pkg.m import double\n\nwarnings.simplefilter('error', DeprecationWarning)\npytestmark = pytest.mark.filterwarnings('error')\n\n\ndef test_double():\n    assert double(2) == 4\n\n\ndef test_a_tuple():\n    assert double((1,)) == (1, 1)\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "double", 2);
+}
+
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on
 /// the stream the program prints to, calling the test's function back: isolated, as in one
 /// process; a program that moves into a folder of the project moves the tests there too; and a
