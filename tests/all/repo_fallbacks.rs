@@ -209,6 +209,16 @@ fn a_module_object_that_warns_at_every_attribute_is_looked_at_without_one() {
     support::one_module::passes_isolated_as_in_one_process(module, tests, "double", 2);
 }
 
+/// A function the program makes is asked for its annotations (boltons' `FunctionBuilder.get_func`
+/// sets them, and its tests check them): before, its handle had none.
+#[test]
+fn the_programs_function_answers_for_its_annotations() {
+    let module =
+        "def make(kind):\n    def f(a: kind, b=1) -> str:\n        return str(a)\n\n    f.__annotations__['b'] = int\n    return f\n";
+    let tests = "from pkg.m import make\n\n\ndef test_annotations():\n    f = make(float)\n    assert f.__annotations__ == {'a': float, 'b': int, 'return': str}\n    assert f(2.5) == '2.5'\n";
+    support::one_module::passes_isolated_as_in_one_process(module, tests, "make", 1);
+}
+
 /// A test's patch of its own `sys.stdout` (termcolor's tests make `isatty` say yes) is made on
 /// the stream the program prints to, calling the test's function back: isolated, as in one
 /// process; a program that moves into a folder of the project moves the tests there too; and a
