@@ -219,7 +219,7 @@ class ModuleState:
         function the tests' process runs after the call."""
         places = []
         for (module, holder, attr), value in changes:
-            obj = sys.modules.get(module)
+            obj = self._module(module)
             if obj is None:
                 continue
             if holder:
@@ -249,11 +249,25 @@ class ModuleState:
                 space[2][attr] = self._record(value)
                 self._refresh(space)
 
+    def _module(self, name):
+        """The module a change names. On the program's side, a project module the tests' process
+        imported and this one not yet is imported first, as it is there (click's tests patch
+        `_termui_impl`, which the target imports only when it runs: the patch was dropped), and
+        its namespace recorded as it is before the change."""
+        module = sys.modules.get(name)
+        if module is None and not self.policy.strict and self.policy.project_module(name):
+            try:
+                module = self.policy.import_lifted(name)
+            except Exception:
+                return None
+            self._spaces_now()
+        return module
+
     def patch(self, key, fn):
         """Puts the tests' replacement of a project function in place (`fn`, a handle: calls go
         back to the tests' process), or the original back (`fn` None), and records it as agreed."""
         module, holder, attr = key
-        obj = sys.modules.get(module)
+        obj = self._module(module)
         for part in holder.split(".") if holder and obj is not None else ():
             obj = getattr(obj, part, None)
         if obj is None or (holder and not isinstance(obj, type)):

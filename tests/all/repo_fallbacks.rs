@@ -603,3 +603,32 @@ fn a_program_that_rewrites_its_channel_to_send_code_is_judged_wrong() {
         "{run:?}"
     );
 }
+
+/// A test's patch of a project module the target imports only when it runs (click's tests patch
+/// `_termui_impl._default_text_stdout`; `echo_via_pager` imports `_termui_impl` inside) is made in
+/// the program's process too: it imports that module first, as the tests' process has. Before,
+/// the patch was dropped and the program wrote to its own stdout.
+#[test]
+fn a_patch_of_a_module_the_program_has_not_imported_yet_is_made_there() {
+    let _one = support::one_module::PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(python) = support::pytest_python() else { return };
+    let runner = rgd::repo::run::testrun::ProjectTests::new(&python).unwrap();
+    let module = "def shown():\n    from pkg import helper\n\n    return helper.source()\n";
+    let project = support::project_with(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/helper.py", "def source():\n    return 'real'\n"),
+        ("pkg/m.py", module),
+        (
+            "tests/test_m.py",
+            "import pkg.helper\nfrom pkg.m import shown\n\n\ndef test_patched(monkeypatch):\n    monkeypatch.setattr(pkg.helper, 'source', lambda: 'fake')\n    assert shown() == 'fake'\n\n\ndef test_as_it_is():\n    assert shown() == 'real'\n",
+        ),
+    ]);
+    let ids = runner.collect(project.path(), &[]).unwrap();
+    let spec = support::one_module::on_target("pkg/m.py", module, "shown", &ids);
+    let run = runner
+        .run(project.path(), &spec, rgd::repo::run::testrun::TestLimits::default())
+        .unwrap();
+    assert_eq!(run.isolation, Isolation::Isolated, "{run:?}");
+    assert_eq!(run.outcomes.len(), 2, "{run:?}");
+    assert!(run.outcomes.iter().all(|o| o.passed()), "{run:?}");
+}
