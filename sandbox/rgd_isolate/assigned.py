@@ -34,7 +34,7 @@ class Assignments:
             module = sys.modules.get(name)
             if module is None or not _watched(policy, name):
                 continue
-            ns = _namespace(module)
+            ns = _own_dict(module)
             if ns is None:
                 continue
             for attr, value in kept:
@@ -91,14 +91,13 @@ def _named_by(project):
     classes they imported (`from datetime import datetime`)."""
     named = set()
     for _, module in project:
-        for value in list((_namespace(module) or {}).values()):
+        for value in list((_own_dict(module) or {}).values()):
             if isinstance(value, types.ModuleType):
-                named.add(_namespace(value).get("__name__"))
+                named.add(_own_dict(value).get("__name__"))
             elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
                 named.add(value.__module__)
     return named
 
 
-from .common import _namespace  # noqa: E402
 from .modules import _RUNNERS  # noqa: E402
-from .values import _is_mock  # noqa: E402
+from .values import _is_mock, _own_dict  # noqa: E402

@@ -1,7 +1,4 @@
-"""The channel's bounds and limits, its two errors (a value refused, a peer gone), the marker of a
-missing value, and how a module's namespace is read."""
-
-import types
+"""The channel's bounds and limits, its two errors (a value refused, a peer gone), and the marker of a missing value."""
 
 
 
@@ -68,13 +65,3 @@ class Gone(Exception):
 
 
 _MISSING = object()
-
-
-def _namespace(module):
-    """A module's own dict, read past its class's `__getattribute__` (itsdangerous 2.0's
-    deprecated `json` module warns at every attribute asked, an error under its own tests'
-    `filterwarnings`: the channel looking at it must not be what fails them); None for what
-    is no module."""
-    if not issubclass(type(module), types.ModuleType):
-        return None
-    return object.__getattribute__(module, "__dict__")

@@ -306,7 +306,7 @@ class Policy:
         for name, module in list(sys.modules.items()):
             if module is None or not self.project_module(name):
                 continue
-            todo = [(attr, v) for attr, v in list((_namespace(module) or {}).items()) if isinstance(attr, str)]
+            todo = [(attr, v) for attr, v in list((_own_dict(module) or {}).items()) if isinstance(attr, str)]
             while todo and len(index) < 100_000:
                 path, v = todo.pop()
                 if not self.named(v) or id(v) in index:
@@ -460,6 +460,6 @@ class Policy:
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Refused, _MISSING, _namespace  # noqa: E402
+from .common import Refused, _MISSING  # noqa: E402
 from .modules import _NEVER_STATE, _RUNNERS, _installed_spec, _is_installed_module, _is_stdlib_module, _plain_reduction, _set_state_reduction, _stdlib_spec  # noqa: E402
 from .values import _BY_NAME, _BY_SET_STATE, _DICT_VIEWS, _IMMUTABLE_BASES, _NOT_LENT, _builtin_base, _generous, _remade_pattern, _held_class, _hidden_state_base, _is_mock, _named_by, _own_dict, _viewed_dict  # noqa: E402

@@ -135,7 +135,8 @@ class ModuleState:
     def _spaces_now(self):
         """Every project namespace, those not seen before recorded as they are (they start agreed)."""
         for name, module in self._project_modules():
-            ns = _namespace(module)
+            # (Past its class's `__getattribute__`: itsdangerous' deprecated `json` module warns.)
+            ns = _own_dict(module)
             if not isinstance(ns, dict):
                 continue
             if (name, "") not in self.spaces:
@@ -348,7 +349,7 @@ def _key_name(key):
 
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import Refused, _MISSING, _namespace  # noqa: E402
+from .common import Refused, _MISSING  # noqa: E402
 from .decode import Decoder  # noqa: E402
 from .handles import _HANDLE_TYPES, RemoteMethod, _Remote  # noqa: E402
 from .values import _SCALAR_SET, _BY_NAME, _BY_SET_STATE, _named_by, _UNCHANGING, _UNCHANGING_TYPES, _builtin_base, _children, _mutable, _own_dict, _same, _slots_of, _state  # noqa: E402

@@ -94,7 +94,7 @@ def baseline():
         # name must still hold it (`Encoder.fresh`), else a test changed it by assignment.
         peer.pristine = {}
         for n, m in list(sys.modules.items()):
-            ns = _namespace(m)
+            ns = _own_dict(m)
             if isinstance(ns, dict):
                 peer.pristine[n] = [(a, x) for a, x in list(ns.items()) if _behaviour(x)]
         peer.assigned.baseline(peer.policy, peer.pristine, peer.state._project_modules())
@@ -488,7 +488,7 @@ from .config import TestsConfig, read  # noqa: E402
 from .assigned import Assignments  # noqa: E402
 
 # Names of the other modules, bound once every module is made (they call each other).
-from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING, _namespace  # noqa: E402
+from .common import COPY_LIMIT, Gone, RUN_COPY_LIMIT, Refused, TRACE_CAP, _MISSING  # noqa: E402
 from .modules import _is_installed_module, _is_stdlib_module  # noqa: E402
 from .output import _carry_over, _env_diff, _environment, _replay_logs, _replay_output, _replay_warnings  # noqa: E402
 from .lifetimes import ask, shared, weaken  # noqa: E402
@@ -496,4 +496,4 @@ from .peer import Peer  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .refusals import _refuse, _said  # noqa: E402
 from .state import ModuleState, _behaviour, _key_name  # noqa: E402
-from .values import _SCALARS, _defaults, _is_mock, _mutable, _state, _stored  # noqa: E402
+from .values import _SCALARS, _defaults, _is_mock, _mutable, _own_dict, _state, _stored  # noqa: E402
